@@ -1,0 +1,25 @@
+"""cohbench: corpora and tools for evaluating coherence and faithfulness of narrative summaries."""
+
+__version__ = "0.1.0"
+
+
+def load(config: str, split: str | None = None):
+    """Load a built config from the release folder (works from any working directory, offline)."""
+    from .release import load as _load
+
+    return _load(config, split=split)
+
+
+def build(config: str, *, progress: bool = True) -> dict:
+    """Build one config from its pinned upstream files into the release folder; returns its stats."""
+    from .release import build as _build
+
+    return _build(config, progress=progress)
+
+
+def fetch(name: str, *, progress: bool = True) -> dict:
+    """Resolve and verify the upstream files of a corpus or config; returns local paths by source name."""
+    from .fetch import fetch as _fetch
+    from .registry import lookup
+
+    return _fetch(lookup(name), progress=progress)

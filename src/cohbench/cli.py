@@ -1,0 +1,157 @@
+"""`cohbench` command line. Errors are one line on stderr and a non-zero exit; figures go to stdout,
+as JSON with --json; progress goes to stderr."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from . import __version__
+from .errors import CohbenchError
+
+
+def _emit(args, payload, lines) -> None:
+    if args.json:
+        print(json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        print("\n".join(lines))
+
+
+def cmd_list(args) -> int:
+    from .registry import corpora
+    from .release import built_configs
+
+    built = built_configs()
+    rows = []
+    for corpus in corpora().values():
+        for spec in corpus.configs:
+            files = built.get(spec.name, {}).get("files", {})
+            rows.append(
+                {
+                    "config": spec.name,
+                    "corpus": corpus.name,
+                    "version": corpus.version,
+                    "licence": corpus.licence + (" (research only)" if spec.research_only else ""),
+                    "built": bool(files),
+                    "rows": {split: f["rows"] for split, f in files.items()},
+                }
+            )
+    lines = [f"{'config':<24} {'version':<8} {'licence':<28} rows"]
+    for row in rows:
+        counts = ", ".join(f"{s} {n}" for s, n in row["rows"].items()) if row["built"] else "not built"
+        lines.append(f"{row['config']:<24} {row['version']:<8} {row['licence']:<28} {counts}")
+    _emit(args, rows, lines)
+    return 0
+
+
+def cmd_fetch(args) -> int:
+    from .fetch import fetch
+    from .registry import corpus_of, lookup
+
+    names = args.names or sorted({corpus_of(c).name for c in _all_configs()})
+    out = {}
+    for name in names:
+        corpus = lookup(name)
+        print(f"fetching {corpus.name} ({len(corpus.sources)} file(s))", file=sys.stderr)
+        out[corpus.name] = {source: str(path) for source, path in fetch(corpus, progress=not args.json).items()}
+    _emit(args, out, [f"{c}: {s} -> {p}" for c, paths in out.items() for s, p in paths.items()])
+    return 0
+
+
+def _all_configs() -> list[str]:
+    from .registry import config_names
+
+    return config_names()
+
+
+def cmd_build(args) -> int:
+    from .release import build, write_index
+
+    configs = _all_configs() if args.all else args.configs
+    if not configs:
+        raise CohbenchError("name at least one config to build, or pass --all")
+    results = {}
+    for config in configs:
+        print(f"building {config}", file=sys.stderr)
+        results[config] = build(config, progress=not args.json, index=False)
+    if not args.no_index:
+        write_index()
+    lines = []
+    for config, stats in results.items():
+        rows = ", ".join(f"{s} {f['rows']}" for s, f in stats["files"].items())
+        lines.append(f"{config}: {rows} ({stats['upstream_records']} upstream records, dropped {dict(stats['dropped']) or 'none'})")
+    _emit(args, results, lines)
+    return 0
+
+
+def cmd_index(args) -> int:
+    from .release import built_configs, write_index
+
+    write_index()
+    configs = sorted(built_configs())
+    _emit(args, configs, [f"wrote the card and manifest for {len(configs)} config(s): {', '.join(configs)}"])
+    return 0
+
+
+def cmd_verify(args) -> int:
+    from .release import verify
+
+    results = verify()
+    bad = [r for r in results if not r["ok"]]
+    lines = [f"{'ok' if r['ok'] else 'FAILED'}  {r['kind']:<8} {r['path']}" + (f"  ({r['problem']})" if r["problem"] else "") for r in results]
+    lines.append(f"{len(results) - len(bad)} of {len(results)} files match their recorded sha256")
+    _emit(args, {"ok": not bad, "files": results}, lines)
+    return 1 if bad else 0
+
+
+def cmd_schema(args) -> int:
+    from .schema import schema_markdown
+
+    print(schema_markdown(), end="")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="cohbench", description=__doc__)
+    top.add_argument("--version", action="version", version=f"cohbench {__version__}")
+    sub = top.add_subparsers(dest="command", required=True)
+
+    def add(name, func, help_text):
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        command.add_argument("--json", action="store_true", help="write figures to stdout as JSON")
+        command.set_defaults(func=func)
+        return command
+
+    add("list", cmd_list, "configs with their versions, licences and built row counts")
+    fetch = add("fetch", cmd_fetch, "resolve and verify upstream files (cache, then mirror, then network)")
+    fetch.add_argument("names", nargs="*", help="corpora or configs (default: all)")
+    fetch.add_argument("--mirror", help="mirror folder laid out as HOST/URL-PATH (overrides COHBENCH_MIRROR)")
+    build = add("build", cmd_build, "build configs into the release folder")
+    build.add_argument("configs", nargs="*")
+    build.add_argument("--all", action="store_true", help="build every registered config")
+    build.add_argument("--mirror", help="mirror folder laid out as HOST/URL-PATH (overrides COHBENCH_MIRROR)")
+    build.add_argument("--no-index", action="store_true", help="do not rewrite README.md and manifest.json")
+    add("index", cmd_index, "rewrite the release card and manifest from the configs built")
+    add("verify", cmd_verify, "re-check every raw file and release file against its recorded sha256")
+    add("schema", cmd_schema, "print the schema documentation (catalog/SCHEMA.md)")
+    return top
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    if getattr(args, "mirror", None):
+        os.environ["COHBENCH_MIRROR"] = args.mirror
+    try:
+        return args.func(args)
+    except CohbenchError as error:
+        print(f"cohbench: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("cohbench: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Registered corruption generators (see the corruption-generators issue)."""

@@ -1,0 +1,35 @@
+"""Resolve a corpus's upstream files into the local cache and apply its errata there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import settings
+from .atomic import atomic_path
+from .errors import ErratumError
+from .registry import Corpus
+from .sources import resolve, sha256_of
+
+
+def corpus_cache(corpus: Corpus) -> Path:
+    return settings.raw_cache_dir() / corpus.name
+
+
+def erratum_path(corpus: Corpus, erratum) -> Path:
+    return corpus_cache(corpus) / "errata" / erratum.id / corpus.source(erratum.source).filename
+
+
+def fetch(corpus: Corpus, *, mirrors=None, network=None, progress: bool = False) -> dict[str, Path]:
+    """Verified local paths of the corpus's inputs by source name, repaired files in place of defective ones."""
+    cache = corpus_cache(corpus)
+    paths = {s.name: resolve(s, cache, mirrors=mirrors, network=network, progress=progress) for s in corpus.sources}
+    for erratum in corpus.errata:
+        repaired = erratum_path(corpus, erratum)
+        if not repaired.is_file() or sha256_of(repaired) != erratum.output_sha256:
+            data = erratum.apply(paths[erratum.source].read_bytes(), paths[erratum.source].name)
+            with atomic_path(repaired) as tmp:
+                tmp.write_bytes(data)
+        if sha256_of(repaired) != erratum.output_sha256:
+            raise ErratumError(f"the repaired file {repaired} does not hash to erratum {erratum.id}'s output; delete it")
+        paths[erratum.source] = repaired
+    return paths

@@ -1,0 +1,114 @@
+"""Explicit registry of corpora and their configs. Each corpus module under `cohbench.builders` calls
+`register` once at import; a second corpus or config of the same name is an error."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errata import Erratum
+from .errors import RegistryError
+from .sources import Source
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What `parse` made of the upstream files: records in the schema, and an account of every upstream record."""
+
+    records: list[dict]
+    upstream_records: int
+    dropped: Mapping[str, int] = field(default_factory=dict)  # reason -> count
+    notes: Mapping[str, object] = field(default_factory=dict)  # corpus-specific statistics for the card
+
+    def __post_init__(self):
+        accounted = len(self.records) + sum(self.dropped.values())
+        if accounted != self.upstream_records:
+            raise RegistryError(
+                f"{self.upstream_records} upstream records but {len(self.records)} built + "
+                f"{sum(self.dropped.values())} dropped; every record must be built or dropped with a reason"
+            )
+
+
+@dataclass(frozen=True)
+class ConfigSpec:
+    name: str
+    description: str
+    expected_splits: Mapping[str, int] | None = None  # verified by the Hugging Face builder when given
+    research_only: bool = False  # excluded from any publishing/export unless asked for
+
+
+@dataclass(frozen=True)
+class Corpus:
+    name: str
+    version: str
+    description: str
+    citation: str
+    licence: str
+    homepage: str
+    sources: tuple[Source, ...]
+    configs: tuple[ConfigSpec, ...]
+    parse: Callable[[Mapping[str, Path], str], Parsed]
+    errata: tuple[Erratum, ...] = ()
+
+    def config(self, name: str) -> ConfigSpec:
+        for spec in self.configs:
+            if spec.name == name:
+                return spec
+        raise RegistryError(f"corpus {self.name} has no config {name!r}")
+
+    def source(self, name: str) -> Source:
+        for source in self.sources:
+            if source.name == name:
+                return source
+        raise RegistryError(f"corpus {self.name} has no source {name!r}")
+
+
+_CORPORA: dict[str, Corpus] = {}
+_CONFIG_OWNER: dict[str, str] = {}
+
+
+def register(corpus: Corpus) -> Corpus:
+    if corpus.name in _CORPORA:
+        raise RegistryError(f"corpus {corpus.name!r} is registered twice")
+    for spec in corpus.configs:
+        if spec.name in _CONFIG_OWNER:
+            raise RegistryError(f"config {spec.name!r} is declared by both {_CONFIG_OWNER[spec.name]} and {corpus.name}")
+    for erratum in corpus.errata:
+        if corpus.source(erratum.source).sha256 != erratum.input_sha256:
+            raise RegistryError(f"erratum {erratum.id} is bound to a different sha256 than source {erratum.source}")
+    _CORPORA[corpus.name] = corpus
+    _CONFIG_OWNER.update({spec.name: corpus.name for spec in corpus.configs})
+    return corpus
+
+
+def _discover() -> None:
+    from . import builders
+
+    for module in pkgutil.iter_modules(builders.__path__):
+        importlib.import_module(f"{builders.__name__}.{module.name}")
+
+
+def corpora() -> dict[str, Corpus]:
+    _discover()
+    return dict(sorted(_CORPORA.items()))
+
+
+def config_names() -> list[str]:
+    _discover()
+    return sorted(_CONFIG_OWNER)
+
+
+def corpus_of(config: str) -> Corpus:
+    _discover()
+    if config not in _CONFIG_OWNER:
+        raise RegistryError(f"unknown config {config!r}; known configs: {', '.join(sorted(_CONFIG_OWNER))}")
+    return _CORPORA[_CONFIG_OWNER[config]]
+
+
+def lookup(name: str) -> Corpus:
+    """A corpus by its own name or by one of its configs' names."""
+    _discover()
+    return _CORPORA[name] if name in _CORPORA else corpus_of(name)

@@ -1,0 +1,264 @@
+"""The release folder: Parquet per config and split, machine-written stats, a manifest and the dataset card.
+
+Layout (Hugging Face dataset folder, loadable with `load_dataset(<folder>, <config>)`):
+    README.md                       card with YAML `configs:` and `dataset_info`, rendered by `write_index`
+    manifest.json                   version, every Parquet file's sha256 and rows, raw inputs, errata
+    stats/<config>.json             machine-written counts of one config
+    data/<config>/<split>.parquet
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import datasets
+import pyarrow.parquet as pq
+import yaml
+
+from . import __version__, settings
+from .atomic import atomic_dir, write_text
+from .errors import ReleaseError
+from .fetch import corpus_cache, erratum_path, fetch
+from .hf import builder_for, split_sort_key
+from .registry import corpus_of, lookup
+from .schema import BINARY_LABELS, ERROR_TYPES, FEATURES, GAP_LABELS
+from .sources import sha256_of
+
+
+def _label_counts(values, names) -> dict:
+    counts = Counter(values)
+    out = {name: counts.get(i, 0) for i, name in enumerate(names)}
+    if counts.get(-1):
+        out["no_label"] = counts[-1]
+    return out
+
+
+def _flat(column) -> list:
+    return [value for row in column for value in row]
+
+
+def split_stats(ds: datasets.Dataset) -> dict:
+    """Counts of one split that a reader of the card, and a drift check, care about."""
+    spans = _flat(ds["spans"])
+    return {
+        "rows": ds.num_rows,
+        "documents": len(set(ds["doc_id"])),
+        "labels": _label_counts(ds["label"], BINARY_LABELS),
+        "sentences": sum(len(s) for s in ds["sentences"]),
+        "sentence_labels": _label_counts(_flat(ds["sentence_labels"]), BINARY_LABELS),
+        "gap_labels": _label_counts(_flat(ds["gap_labels"]), GAP_LABELS),
+        "spans": len(spans),
+        "span_types": _label_counts([span["type"] for span in spans], ERROR_TYPES),
+        "ratings": sum(len(r) for r in ds["ratings"]),
+        "records_with_defects": sum(1 for d in ds["defects"] if d),
+    }
+
+
+def stats_path(release: Path, config: str) -> Path:
+    return release / "stats" / f"{config}.json"
+
+
+def _json(obj) -> str:
+    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def build(config: str, *, release: Path | None = None, paths=None, progress: bool = True, index: bool = True) -> dict:
+    """Build one config into the release folder and return its stats. Nothing is replaced unless all succeeds."""
+    release = release or settings.release_dir()
+    corpus = corpus_of(config)
+    spec = corpus.config(config)
+    if not progress:
+        datasets.disable_progress_bars()
+    paths = {name: str(path) for name, path in (paths or fetch(corpus, progress=progress)).items()}
+    with tempfile.TemporaryDirectory(prefix="cohbench-hf-") as cache:
+        builder = builder_for(corpus)(config_name=config, cache_dir=cache, paths=paths)
+        builder.download_and_prepare(verification_mode="basic_checks")
+        splits = builder.as_dataset()
+        parsed = builder._parsed
+        files, per_split = {}, {}
+        with atomic_dir(release / "data" / config) as tmp:
+            for split in sorted(splits, key=split_sort_key):
+                target = tmp / f"{split}.parquet"
+                splits[split].to_parquet(str(target))
+                files[split] = {
+                    "path": f"data/{config}/{split}.parquet",
+                    "sha256": sha256_of(target),
+                    "rows": splits[split].num_rows,
+                    "bytes": target.stat().st_size,
+                }
+                per_split[split] = split_stats(splits[split])
+    stats = {
+        "config": config,
+        "corpus": corpus.name,
+        "version": corpus.version,
+        "licence": corpus.licence,
+        "research_only": spec.research_only,
+        "upstream_records": parsed.upstream_records,
+        "built_records": len(parsed.records),
+        "dropped": dict(sorted(parsed.dropped.items())),
+        "notes": parsed.notes,
+        "splits": per_split,
+        "files": files,
+        "inputs": [
+            {"name": s.name, "url": s.url, "sha256": s.sha256, "bytes": s.size, "licence": s.licence}
+            for s in corpus.sources
+        ],
+        "errata": [e.manifest_entry() for e in corpus.errata],
+    }
+    write_text(stats_path(release, config), _json(stats))
+    if index:
+        write_index(release)
+    return stats
+
+
+def built_configs(release: Path | None = None) -> dict[str, dict]:
+    release = release or settings.release_dir()
+    stats_dir = release / "stats"
+    if not stats_dir.is_dir():
+        return {}
+    return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(stats_dir.glob("*.json"))}
+
+
+def _card_front_matter(configs: dict[str, dict]) -> dict:
+    info_entries, config_entries = [], []
+    for name, stats in configs.items():
+        config_entries.append(
+            {
+                "config_name": name,
+                "data_files": [{"split": split, "path": f["path"]} for split, f in stats["files"].items()],
+            }
+        )
+        info = datasets.DatasetInfo(features=FEATURES)._to_yaml_dict()
+        info_entries.append(
+            {
+                "config_name": name,
+                "features": info["features"],
+                "splits": [{"name": split, "num_examples": f["rows"], "num_bytes": f["bytes"]} for split, f in stats["files"].items()],
+            }
+        )
+    return {
+        "pretty_name": "cohbench",
+        "language": ["en"],
+        "license": "other",
+        "configs": config_entries,
+        "dataset_info": info_entries,
+    }
+
+
+def _count_table(stats: dict) -> list[str]:
+    lines = [
+        "| split | rows | documents | label ok / error / none | sentences | sentence labels ok / error / none | spans |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for split, s in stats["splits"].items():
+        labels, sent = s["labels"], s["sentence_labels"]
+        lines.append(
+            f"| {split} | {s['rows']} | {s['documents']} | {labels['ok']} / {labels['error']} / {labels.get('no_label', 0)} "
+            f"| {s['sentences']} | {sent['ok']} / {sent['error']} / {sent.get('no_label', 0)} | {s['spans']} |"
+        )
+    return lines
+
+
+def card_markdown(configs: dict[str, dict]) -> str:
+    front = yaml.safe_dump(_card_front_matter(configs), sort_keys=False, allow_unicode=True, width=1000)
+    lines = [
+        "---",
+        front.rstrip(),
+        "---",
+        "",
+        "# cohbench",
+        "",
+        "Corpora for evaluating the coherence and faithfulness of narrative summaries, built from pinned upstream",
+        f"files into one schema (`catalog/SCHEMA.md`) by cohbench {__version__}. Load a config with",
+        '`load_dataset("<this folder>", "<config>")`. Labels: **1 = has an error** everywhere.',
+        "",
+        "| config | corpus | version | licence | rows |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for name, stats in configs.items():
+        rows = ", ".join(f"{split} {f['rows']}" for split, f in stats["files"].items())
+        licence = stats["licence"] + (" (research only)" if stats["research_only"] else "")
+        lines.append(f"| `{name}` | {stats['corpus']} | {stats['version']} | {licence} | {rows} |")
+    for name, stats in configs.items():
+        card = settings.catalog_dir() / "cards" / f"{stats['corpus']}.md"
+        lines += ["", f"## `{name}`", ""]
+        if card.is_file():
+            lines += [card.read_text(encoding="utf-8").rstrip(), ""]
+        lines += ["### Counts (machine-written)", ""] + _count_table(stats)
+        account = f"{stats['upstream_records']} upstream records: {stats['built_records']} built"
+        account += "".join(f", {n} dropped ({reason})" for reason, n in stats["dropped"].items())
+        lines += ["", account + "."]
+        if stats["errata"]:
+            lines += ["", "### Errata applied", ""]
+            lines += [f"- `{e['id']}` ({e['records_affected']} record(s)): {e['description']}" for e in stats["errata"]]
+        lines += ["", "### Inputs", ""]
+        lines += [f"- {i['url']} (sha256 `{i['sha256']}`, {i['licence']})" for i in stats["inputs"]]
+    return "\n".join(lines) + "\n"
+
+
+def manifest(configs: dict[str, dict]) -> dict:
+    return {
+        "cohbench_version": __version__,
+        "configs": {
+            name: {
+                "corpus": s["corpus"],
+                "version": s["version"],
+                "licence": s["licence"],
+                "research_only": s["research_only"],
+                "files": s["files"],
+                "inputs": s["inputs"],
+                "errata": s["errata"],
+            }
+            for name, s in configs.items()
+        },
+    }
+
+
+def write_index(release: Path | None = None) -> None:
+    """Render README.md and manifest.json from every config built into the release folder."""
+    release = release or settings.release_dir()
+    configs = built_configs(release)
+    write_text(release / "manifest.json", _json(manifest(configs)))
+    write_text(release / "README.md", card_markdown(configs))
+
+
+def verify(release: Path | None = None) -> list[dict]:
+    """Re-hash every raw input and every release file against the recorded sha256; one result per file."""
+    release = release or settings.release_dir()
+    manifest_file = release / "manifest.json"
+    if not manifest_file.is_file():
+        raise ReleaseError(f"no release manifest at {manifest_file}; build a config first (cohbench build CONFIG)")
+    recorded = json.loads(manifest_file.read_text(encoding="utf-8"))
+    results = []
+
+    def check(kind, path: Path, expected: str, what: str):
+        if not path.is_file():
+            results.append({"kind": kind, "path": str(path), "ok": False, "problem": f"missing; {what}"})
+            return
+        actual = sha256_of(path)
+        results.append(
+            {"kind": kind, "path": str(path), "ok": actual == expected, "problem": None if actual == expected else f"sha256 {actual}, expected {expected}"}
+        )
+
+    for name, entry in recorded["configs"].items():
+        corpus = lookup(entry["corpus"])
+        for source in corpus.sources:
+            check("raw", corpus_cache(corpus) / source.relpath, source.sha256, f"run cohbench fetch {name}")
+        for erratum in corpus.errata:
+            check("erratum", erratum_path(corpus, erratum), erratum.output_sha256, f"run cohbench fetch {name}")
+        for split, f in entry["files"].items():
+            check("release", release / f["path"], f["sha256"], f"run cohbench build {name}")
+            if results[-1]["ok"] and pq.ParquetFile(release / f["path"]).metadata.num_rows != f["rows"]:
+                results[-1].update(ok=False, problem=f"row count differs from the manifest's {f['rows']}")
+    return results
+
+
+def load(config: str, split: str | None = None, release: Path | None = None):
+    """`datasets.load_dataset` on the release folder, from any working directory."""
+    release = release or settings.release_dir()
+    if config not in built_configs(release):
+        raise ReleaseError(f"config {config!r} is not built in {release}; run `cohbench build {config}`")
+    return datasets.load_dataset(str(release), config, split=split)

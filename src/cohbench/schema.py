@@ -1,0 +1,167 @@
+"""The one Arrow schema of every cohbench config.
+
+Each field is declared once, with its documentation beside its type; `FEATURES` (a `datasets.Features`)
+and the pyarrow schema follow from it, and `catalog/SCHEMA.md` is rendered from it (`schema_markdown`).
+Fields that do not apply to a config are null or empty. Polarity is the same everywhere: 1 = has an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import datasets
+import pyarrow as pa
+from datasets import ClassLabel, List, Value
+
+# SNaC's taxonomy (Goyal et al. 2022, §3.2): the first four are coherence errors, the rest language errors.
+ERROR_TYPES = ("CharE", "RefE", "SceneE", "InconE", "RepE", "GramE", "CorefE")
+COHERENCE_ERROR_TYPES = ("CharE", "RefE", "SceneE", "InconE")
+CATEGORIES = ("coherence", "language")
+BINARY_LABELS = ("ok", "error")
+GAP_LABELS = ("ok", "missing")
+RESOLUTIONS = ("unique", "ambiguous", "failed")
+ANNOTATOR_TYPES = ("expert", "crowd", "expert_mean")
+
+ERROR = BINARY_LABELS.index("error")
+OK = BINARY_LABELS.index("ok")
+NO_LABEL = -1  # ClassLabel's own encoding of "no label"
+
+
+def category_of(error_type: str) -> str:
+    return "coherence" if error_type in COHERENCE_ERROR_TYPES else "language"
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    feature: object
+    doc: str
+
+
+SPAN_FIELDS = (
+    Field("segment", Value("int32"), "Index into `segments` of the text the offsets refer to."),
+    Field("start", Value("int32"), "Start character offset in `segments[segment]`; null when unresolved."),
+    Field("end", Value("int32"), "End offset (exclusive): `segments[segment][start:end] == text` when resolved."),
+    Field("first_sentence", Value("int32"), "Index into `sentences` of the first sentence the span covers."),
+    Field("last_sentence", Value("int32"), "Index of the last sentence the span covers (inclusive)."),
+    Field("text", Value("string"), "The span as the annotators marked it."),
+    Field("type", ClassLabel(names=list(ERROR_TYPES)), "Error type (SNaC taxonomy)."),
+    Field("category", ClassLabel(names=list(CATEGORIES)), "coherence or language error (SNaC §3.2)."),
+    Field("votes", Value("int32"), "How many annotators marked this span with this type."),
+    Field("annotator", Value("string"), "Annotator id where upstream gives one, else null."),
+    Field("antecedents", List(Value("string")), "Antecedent spans (InconE/RepE: the text contradicted or repeated)."),
+    Field("resolved", Value("bool"), "Whether the span string was located in its segment."),
+    Field("resolution", Value("string"), "unique, ambiguous (several matches; a documented rule chose) or failed."),
+)
+
+RATING_FIELDS = (
+    Field("annotator", Value("string"), "Annotator id (a documented convention where upstream gives list positions)."),
+    Field("annotator_type", Value("string"), "expert, crowd, or expert_mean (a mean over experts, no single rater)."),
+    Field("dimension", Value("string"), "What was rated, e.g. coherence."),
+    Field("score", Value("float32"), "The rating on the dimension's scale."),
+)
+
+EXPLANATION_FIELDS = (
+    Field("sentence", Value("int32"), "Index into `sentences` the explanation is about; null if not alignable."),
+    Field("text", Value("string"), "The annotators' explanation of the error."),
+)
+
+CORRUPTION_FIELDS = (
+    Field("generator", Value("string"), "Registered corruption generator that made this record."),
+    Field("seed", Value("int64"), "Seed the generator ran with."),
+    Field("source_id", Value("string"), "`id` of the coherent record the corruption was made from."),
+    Field("positions", List(Value("int32")), "Sentence (or gap) positions the generator altered."),
+    Field("inserted_ids", List(Value("string")), "Ids of sentences inserted from elsewhere, one per position."),
+    Field("similarities", List(Value("float32")), "Similarity of each inserted sentence to the one it replaced."),
+    Field("ranks", List(Value("int32")), "Retrieval rank of each inserted sentence among its candidates."),
+)
+
+
+def _struct(fields: tuple[Field, ...]) -> dict:
+    return {field.name: field.feature for field in fields}
+
+
+FIELDS = (
+    Field("id", Value("string"), "Stable id derived from upstream keys; join predictions on it."),
+    Field("corpus", Value("string"), "Corpus module the record comes from (snac, summeval, storysumm, ...)."),
+    Field("config", Value("string"), "Release config the record belongs to."),
+    Field("split", Value("string"), "train, dev/val, or test."),
+    Field("doc_id", Value("string"), "Leakage unit: the source document or story. Never in two splits."),
+    Field("system", Value("string"), "Generating system or model id (e.g. SummEval M8, StorySumm gpt-4)."),
+    Field("system_name", Value("string"), "Human-readable name of the system, where known."),
+    Field("system_extractive", Value("bool"), "Whether the system is extractive; null where not applicable."),
+    Field("difficulty", Value("string"), "Corpus-defined difficulty of detecting the error (StorySumm: easy/hard)."),
+    Field("source_text", Value("string"), "The text that was summarised, where its licence allows; else null."),
+    Field("references", List(Value("string")), "Reference summaries."),
+    Field("text_variant", Value("string"), "How the evaluated text was obtained when not verbatim (e.g. tokenised)."),
+    Field("sentences", List(Value("string")), "The evaluated text, one entry per sentence."),
+    Field("segments", List(Value("string")), "Annotation units (SNaC: 2-4 sentence segments), where they exist."),
+    Field("sentence_segments", List(Value("int32")), "Index into `segments` of each sentence."),
+    Field("sentence_labels", List(ClassLabel(names=list(BINARY_LABELS))), "Per sentence: 1 = has an error."),
+    Field(
+        "sentence_labels_min2votes",
+        List(ClassLabel(names=list(BINARY_LABELS))),
+        "Per sentence, counting only errors marked by at least 2 annotators.",
+    ),
+    Field("segment_labels", List(ClassLabel(names=list(BINARY_LABELS))), "Per segment: 1 = has an error."),
+    Field(
+        "segment_labels_min2votes",
+        List(ClassLabel(names=list(BINARY_LABELS))),
+        "Per segment, counting only errors marked by at least 2 annotators.",
+    ),
+    Field("gap_labels", List(ClassLabel(names=list(GAP_LABELS))), "Per gap between sentences i and i+1: 1 = missing."),
+    Field("label", ClassLabel(names=list(BINARY_LABELS)), "Whole text: 1 = has an error; -1 = no label."),
+    Field("spans", List(_struct(SPAN_FIELDS)), "Error spans."),
+    Field("ratings", List(_struct(RATING_FIELDS)), "Ratings, one entry per annotator and dimension."),
+    Field("explanations", List(_struct(EXPLANATION_FIELDS)), "Written explanations of errors."),
+    Field("claims", List(Value("string")), "Atomic claims of the evaluated text, where upstream gives them."),
+    Field("corruption", _struct(CORRUPTION_FIELDS), "Provenance of a synthetic corruption; null for real texts."),
+    Field("defects", List(Value("string")), "Upstream inconsistencies in this record, kept as found."),
+)
+
+FEATURES = datasets.Features(_struct(FIELDS))
+ARROW_SCHEMA: pa.Schema = FEATURES.arrow_schema
+
+_NESTED = {"spans": SPAN_FIELDS, "ratings": RATING_FIELDS, "explanations": EXPLANATION_FIELDS, "corruption": CORRUPTION_FIELDS}
+
+
+def empty_record() -> dict:
+    """A record with every field null or empty; builders fill in what applies."""
+    record = {}
+    for field in FIELDS:
+        is_list = isinstance(field.feature, List)
+        record[field.name] = [] if is_list else None
+    record["label"] = NO_LABEL
+    return record
+
+
+def _type_name(feature) -> str:
+    if isinstance(feature, ClassLabel):
+        return "ClassLabel(" + ", ".join(f"{i}={name}" for i, name in enumerate(feature.names)) + ")"
+    if isinstance(feature, Value):
+        return feature.dtype
+    if isinstance(feature, List):
+        return f"list<{_type_name(feature.feature)}>"
+    if isinstance(feature, dict):
+        return "struct"
+    raise TypeError(feature)
+
+
+def schema_markdown() -> str:
+    """catalog/SCHEMA.md, rendered from FIELDS so that the documentation cannot drift from the schema."""
+    lines = [
+        "# cohbench schema",
+        "",
+        "One Arrow schema for every config (generated from `src/cohbench/schema.py`; do not edit by hand).",
+        "Fields that do not apply to a config are null or empty lists. Polarity everywhere: **1 = has an error**;",
+        "`-1` is ClassLabel's encoding of *no label* (used where upstream gives none).",
+        "",
+        "| field | type | meaning |",
+        "| --- | --- | --- |",
+    ]
+    for field in FIELDS:
+        lines.append(f"| `{field.name}` | {_type_name(field.feature)} | {field.doc} |")
+    for name, fields in _NESTED.items():
+        lines += ["", f"## `{name}` entries", "", "| field | type | meaning |", "| --- | --- | --- |"]
+        lines += [f"| `{f.name}` | {_type_name(f.feature)} | {f.doc} |" for f in fields]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,1 @@
+"""Release validation suites (see the release-gate issue)."""
