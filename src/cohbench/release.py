@@ -162,6 +162,17 @@ def _count_table(stats: dict) -> list[str]:
     return lines
 
 
+def _notes_markdown(notes: dict, depth: int = 0) -> list[str]:
+    lines = []
+    for key, value in notes.items():
+        if isinstance(value, dict):
+            lines.append(f"{'  ' * depth}- {key}:")
+            lines += _notes_markdown(value, depth + 1)
+        else:
+            lines.append(f"{'  ' * depth}- {key}: {value}")
+    return lines
+
+
 def card_markdown(configs: dict[str, dict]) -> str:
     front = yaml.safe_dump(_card_front_matter(configs), sort_keys=False, allow_unicode=True, width=1000)
     lines = [
@@ -188,6 +199,8 @@ def card_markdown(configs: dict[str, dict]) -> str:
         if card.is_file():
             lines += [card.read_text(encoding="utf-8").rstrip(), ""]
         lines += ["### Counts (machine-written)", ""] + _count_table(stats)
+        if stats["notes"]:
+            lines += ["", "### Corpus statistics (machine-written)", ""] + _notes_markdown(stats["notes"])
         account = f"{stats['upstream_records']} upstream records: {stats['built_records']} built"
         account += "".join(f", {n} dropped ({reason})" for reason, n in stats["dropped"].items())
         lines += ["", account + "."]
