@@ -67,11 +67,14 @@ def _all_configs() -> list[str]:
 
 
 def cmd_build(args) -> int:
+    from .registry import corpus_of
     from .release import build, write_index
 
     configs = _all_configs() if args.all else args.configs
     if not configs:
         raise CohbenchError("name at least one config to build, or pass --all")
+    for config in configs:
+        corpus_of(config)  # every name is checked before any work starts
     results = {}
     for config in configs:
         print(f"building {config}", file=sys.stderr)

@@ -65,17 +65,24 @@ def _json(obj) -> str:
     return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def build(config: str, *, release: Path | None = None, paths=None, progress: bool = True, index: bool = True) -> dict:
-    """Build one config into the release folder and return its stats. Nothing is replaced unless all succeeds."""
+def build(
+    config: str, *, corpus=None, release: Path | None = None, paths=None, progress: bool = True, index: bool = True
+) -> dict:
+    """Build one config into the release folder and return its stats. Nothing is replaced unless all succeeds.
+
+    `corpus` defaults to the registered owner of `config`; `paths` to the verified files `fetch` resolves."""
     release = release or settings.release_dir()
-    corpus = corpus_of(config)
+    corpus = corpus or corpus_of(config)
     spec = corpus.config(config)
     if not progress:
         datasets.disable_progress_bars()
     paths = {name: str(path) for name, path in (paths or fetch(corpus, progress=progress)).items()}
     with tempfile.TemporaryDirectory(prefix="cohbench-hf-") as cache:
         builder = builder_for(corpus)(config_name=config, cache_dir=cache, paths=paths)
-        builder.download_and_prepare(verification_mode="basic_checks")
+        try:
+            builder.download_and_prepare(verification_mode="basic_checks")
+        except datasets.exceptions.NonMatchingSplitsSizesError as error:
+            raise ReleaseError(f"{config} did not build the split sizes its corpus declares ({error}); nothing was written") from None
         splits = builder.as_dataset()
         parsed = builder._parsed
         files, per_split = {}, {}

@@ -1,0 +1,67 @@
+"""The project's declarations agree with each other: schema docs, params.yaml, cards, DVC pipeline."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cohbench import registry, settings
+from cohbench.schema import FEATURES, FIELDS, schema_markdown
+
+ROOT = settings.project_root()
+
+
+def test_schema_doc_is_generated_from_the_schema():
+    assert (ROOT / "catalog/SCHEMA.md").read_text() == schema_markdown(), "regenerate: cohbench schema > catalog/SCHEMA.md"
+    assert list(FEATURES) == [f.name for f in FIELDS]
+
+
+def test_params_list_exactly_the_registered_corpora_and_configs():
+    params = settings.params()
+    assert sorted(params["corpora"]) == sorted(registry.corpora())
+    assert {c: v["corpus"] for c, v in params["configs"].items()} == {c: registry.corpus_of(c).name for c in registry.config_names()}
+
+
+def test_every_corpus_has_a_card():
+    for name in registry.corpora():
+        assert (ROOT / "catalog/cards" / f"{name}.md").is_file(), name
+
+
+def test_registering_a_duplicate_name_is_an_error():
+    corpus = registry.lookup("storysumm")
+    with pytest.raises(registry.RegistryError, match="registered twice"):
+        registry.register(corpus)
+
+
+def _tracked_copy(tmp_path) -> Path:
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    copy = tmp_path / "project"
+    for name in files:
+        target = copy / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, target)
+    subprocess.run(["git", "init", "-q"], cwd=copy, check=True)
+    return copy
+
+
+@pytest.mark.integration
+def test_dvc_rebuilds_from_the_mirror_then_is_a_noop_until_a_builder_changes(mirror, tmp_path):
+    copy = _tracked_copy(tmp_path)
+    bindir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": bindir + os.pathsep + os.environ["PATH"], "COHBENCH_ROOT": str(copy), "DVC_NO_ANALYTICS": "1"}
+    for key in ("COHBENCH_RELEASE", "COHBENCH_RAW"):
+        env.pop(key)
+
+    def dvc(*args):
+        return subprocess.run([f"{bindir}/dvc", *args], cwd=copy, env=env, capture_output=True, text=True)
+
+    run = dvc("repro", "build@storysumm")
+    assert run.returncode == 0, run.stderr
+    assert (copy / "cohbench/data/storysumm/test.parquet").is_file()
+    assert "up to date" in dvc("status", "build@storysumm").stdout
+    with open(copy / "src/cohbench/builders/storysumm.py", "a") as handle:
+        handle.write("\n# a change\n")
+    assert "changed deps" in dvc("status", "build@storysumm").stdout

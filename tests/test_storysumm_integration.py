@@ -1,0 +1,81 @@
+"""StorySumm built from the real pinned file in the mirror, through the CLI a user runs."""
+
+import json
+
+import pytest
+
+import cohbench
+from cohbench.cli import main
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    # module-scoped: build once from the mirror for all checks below
+    mp = pytest.MonkeyPatch()
+    root = tmp_path_factory.mktemp("storysumm")
+    from conftest import _mirror
+
+    if not _mirror().is_dir():
+        pytest.skip("no mirror")
+    for key, value in {
+        "COHBENCH_RELEASE": root / "release",
+        "COHBENCH_RAW": root / "raw",
+        "COHBENCH_NETWORK": "0",
+        "COHBENCH_MIRROR": _mirror(),
+        "HF_DATASETS_CACHE": root / "hf",
+    }.items():
+        mp.setenv(key, str(value))
+    stats = cohbench.build("storysumm", progress=False)
+    yield root, stats
+    mp.undo()
+
+
+def test_the_built_corpus_has_the_verified_counts(built):
+    _, stats = built
+    assert stats["upstream_records"] == stats["built_records"] == 96
+    assert {split: f["rows"] for split, f in stats["files"].items()} == {"val": 33, "test": 63}
+    labels = [stats["splits"][s]["labels"] for s in ("val", "test")]
+    assert sum(l["error"] for l in labels) == 60 and sum(l["ok"] for l in labels) == 36
+    assert stats["notes"]["stories"] == 32
+    assert stats["notes"]["by_difficulty"] == {"easy": 20, "hard": 40, "none (faithful)": 36}
+    assert stats["notes"]["records_with_defects"] == 2
+
+
+def test_the_erratum_is_applied_and_recorded(built):
+    _, stats = built
+    assert [e["id"] for e in stats["errata"]] == ["storysumm-stray-string-line-1455"]
+    card = (built[0] / "release/README.md").read_text()
+    assert "storysumm-stray-string-line-1455" in card and "config_name: storysumm" in card
+
+
+def test_splits_do_not_share_stories(built):
+    ds = cohbench.load("storysumm")
+    assert not set(ds["val"]["doc_id"]) & set(ds["test"]["doc_id"])
+    assert len(ds["val"]) + len(ds["test"]) == 96
+
+
+def test_cli_list_reports_versions_licences_and_rows(built, capsys):
+    assert main(["list", "--json"]) == 0
+    rows = {r["config"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["storysumm"]["rows"] == {"test": 63, "val": 33}
+    assert rows["storysumm"]["licence"] == "MIT" and rows["storysumm"]["version"] == "1.0.0"
+
+
+def test_cli_verify_passes_then_fails_on_a_tampered_raw_file(built, capsys):
+    assert main(["verify", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] and {r["kind"] for r in report["files"]} == {"raw", "erratum", "release"}
+    raw = next(p for p in (built[0] / "raw/storysumm").rglob("storysumm.json") if "errata" not in p.parts)
+    original = raw.read_bytes()
+    raw.write_bytes(original[:-10])
+    try:
+        assert main(["verify"]) == 1
+        assert "FAILED  raw" in capsys.readouterr().out
+    finally:
+        raw.write_bytes(original)
+
+
+def test_cli_fetch_is_idempotent_and_reports_paths(built, capsys):
+    assert main(["fetch", "storysumm", "--json"]) == 0
+    paths = json.loads(capsys.readouterr().out)["storysumm"]
+    assert paths["storysumm"].endswith("errata/storysumm-stray-string-line-1455/storysumm.json")
