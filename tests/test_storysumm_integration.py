@@ -79,3 +79,23 @@ def test_cli_fetch_is_idempotent_and_reports_paths(built, capsys):
     assert main(["fetch", "storysumm", "--json"]) == 0
     paths = json.loads(capsys.readouterr().out)["storysumm"]
     assert paths["storysumm"].endswith("errata/storysumm-stray-string-line-1455/storysumm.json")
+
+
+def test_the_corpus_module_builder_works_directly_with_hf_caching(built, tmp_path):
+    from cohbench.builders.storysumm import Builder
+
+    builder = Builder(config_name="storysumm", cache_dir=str(tmp_path / "hf"))
+    builder.download_and_prepare()
+    splits = builder.as_dataset()
+    assert {name: len(ds) for name, ds in splits.items()} == {"val": 33, "test": 63}
+    assert splits["test"].features["label"].names == ["ok", "error"]
+
+
+def test_load_dataset_by_the_folder_name_from_its_parent(built, monkeypatch):
+    from datasets import load_dataset
+
+    root = built[0]
+    (root / "cohbench").symlink_to(root / "release", target_is_directory=True)
+    monkeypatch.chdir(root)
+    loaded = load_dataset("cohbench", "storysumm")
+    assert loaded["val"].num_rows == 33
