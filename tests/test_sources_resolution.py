@@ -68,3 +68,45 @@ def test_a_missing_file_error_lists_the_file_its_url_and_where_to_put_it(tmp_pat
     assert "https://raw.githubusercontent.com/owner/repo/0123abcd/data/demo.json" in message
     assert "<mirror>/raw.githubusercontent.com/owner/repo/0123abcd/data/demo.json" in message
     assert "network is disabled" in message
+
+
+@pytest.fixture
+def http_server(tmp_path):
+    """A loopback HTTP server serving tmp_path/www, standing in for the upstream host."""
+    import functools
+    import http.server
+    import threading
+
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_the_network_is_tried_last_and_its_download_verified(http_server, tmp_path):
+    root, base = http_server
+    (root / "demo.json").write_bytes(CONTENT)
+    source = Source("demo", f"{base}/demo.json", hashlib.sha256(CONTENT).hexdigest(), len(CONTENT), "MIT")
+    path = resolve(source, tmp_path / "cache", mirrors=[], network=True)
+    assert path.read_bytes() == CONTENT and path.parts[-2:] == (f"127.0.0.1:{base.rsplit(':', 1)[1]}", "demo.json")
+
+
+def test_a_tampered_download_is_rejected_and_not_cached(http_server, tmp_path):
+    root, base = http_server
+    (root / "demo.json").write_bytes(b"tampered\n")
+    source = Source("demo", f"{base}/demo.json", hashlib.sha256(CONTENT).hexdigest(), len(CONTENT), "MIT")
+    with pytest.raises(SourceError, match="nothing was written"):
+        resolve(source, tmp_path / "cache", mirrors=[], network=True)
+    assert not any(p.is_file() for p in (tmp_path / "cache").rglob("*"))
+
+
+def test_an_unreachable_host_is_reported_with_where_to_put_the_file(http_server, tmp_path):
+    _, base = http_server
+    source = Source("demo", f"{base}/absent.json", hashlib.sha256(CONTENT).hexdigest(), len(CONTENT), "MIT")
+    with pytest.raises(SourceError, match=r"downloading it failed .*<mirror>/127\.0\.0\.1"):
+        resolve(source, tmp_path / "cache", mirrors=[], network=True)

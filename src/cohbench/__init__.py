@@ -23,3 +23,17 @@ def fetch(name: str, *, progress: bool = True) -> dict:
     from .registry import lookup
 
     return _fetch(lookup(name), progress=progress)
+
+
+def list_configs() -> list[dict]:
+    """Every config with its version, licence and built row counts (`cohbench list`)."""
+    from .release import list_configs as _list
+
+    return _list()
+
+
+def verify() -> list[dict]:
+    """Re-hash every raw and release file against its recorded sha256 (`cohbench verify`); one result per file."""
+    from .release import verify as _verify
+
+    return _verify()

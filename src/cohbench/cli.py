@@ -20,28 +20,13 @@ def _emit(args, payload, lines) -> None:
 
 
 def cmd_list(args) -> int:
-    from .registry import corpora
-    from .release import built_configs
+    from .release import list_configs
 
-    built = built_configs()
-    rows = []
-    for corpus in corpora().values():
-        for spec in corpus.configs:
-            files = built.get(spec.name, {}).get("files", {})
-            rows.append(
-                {
-                    "config": spec.name,
-                    "corpus": corpus.name,
-                    "version": corpus.version,
-                    "licence": corpus.licence + (" (research only)" if spec.research_only else ""),
-                    "built": bool(files),
-                    "rows": {split: f["rows"] for split, f in files.items()},
-                }
-            )
-    lines = [f"{'config':<24} {'version':<8} {'licence':<28} rows"]
+    rows = list_configs()
+    lines = [f"{'config':<22} {'version':<8} {'rows':<32} licence"]
     for row in rows:
         counts = ", ".join(f"{s} {n}" for s, n in row["rows"].items()) if row["built"] else "not built"
-        lines.append(f"{row['config']:<24} {row['version']:<8} {row['licence']:<28} {counts}")
+        lines.append(f"{row['config']:<22} {row['version']:<8} {counts:<32} {row['licence']}")
     _emit(args, rows, lines)
     return 0
 

@@ -23,7 +23,7 @@ from .atomic import atomic_dir, write_text
 from .errors import ReleaseError
 from .fetch import corpus_cache, erratum_path, fetch
 from .hf import builder_for, split_sort_key
-from .registry import corpus_of, lookup
+from .registry import corpora, corpus_of, lookup
 from .schema import BINARY_LABELS, ERROR_TYPES, FEATURES, GAP_LABELS
 from .sources import sha256_of
 
@@ -127,6 +127,26 @@ def built_configs(release: Path | None = None) -> dict[str, dict]:
     if not stats_dir.is_dir():
         return {}
     return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(stats_dir.glob("*.json"))}
+
+
+def list_configs(release: Path | None = None) -> list[dict]:
+    """Every registered config with its version, licence and, where built, row counts per split."""
+    built = built_configs(release)
+    rows = []
+    for corpus in corpora().values():
+        for spec in corpus.configs:
+            files = built.get(spec.name, {}).get("files", {})
+            rows.append(
+                {
+                    "config": spec.name,
+                    "corpus": corpus.name,
+                    "version": corpus.version,
+                    "licence": corpus.licence + (" (research only)" if spec.research_only else ""),
+                    "built": bool(files),
+                    "rows": {split: f["rows"] for split, f in files.items()},
+                }
+            )
+    return rows
 
 
 def _card_front_matter(configs: dict[str, dict]) -> dict:
