@@ -101,6 +101,22 @@ def cmd_schema(args) -> int:
     return 0
 
 
+def cmd_validate(args) -> int:
+    from .validation import record_expected, validate
+
+    if args.record_expected:
+        if not args.configs:
+            raise CohbenchError("name the config(s) whose expected statistics to record")
+        paths = [str(record_expected(config)) for config in args.configs]
+        _emit(args, paths, [f"recorded {p}; review the diff and commit it" for p in paths])
+        return 0
+    print("validating the release with great-expectations", file=sys.stderr)
+    report = validate(args.configs or None, docs=not args.no_docs)
+    verdicts = [*report["configs"].values(), report["release"]]
+    _emit(args, report, [v["line"] for v in verdicts])
+    return 0 if report["ok"] else 1
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="cohbench", description=__doc__)
     top.add_argument("--version", action="version", version=f"cohbench {__version__}")
@@ -123,6 +139,10 @@ def parser() -> argparse.ArgumentParser:
     build.add_argument("--no-index", action="store_true", help="do not rewrite README.md and manifest.json")
     add("index", cmd_index, "rewrite the release card and manifest from the configs built")
     add("verify", cmd_verify, "re-check every raw file and release file against its recorded sha256")
+    validate = add("validate", cmd_validate, "check the release with great-expectations; one verdict line per config")
+    validate.add_argument("configs", nargs="*", help="configs to check (default: every built config)")
+    validate.add_argument("--record-expected", action="store_true", help="snapshot the configs' statistics into catalog/expected/")
+    validate.add_argument("--no-docs", action="store_true", help="skip the HTML Data Docs")
     add("schema", cmd_schema, "print the schema documentation (catalog/SCHEMA.md)")
     return top
 

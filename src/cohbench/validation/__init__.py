@@ -1,1 +1,135 @@
-"""Release validation suites (see the release-gate issue)."""
+"""Release validation: great-expectations suites per config, plus release-wide leakage checks.
+
+`validate()` reads the release's Parquet files, derives the tables of `frames.py`, runs the suites of
+`suites.py` with great-expectations and returns one verdict per config. Expected statistics are the reviewed,
+committed snapshots `catalog/expected/<config>.json` (written by `record_expected`, i.e.
+`cohbench validate CONFIG --record-expected`); any drift of row counts or label distributions fails with the
+differing statistics named. Results: `<release>/validation/<config>.json`, `release.json` and great-expectations'
+HTML Data Docs in `<release>/validation/docs/`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .. import settings
+from ..atomic import atomic_dir, write_text
+from ..errors import ReleaseError
+from ..release import built_configs
+from . import frames, suites
+
+
+def expected_dir() -> Path:
+    return settings.catalog_dir() / "expected"
+
+
+def _expected_path(config: str, directory: Path | None) -> Path:
+    return (directory or expected_dir()) / f"{config}.json"
+
+
+def _rating_ranges(config: str) -> dict:
+    return ((settings.params().get("validation") or {}).get("rating_ranges") or {}).get(config) or {}
+
+
+def _json(obj) -> str:
+    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _release_configs(release: Path) -> dict[str, frames.ConfigData]:
+    built = built_configs(release)
+    if not built:
+        raise ReleaseError(f"no config is built in {release}; run `cohbench build CONFIG` first")
+    return {name: frames.read_config(release, name, stats) for name, stats in built.items()}
+
+
+def record_expected(config: str, *, release: Path | None = None, directory: Path | None = None) -> Path:
+    """Snapshot the statistics of a built config as its expected statistics (review the diff, then commit it)."""
+    release = release or settings.release_dir()
+    built = built_configs(release)
+    if config not in built:
+        raise ReleaseError(f"config {config!r} is not built in {release}; run `cohbench build {config}`")
+    data = frames.read_config(release, config, built[config])
+    path = _expected_path(config, directory)
+    write_text(path, _json({"config": config, "splits": frames.actual_stats(data)}))
+    return path
+
+
+def _config_tables(data: frames.ConfigData, expected_file: Path) -> list[suites.Table]:
+    tables = [suites.records_table(data.name, data.stats["corpus"], frames.records_frame(data))]
+    spans = frames.spans_frame(data)
+    if len(spans):
+        tables.append(suites.spans_table(data.name, spans))
+    ratings = frames.ratings_frame(data, _rating_ranges(data.name))
+    if len(ratings):
+        tables.append(suites.ratings_table(data.name, ratings))
+    expected = json.loads(expected_file.read_text(encoding="utf-8"))["splits"] if expected_file.is_file() else None
+    shown = expected_file.relative_to(settings.project_root()) if expected_file.is_relative_to(settings.project_root()) else expected_file
+    tables.append(suites.stats_table(data.name, frames.stats_frame(data.name, frames.actual_stats(data), expected), str(shown)))
+    cross = frames.cross_checks_frame(data.stats.get("notes"))
+    if len(cross):
+        tables.append(suites.cross_checks_table(data.name, cross))
+    return tables
+
+
+def _verdict(name: str, results: list[dict], rows: int | None) -> dict:
+    failed = [r for r in results if not r["success"]]
+    what = f"{len(results)} checks" + (f" on {rows} records" if rows is not None else "")
+    if not failed:
+        line = f"{name}: ok — {what} passed"
+    else:
+        parts = []
+        for r in failed:
+            table = r["table"].split(".", 1)[1]
+            count = f"{r['unexpected']} of {r['rows_checked']} rows" if r["unexpected"] is not None else r.get("error", "failed")
+            parts.append(f"[{table}] {r['check']}: {count}" + (f" ({'; '.join(r['examples'])})" if r["examples"] else ""))
+        line = f"{name}: FAILED {len(failed)} of {what} — " + " | ".join(parts)
+    return {"ok": not failed, "line": line, "checks": len(results), "failed": len(failed), "records": rows, "results": results}
+
+
+def validate(
+    configs: list[str] | None = None,
+    *,
+    release: Path | None = None,
+    expected: Path | None = None,
+    docs: bool = True,
+) -> dict:
+    """Validate `configs` (default: every built config) and the release-wide leakage checks.
+
+    Returns {"ok", "configs": {name: verdict}, "release": verdict}; each verdict has a one-line `line`."""
+    from . import gx
+
+    release = release or settings.release_dir()
+    everything = _release_configs(release)
+    names = configs or sorted(everything)
+    missing = [n for n in names if n not in everything]
+    if missing:
+        raise ReleaseError(f"config(s) {', '.join(missing)} not built in {release}; built: {', '.join(sorted(everything))}")
+    tables = []
+    for name in names:
+        tables += _config_tables(everything[name], _expected_path(name, expected))
+    # Leakage is a property of the whole release: documents are compared across every built config.
+    release_tables = [suites.documents_table(frames.documents_frame(list(everything.values())))]
+    derivations = frames.derivations_frame(list(everything.values()))
+    if len(derivations):
+        release_tables.append(suites.derivations_table(derivations))
+    out_dir = release / "validation"
+    if docs:
+        with atomic_dir(out_dir / "docs") as docs_dir:
+            results = gx.run(tables + release_tables, docs_dir)
+    else:
+        results = gx.run(tables + release_tables)
+    report = _report(names, everything, results)
+    for name in names:
+        write_text(out_dir / f"{name}.json", _json(report["configs"][name]))
+    write_text(out_dir / "release.json", _json(report["release"]))
+    return report
+
+
+def _report(names, everything, results) -> dict:
+    by_table = {}
+    for r in results:
+        by_table.setdefault(r["table"].split(".", 1)[0], []).append(r)
+    configs = {name: _verdict(name, by_table.get(name, []), sum(len(rows) for rows in everything[name].splits.values())) for name in names}
+    release = _verdict(f"release ({len(everything)} config(s), leakage)", by_table.get("release", []), None)
+    return {"ok": all(v["ok"] for v in configs.values()) and release["ok"], "configs": configs, "release": release}

@@ -1,0 +1,236 @@
+"""The tables great-expectations checks, derived from a release's Parquet files with pandas.
+
+Checks that span several fields of a record (list lengths, span offsets against their text) are computed here
+as plain columns, so that each is one column expectation whose failures name the offending rows; the verdict
+itself always comes from great-expectations (`suites.py`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import datasets
+import pandas as pd
+import pyarrow.parquet as pq
+
+from ..release import split_stats
+from ..schema import CATEGORIES, ERROR_TYPES, category_of
+
+# Splits are grouped into classes for leakage: a document may sit in one class only, across every config.
+SPLIT_CLASSES = {"train": "train", "dev": "dev", "val": "dev", "validation": "dev", "test": "test"}
+
+
+@dataclass(frozen=True)
+class ConfigData:
+    """One config of a release: its build stats and its records per split (as plain Python rows)."""
+
+    name: str
+    stats: dict
+    splits: dict[str, list[dict]]
+    tables: dict[str, pq.Table] | None = None
+
+    def records(self):
+        for rows in self.splits.values():
+            yield from rows
+
+
+def read_config(release: Path, name: str, stats: dict) -> ConfigData:
+    splits, tables = {}, {}
+    for split, entry in stats["files"].items():
+        table = pq.read_table(release / entry["path"])
+        tables[split] = table
+        splits[split] = table.to_pylist()
+    return ConfigData(name=name, stats=stats, splits=splits, tables=tables)
+
+
+def _labels_ok(values) -> bool:
+    return all(v in (-1, 0, 1) for v in values)
+
+
+def records_frame(data: ConfigData) -> pd.DataFrame:
+    rows = []
+    for r in data.records():
+        sentences = r["sentences"] or []
+        segments = r["segments"] or []
+        seg_of = r["sentence_segments"] or []
+        rows.append(
+            {
+                "id": r["id"],
+                "corpus": r["corpus"],
+                "config": r["config"],
+                "split": r["split"],
+                "doc_id": r["doc_id"],
+                "label": r["label"],
+                "n_sentences": len(sentences),
+                "n_empty_sentences": sum(1 for s in sentences if not (s or "").strip()),
+                "n_gaps": max(len(sentences) - 1, 0),
+                "n_segments": len(segments),
+                "n_sentence_labels": len(r["sentence_labels"] or []),
+                "n_sentence_labels_min2votes": len(r["sentence_labels_min2votes"] or []),
+                "n_gap_labels": len(r["gap_labels"] or []),
+                "n_sentence_segments": len(seg_of),
+                "n_segment_labels": len(r["segment_labels"] or []),
+                "n_segment_labels_min2votes": len(r["segment_labels_min2votes"] or []),
+                "list_labels_in_set": all(
+                    _labels_ok(r[f] or [])
+                    for f in ("sentence_labels", "sentence_labels_min2votes", "segment_labels", "segment_labels_min2votes", "gap_labels")
+                ),
+                # each sentence points into `segments`, in reading order
+                "sentence_segments_valid": all(0 <= s < len(segments) for s in seg_of) and seg_of == sorted(seg_of),
+                "is_corruption": r["corruption"] is not None,
+                "corruption_generator": (r["corruption"] or {}).get("generator"),
+                "corruption_source_id": (r["corruption"] or {}).get("source_id"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def spans_frame(data: ConfigData) -> pd.DataFrame:
+    rows = []
+    for r in data.records():
+        segments = r["segments"] or []
+        n_sentences = len(r["sentences"] or [])
+        for i, span in enumerate(r["spans"] or []):
+            seg, start, end = span["segment"], span["start"], span["end"]
+            segment_ok = seg is not None and 0 <= seg < len(segments)
+            text = segments[seg] if segment_ok else None
+            in_bounds = segment_ok and start is not None and end is not None and 0 <= start < end <= len(text)
+            first, last = span["first_sentence"], span["last_sentence"]
+            type_name = ERROR_TYPES[span["type"]] if span["type"] in range(len(ERROR_TYPES)) else None
+            rows.append(
+                {
+                    "span_id": f"{r['id']}#{i}",
+                    "type": span["type"],
+                    "category": span["category"],
+                    "category_matches_type": type_name is not None
+                    and span["category"] == CATEGORIES.index(category_of(type_name)),
+                    "votes": span["votes"],
+                    "resolved": bool(span["resolved"]),
+                    "resolution": span["resolution"],
+                    "resolution_agrees": bool(span["resolved"]) == (span["resolution"] in ("unique", "ambiguous")),
+                    "segment_in_range": segment_ok,
+                    "offsets_in_bounds": in_bounds,
+                    "text_matches_offsets": in_bounds and text[start:end] == span["text"],
+                    "sentences_in_range": first is not None
+                    and last is not None
+                    and 0 <= first <= last < n_sentences,
+                }
+            )
+    return pd.DataFrame(rows, columns=SPAN_COLUMNS)
+
+
+SPAN_COLUMNS = [
+    "span_id", "type", "category", "category_matches_type", "votes", "resolved", "resolution", "resolution_agrees",
+    "segment_in_range", "offsets_in_bounds", "text_matches_offsets", "sentences_in_range",
+]  # fmt: skip
+
+
+def ratings_frame(data: ConfigData, ranges: dict[str, list[float]]) -> pd.DataFrame:
+    rows = []
+    for r in data.records():
+        for i, rating in enumerate(r["ratings"] or []):
+            bounds = ranges.get(rating["dimension"])
+            score = rating["score"]
+            rows.append(
+                {
+                    "rating_id": f"{r['id']}#{i}",
+                    "dimension": rating["dimension"],
+                    "annotator_type": rating["annotator_type"],
+                    "score": score,
+                    "range_declared": bounds is not None,
+                    "score_in_range": bounds is not None and score is not None and bounds[0] <= score <= bounds[1],
+                }
+            )
+    return pd.DataFrame(rows, columns=["rating_id", "dimension", "annotator_type", "score", "range_declared", "score_in_range"])
+
+
+def documents_frame(configs: list[ConfigData]) -> pd.DataFrame:
+    """One row per doc_id of the whole release: where it occurs, and in how many split classes.
+
+    Configs that share upstream stories (TimeTravel and Story Cloze, the synthetic configs made from them)
+    carry the same doc_id, so a story in the train split of one config and the test split of another shows here."""
+    where: dict[str, set] = defaultdict(set)
+    for data in configs:
+        for split, rows in data.splits.items():
+            for r in rows:
+                where[r["doc_id"]].add((data.name, split))
+    out = []
+    for doc_id, places in sorted(where.items()):
+        classes = {SPLIT_CLASSES.get(split, split) for _, split in places}
+        out.append({"doc_id": doc_id, "split_classes": len(classes), "found_in": ", ".join(f"{c}:{s}" for c, s in sorted(places))})
+    return pd.DataFrame(out, columns=["doc_id", "split_classes", "found_in"])
+
+
+def derivations_frame(configs: list[ConfigData]) -> pd.DataFrame:
+    """One row per corruption whose source record is in the release: the two must sit in the same split class."""
+    split_of = {r["id"]: (data.name, r["split"]) for data in configs for r in data.records()}
+    out = []
+    for data in configs:
+        for r in data.records():
+            source = (r["corruption"] or {}).get("source_id")
+            if source is None or source not in split_of:
+                continue
+            src_config, src_split = split_of[source]
+            out.append(
+                {
+                    "id": f"{data.name}/{r['id']}",
+                    "derived_from": f"{src_config}/{source} ({src_split})",
+                    "same_split_class": SPLIT_CLASSES.get(r["split"], r["split"]) == SPLIT_CLASSES.get(src_split, src_split),
+                }
+            )
+    return pd.DataFrame(out, columns=["id", "derived_from", "same_split_class"])
+
+
+def actual_stats(data: ConfigData) -> dict:
+    """The build's per-split statistics (`release.split_stats`), recomputed from the Parquet files."""
+    return {split: split_stats(datasets.Dataset(table)) for split, table in data.tables.items()}
+
+
+def flatten(stats: dict, prefix: str = "") -> dict[str, object]:
+    out = {}
+    for key, value in stats.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(flatten(value, name + "."))
+        else:
+            out[name] = value
+    return out
+
+
+def stats_frame(config: str, actual: dict, expected: dict | None) -> pd.DataFrame:
+    """One row per statistic of either record; `expected` None (nothing recorded) is one failing row."""
+    if expected is None:
+        hint = f"none recorded (run `cohbench validate {config} --record-expected`, review, commit)"
+        return pd.DataFrame([{"statistic": "snapshot", "expected": "recorded", "actual": hint}])
+    got, want = flatten(actual), flatten(expected)
+    rows = [
+        {
+            "statistic": key,
+            "expected": json.dumps(want[key]) if key in want else "absent",
+            "actual": json.dumps(got[key]) if key in got else "absent",
+        }
+        for key in sorted(set(got) | set(want))
+    ]
+    return pd.DataFrame(rows, columns=["statistic", "expected", "actual"])
+
+
+def cross_checks_frame(notes: dict) -> pd.DataFrame:
+    """Cross-source checks a corpus records in its stats notes: every count (or list of ids) under a key that
+    names a mismatch, e.g. SummEval's expert means against BARTScore's."""
+    rows = []
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, path + [str(key)])
+        elif any("mismatch" in p.lower() for p in path):
+            if isinstance(node, list):
+                rows.append({"check": ".".join(path), "mismatches": len(node), "examples": json.dumps(node[:5])})
+            elif isinstance(node, (int, float)) and not isinstance(node, bool):
+                rows.append({"check": ".".join(path), "mismatches": node, "examples": ""})
+
+    walk(notes or {}, [])
+    return pd.DataFrame(rows, columns=["check", "mismatches", "examples"])

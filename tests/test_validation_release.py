@@ -1,0 +1,141 @@
+"""`cohbench validate`: a sound release passes; deliberately broken releases fail, naming the check and records."""
+
+import dataclasses
+import hashlib
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from cohbench import release
+from cohbench.builders import storysumm
+from cohbench.cli import main
+from cohbench.registry import ConfigSpec
+from cohbench.sources import Source
+from cohbench.validation import record_expected, validate
+
+from conftest import FIXTURES
+from gate_fixture import record, snac_like, write_config
+
+
+def build_storysumm_fixture(workspace):
+    path = FIXTURES / "storysumm" / "storysumm.json"
+    data = path.read_bytes()
+    source = Source("storysumm", storysumm.SOURCE.url, hashlib.sha256(data).hexdigest(), len(data), "MIT")
+    corpus = dataclasses.replace(storysumm.CORPUS, sources=(source,), errata=(), configs=(ConfigSpec("storysumm", "fixture"),))
+    release.build("storysumm", corpus=corpus, paths={"storysumm": path}, release=workspace / "release", progress=False)
+    return workspace / "release"
+
+
+def failures(verdict):
+    return {r["check"]: r for r in verdict["results"] if not r["success"]}
+
+
+def test_a_built_release_passes_against_its_recorded_statistics_and_writes_docs(workspace):
+    rel = build_storysumm_fixture(workspace)
+    record_expected("storysumm", release=rel, directory=workspace / "expected")
+    report = validate(release=rel, expected=workspace / "expected")
+    assert report["ok"], report["configs"]["storysumm"]["line"]
+    assert report["configs"]["storysumm"]["line"].startswith("storysumm: ok")
+    assert (rel / "validation/docs/index.html").is_file()
+    assert list((rel / "validation/docs/validations").rglob("*.html"))
+    summary = json.loads((rel / "validation/storysumm.json").read_text())
+    assert summary["ok"] and summary["records"] == 4
+
+
+def test_flipped_labels_fail_the_drift_check_with_a_diff(workspace):
+    rel = build_storysumm_fixture(workspace)
+    record_expected("storysumm", release=rel, directory=workspace / "expected")
+    path = rel / "data/storysumm/test.parquet"
+    table = pq.read_table(path)
+    flipped = pa.array([1 - v for v in table["label"].to_pylist()], type=table.schema.field("label").type)
+    pq.write_table(table.set_column(table.schema.get_field_index("label"), "label", flipped), path)
+    report = validate(release=rel, expected=workspace / "expected", docs=False)
+    verdict = report["configs"]["storysumm"]
+    assert not report["ok"]
+    drift = failures(verdict)["row counts and label distributions equal " + str(workspace / "expected/storysumm.json")]
+    assert "test.labels.error: expected 2, found 1" in drift["examples"]
+    assert "test.labels.ok: expected 1, found 2" in drift["examples"]
+    assert "[stats]" in verdict["line"] and "test.labels.error: expected 2, found 1" in verdict["line"]
+
+
+def test_a_missing_snapshot_fails_and_says_how_to_record_one(workspace):
+    rel = build_storysumm_fixture(workspace)
+    verdict = validate(release=rel, expected=workspace / "expected", docs=False)["configs"]["storysumm"]
+    assert not verdict["ok"] and "--record-expected" in verdict["line"]
+
+
+def test_a_shifted_span_fails_naming_the_span(workspace):
+    rel = workspace / "release"
+    good, shifted = snac_like("s1", "book-1"), snac_like("s2", "book-2")
+    shifted["spans"][0].update(start=1, end=4)  # "ob " instead of "Bob"
+    write_config(rel, "snacish", "snac", {"train": [good], "test": [shifted]})
+    record_expected("snacish", release=rel, directory=workspace / "expected")
+    verdict = validate(release=rel, expected=workspace / "expected", docs=False)["configs"]["snacish"]
+    failed = failures(verdict)
+    assert set(failed) == {"resolved span text == segments[segment][start:end]"}
+    assert failed["resolved span text == segments[segment][start:end]"]["examples"] == ["s2#0"]
+    assert "s2#0" in verdict["line"]
+
+
+def test_list_lengths_votes_and_duplicate_ids_are_named(workspace):
+    rel = workspace / "release"
+    short = snac_like("s1", "book-1")
+    short["sentence_labels"] = [0, 1]  # three sentences
+    unvoted = snac_like("s2", "book-2")
+    unvoted["spans"][0]["votes"] = 0
+    gaps = record("g1", "story-1", ["A.", "B.", "C."], gap_labels=[0, 1, 0])  # 3 sentences -> 2 gaps
+    twin = record("g1", "story-2", ["A.", "B."], gap_labels=[1])
+    write_config(rel, "mixed", "snac", {"test": [short, unvoted, gaps, twin]})
+    record_expected("mixed", release=rel, directory=workspace / "expected")
+    failed = failures(validate(release=rel, expected=workspace / "expected", docs=False)["configs"]["mixed"])
+    assert failed["one sentence label per sentence"]["examples"] == ["s1 (n_sentence_labels=2, n_sentences=3)"]
+    assert failed["one gap label per gap (sentences − 1)"]["examples"] == ["g1 (n_gap_labels=3, n_gaps=2)"]
+    assert failed["span votes ≥ 1"]["examples"] == ["s2#0 (votes=0)"]
+    assert failed["ids are unique"]["unexpected"] == 2
+
+
+def test_a_document_in_train_of_one_config_and_test_of_another_is_a_leak(workspace):
+    rel = workspace / "release"
+    write_config(rel, "tt_msd", "timetravel", {"train": [record("a", "roc-7", ["A.", "B."], gap_labels=[0])]})
+    write_config(rel, "cloze_dsd", "storycloze", {"test": [record("b", "roc-7", ["A.", "C."], sentence_labels=[0, 1])]})
+    for config in ("tt_msd", "cloze_dsd"):
+        record_expected(config, release=rel, directory=workspace / "expected")
+    report = validate(release=rel, expected=workspace / "expected", docs=False)
+    assert report["configs"]["tt_msd"]["ok"] and report["configs"]["cloze_dsd"]["ok"]
+    assert not report["ok"] and not report["release"]["ok"]
+    assert "roc-7 found_in=cloze_dsd:test, tt_msd:train" in report["release"]["line"]
+
+
+def test_a_corruption_in_train_derived_from_a_test_record_is_a_leak(workspace):
+    rel = workspace / "release"
+    source = record("story-1/orig", "story-1", ["A.", "B.", "C."], sentence_labels=[0, 0, 0])
+    corrupted = record("story-1/dsd", "story-1-copy", ["A.", "X.", "C."], sentence_labels=[0, 1, 0])
+    corrupted["corruption"] = {"generator": "discordant_replace", "seed": 1, "source_id": "story-1/orig", "positions": [1],
+                               "inserted_ids": ["story-9#2"], "similarities": [0.1], "ranks": [3]}  # fmt: skip
+    write_config(rel, "dsd", "timetravel", {"train": [corrupted], "test": [source]})
+    record_expected("dsd", release=rel, directory=workspace / "expected")
+    line = validate(release=rel, expected=workspace / "expected", docs=False)["release"]["line"]
+    assert "every corruption sits in the split of the record it was derived from" in line
+    assert "dsd/story-1/dsd derived_from=dsd/story-1/orig (test)" in line
+
+
+def test_cross_source_mismatches_recorded_by_the_build_fail(workspace):
+    rel = workspace / "release"
+    notes = {"cross_check": {"expert_mean_vs_bartscore_mismatches": 2, "mismatch_ids": ["d1/M8", "d2/M9"]}}
+    write_config(rel, "summ", "summeval", {"test": [record("d1/M8", "d1", ["A."])]}, notes=notes)
+    record_expected("summ", release=rel, directory=workspace / "expected")
+    verdict = validate(release=rel, expected=workspace / "expected", docs=False)["configs"]["summ"]
+    assert not verdict["ok"]
+    assert 'cross_check.mismatch_ids mismatches=2 examples=["d1/M8", "d2/M9"]' in verdict["line"]
+
+
+def test_cli_prints_one_verdict_per_config_and_exits_non_zero(workspace, capsys, monkeypatch):
+    rel = workspace / "release"
+    write_config(rel, "one", "snac", {"test": [snac_like("s1", "b1")]})
+    assert main(["validate", "--no-docs"]) == 1  # no snapshot recorded in catalog/expected for "one"
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("one: FAILED") and lines[1].startswith("release (1 config(s), leakage): ok")
+    assert main(["validate", "nope"]) == 1
+    assert "nope not built" in capsys.readouterr().err
