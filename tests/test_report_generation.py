@@ -1,0 +1,76 @@
+"""The statistics report on a small fixture release: JSON of every statistic, the Markdown comparison with the
+papers' figures, readable PNG plots, and nothing half-written."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cohbench import cli, report
+from release_fixture import plain_record, summeval_record, write_release
+from snac_toy import write_toy_release
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def release(tmp_path, monkeypatch):
+    root = write_toy_release(tmp_path / "release")
+    ratings = [
+        summeval_record(f"d{r}-M8", "M8", {**{f"expert_{i}": {"coherence": 1 + (r + i) % 5, "fluency": 5} for i in (1, 2, 3)},
+                                            **{f"crowd_{i}": {"coherence": 1 + (r * i) % 5, "fluency": 4} for i in range(1, 6)}})
+        for r in range(4)
+    ]
+    write_release(root, {
+        "summeval": ("summeval", {"test": ratings}),
+        "storysumm": ("storysumm", {"val": [plain_record("a", 1, [0, 1], system="gpt-4")], "test": [plain_record("b", 0, [0], system="claude")]}),
+    })
+    monkeypatch.setenv("COHBENCH_RELEASE", str(root))
+    return root
+
+
+def test_report_writes_json_markdown_and_plots(release, tmp_path):
+    out = tmp_path / "stats"
+    statistics = report.report(out)
+    assert sorted(p.name for p in out.iterdir()) == [
+        "report.md", "snac_agreement.png", "snac_error_types.png", "statistics.json", "storysumm_labels.png", "summeval_ratings.png",
+    ]
+    for png in out.glob("*.png"):
+        data = png.read_bytes()
+        assert data.startswith(PNG_MAGIC) and len(data) > 10_000
+    saved = json.loads((out / "statistics.json").read_text())
+    assert set(saved) == {"snac", "summeval", "storysumm"} == set(statistics)
+    assert saved["snac"]["token_level"]["as_marked"]["by_type"]["RefE"]["two_agree_pct"] == pytest.approx(40.0)
+    markdown = (out / "report.md").read_text()
+    # the paper's crowd figure stands beside cohbench's, with the difference
+    assert "| RefE | " in markdown and "| 0.10 |" in markdown
+    assert "![snac_agreement.png](snac_agreement.png)" in markdown
+    assert "## Assumptions" in markdown
+
+
+def test_report_is_deterministic(release, tmp_path):
+    report.report(tmp_path / "a")
+    report.report(tmp_path / "b")
+    for name in ("statistics.json", "report.md", "snac_agreement.png"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_failed_report_leaves_the_previous_one(release, tmp_path, monkeypatch):
+    out = tmp_path / "stats"
+    report.report(out)
+    before = (out / "report.md").read_text()
+
+    def broken(stats, path):
+        raise RuntimeError("plot failed")
+
+    monkeypatch.setitem(report._PLOTS, "summeval", (("ratings", broken),))
+    with pytest.raises(RuntimeError):
+        report.report(out)
+    assert (out / "report.md").read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["release", "stats"]
+
+
+def test_report_command(release, tmp_path, capsys):
+    assert cli.main(["report", "--output", str(tmp_path / "stats")]) == 0
+    assert "3 config(s)" in capsys.readouterr().out

@@ -1,0 +1,135 @@
+"""SQL over the release: the views exist for whichever configs are built, their row counts match the Parquet
+files, ClassLabels are decoded, results export, and bad SQL is one clear line."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from cohbench import cli, sql
+from cohbench.errors import ReleaseError
+from release_fixture import plain_record, summeval_record, write_release
+from snac_toy import write_toy_release
+
+
+@pytest.fixture
+def release(tmp_path, monkeypatch):
+    root = write_toy_release(tmp_path / "release")
+    ratings = {f"expert_{i}": {"coherence": i, "fluency": 5} for i in (1, 2, 3)}
+    ratings |= {f"crowd_{i}": {"coherence": 1 + i % 5} for i in range(1, 6)} | {"expert_mean": {"coherence": 2.0}}
+    corrupted = plain_record("c1", 1, [0, 1, 0], corruption={
+        "generator": "swap", "seed": 3, "source_id": "s1", "positions": [1, 2], "inserted_ids": ["x", "y"],
+        "similarities": [0.5, 0.25], "ranks": [1, 4]})
+    write_release(root, {
+        "summeval": ("summeval", {"test": [summeval_record("d1-M8", "M8", ratings)]}),
+        "tt-swap": ("timetravel", {"test": [corrupted, plain_record("s1", 0, [0, 0, 0])]}),
+    })
+    monkeypatch.setenv("COHBENCH_RELEASE", str(root))
+    return root
+
+
+def parquet_rows(root, config, column=None):
+    total = 0
+    for path in (root / "data" / config).glob("*.parquet"):
+        table = pq.read_table(path)
+        total += table.num_rows if column is None else sum(len(v) for v in table.column(column).to_pylist())
+    return total
+
+
+def test_views_exist_and_row_counts_match_the_parquet_files(release):
+    con = sql.db()
+    assert set(sql.views(con)) == set(sql.LONG_VIEWS) | {"snac", "summeval", "tt-swap"}
+    count = lambda view: con.execute(f"SELECT count(*) FROM {view}").fetchone()[0]  # noqa: E731
+    for config in ("snac", "summeval", "tt-swap"):
+        assert count(sql.view_reference(config)) == parquet_rows(release, config)
+    assert count("records") == sum(parquet_rows(release, c) for c in ("snac", "summeval", "tt-swap"))
+    assert count("spans") == parquet_rows(release, "snac", "spans")
+    assert count("sentences") == sum(parquet_rows(release, c, "sentences") for c in ("snac", "summeval", "tt-swap"))
+    assert count("ratings") == parquet_rows(release, "summeval", "ratings") == 3 * 2 + 5 + 1
+    assert count("snac_training") == parquet_rows(release, "snac", "sentences")
+    assert count("corruptions") == 2  # one row per altered position
+
+
+def test_span_types_are_decoded_to_names_and_offsets_point_at_the_text(release):
+    rows = sql.query("SELECT type, category, votes, text, start, \"end\", segment, record_id FROM spans").to_pylist()
+    segments = {r["id"]: r["segments"] for r in sql.query("SELECT id, segments FROM snac").to_pylist()}
+    assert {r["type"] for r in rows} == {"CharE", "RefE", "SceneE", "GramE"}
+    assert {r["category"] for r in rows if r["type"] == "GramE"} == {"language"}
+    for r in rows:
+        assert segments[r["record_id"]][r["segment"]][r["start"]:r["end"]] == r["text"]
+    assert max(r["votes"] for r in rows) == 4
+
+
+def test_training_view_gives_the_preceding_summary_as_context(release):
+    rows = sql.query("SELECT sentence_index, context, sentence, label, error_types FROM snac_training "
+                     "WHERE record_id = 'book_175b0' ORDER BY sentence_index").to_pylist()
+    assert rows[0]["context"] == ""
+    assert rows[2]["context"] == "Gabriel leases a sheep farm near Weatherbury. He meets Bathsheba at the farm."
+    assert rows[2]["sentence"] == "Her husband's suicide shocks everyone."
+    assert rows[0]["error_types"] == ["CharE", "GramE"]  # taxonomy order
+    assert [r["label"] for r in rows] == [1, 1, 1, 1]
+
+
+def test_ratings_and_corruptions_views(release):
+    coherence = sql.query("SELECT annotator_type, avg(score) AS mean FROM ratings WHERE dimension = 'coherence' "
+                          "GROUP BY ALL ORDER BY ALL").to_pylist()
+    assert coherence == [{"annotator_type": "crowd", "mean": 3.0}, {"annotator_type": "expert", "mean": 2.0},
+                         {"annotator_type": "expert_mean", "mean": 2.0}]
+    rows = sql.query('SELECT position, inserted_id, similarity, rank FROM corruptions ORDER BY position').to_pylist()
+    assert rows == [{"position": 1, "inserted_id": "x", "similarity": 0.5, "rank": 1},
+                    {"position": 2, "inserted_id": "y", "similarity": 0.25, "rank": 4}]
+
+
+def test_views_work_with_only_some_configs_built(tmp_path):
+    root = write_release(tmp_path / "release", {"storysumm": ("storysumm", {"val": [plain_record("s", 1, [1, 0])]})})
+    con = sql.db(root)
+    assert con.execute("SELECT count(*) FROM spans").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM sentences").fetchone()[0] == 2
+
+
+def test_no_built_config_is_a_clear_error(tmp_path):
+    with pytest.raises(ReleaseError, match="no config is built"):
+        sql.db(tmp_path / "empty")
+
+
+def test_bad_sql_and_unknown_views_are_one_clear_line(release, capsys):
+    with pytest.raises(sql.QueryError, match="Parser Error") as error:
+        sql.query("SELEC 1")
+    assert "\n" not in str(error.value)
+    with pytest.raises(sql.QueryError, match=r"nosuchview.*views: corruptions, ratings") as error:
+        sql.query("SELECT * FROM nosuchview")
+    assert "\n" not in str(error.value)
+    assert cli.main(["sql", "SELECT nocolumn FROM spans"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("cohbench: error: Binder Error") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "parquet"])
+def test_query_results_export_to_files(release, tmp_path, fmt):
+    target = tmp_path / f"spans.{fmt}"
+    assert cli.main(["sql", "SELECT type, count(*) AS n FROM spans GROUP BY ALL ORDER BY ALL", "--format", fmt, "--output", str(target)]) == 0
+    if fmt == "parquet":
+        assert pq.read_table(target).to_pylist()[0] == {"type": "CharE", "n": 5}
+    elif fmt == "json":
+        assert json.loads(target.read_text())[0] == {"type": "CharE", "n": 5}
+    else:
+        assert target.read_text().splitlines()[:2] == ["type,n", "CharE,5"]
+
+
+def test_cli_prints_a_table_and_json(release, capsys):
+    assert cli.main(["sql", "SELECT count(*) AS spans FROM spans"]) == 0
+    assert "spans" in capsys.readouterr().out
+    assert cli.main(["sql", "SELECT count(*) AS spans FROM spans", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"spans": parquet_rows(release, "snac", "spans")}] == [{"spans": 11}]
+
+
+@pytest.mark.integration
+def test_real_release_views_match_the_manifest(mirror, workspace):
+    from cohbench.release import build
+
+    stats = build("storysumm", progress=False)
+    con = sql.db()
+    assert con.execute("SELECT count(*) FROM storysumm").fetchone()[0] == sum(f["rows"] for f in stats["files"].values()) == 96
+    assert con.execute("SELECT count(*) FROM sentences").fetchone()[0] == stats["splits"]["val"]["sentences"] + stats["splits"]["test"]["sentences"]
