@@ -117,6 +117,52 @@ def cmd_validate(args) -> int:
     return 0 if report["ok"] else 1
 
 
+def cmd_sql(args) -> int:
+    from . import sql
+
+    con = sql.db()
+    statement = args.query
+    if statement is None and not sys.stdin.isatty():
+        statement = sys.stdin.read()
+    if statement is None:
+        sql.shell(con)
+        return 0
+    if args.output:
+        fmt = args.format or (args.output.rsplit(".", 1)[-1] if "." in args.output else "")
+        rows = sql.export(statement, args.output, fmt, con)
+        print(f"wrote {rows} rows to {args.output} ({fmt})", file=sys.stderr)
+        return 0
+    if args.format == "parquet":
+        raise CohbenchError("--format parquet needs --output FILE")
+    table = sql.query(statement, con)
+    if args.json or args.format == "json":
+        print(sql.to_json(table))
+    elif args.format == "csv":
+        import pyarrow.csv
+
+        pyarrow.csv.write_csv(table, sys.stdout.buffer)
+    else:
+        print(sql.render(table, args.max_rows), end="")
+    return 0
+
+
+def cmd_agreement(args) -> int:
+    from .agreement import statistics
+    from .report import config_markdown
+
+    stats = statistics(args.config)
+    _emit(args, stats, config_markdown(stats))
+    return 0
+
+
+def cmd_report(args) -> int:
+    from .report import report
+
+    out = report(args.output)
+    _emit(args, out, [f"wrote the statistics report of {len(out)} config(s) ({', '.join(out)}) to {args.output or 'catalog/stats'}"])
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="cohbench", description=__doc__)
     top.add_argument("--version", action="version", version=f"cohbench {__version__}")
@@ -144,6 +190,15 @@ def parser() -> argparse.ArgumentParser:
     validate.add_argument("--record-expected", action="store_true", help="snapshot the configs' statistics into catalog/expected/")
     validate.add_argument("--no-docs", action="store_true", help="skip the HTML Data Docs")
     add("schema", cmd_schema, "print the schema documentation (catalog/SCHEMA.md)")
+    sql = add("sql", cmd_sql, "run SQL over the release views (catalog/SQL.md); without a query, an interactive prompt")
+    sql.add_argument("query", nargs="?", help="one SQL statement (read from stdin when piped)")
+    sql.add_argument("--format", choices=("csv", "json", "parquet"), help="output format (default: a table on the terminal)")
+    sql.add_argument("--output", help="write the result to this file instead of stdout")
+    sql.add_argument("--max-rows", type=int, default=40, help="rows shown in the terminal table (default 40)")
+    agreement = add("agreement", cmd_agreement, "agreement and distribution statistics of one built config")
+    agreement.add_argument("config")
+    report = add("report", cmd_report, "write the statistics report (JSON, Markdown, plots) to catalog/stats")
+    report.add_argument("--output", help="folder to write to (default catalog/stats)")
     return top
 
 
