@@ -25,7 +25,7 @@ from pathlib import Path
 from ..errors import ParseError
 from ..hf import builder_for
 from ..registry import ConfigSpec, Corpus, Parsed, register
-from ..schema import COHERENCE_ERROR_TYPES, ERROR, ERROR_TYPES, OK, CATEGORIES, category_of, empty_record
+from ..schema import CATEGORIES, COHERENCE_ERROR_TYPES, ERROR, ERROR_TYPES, OK, category_of, empty_record
 from ..sources import Source
 from ..text import sentence_offsets
 
@@ -128,10 +128,10 @@ def _word_aligned(text: str, start: int, span: str) -> bool:
     return left and right
 
 
-def candidates(text: str, span: str) -> list[int]:
+def _candidates(text: str, span: str) -> list[int]:
     """Start offsets where `span` may be meant: its word-aligned occurrences, or, for a span the annotator cut
-    inside a word, all its occurrences. None for an empty span."""
-    if not span:
+    inside a word, all its occurrences. None for an empty (or all-whitespace) span."""
+    if not span.strip():
         return []
     starts, at = [], text.find(span)
     while at != -1:
@@ -141,15 +141,15 @@ def candidates(text: str, span: str) -> list[int]:
     return aligned or starts
 
 
-def preference(text: str, span: str, error_type: str, antecedents: Iterable[str]) -> list[int]:
+def _preference(text: str, span: str, error_type: str, antecedents: Iterable[str]) -> list[int]:
     """Candidate offsets in the order the rule prefers them.
 
     A RepE or InconE is the text that repeats or contradicts its antecedent, so when an antecedent occurs in
     the segment, occurrences starting after the end of the earliest antecedent come first. Every other type
     (CharE, RefE: the first mention is the unintroduced one; SceneE, GramE, CorefE) prefers text order."""
-    found = candidates(text, span)
+    found = _candidates(text, span)
     if error_type in AFTER_ANTECEDENT:
-        ends = [candidates(text, a)[0] + len(a) for a in antecedents if candidates(text, a)]
+        ends = [_candidates(text, a)[0] + len(a) for a in antecedents if _candidates(text, a)]
         if ends:
             anchor = min(ends)
             return [c for c in found if c >= anchor] + [c for c in found if c < anchor]
@@ -166,7 +166,7 @@ def _resolve_segment(segment: int, text: str, errors: list[dict], sentences: lis
     for error in errors:
         span, error_type = error["span"], error["error_type"]
         antecedents = list(error.get("antecedants", []))
-        order = preference(text, span, error_type, antecedents)
+        order = _preference(text, span, error_type, antecedents)
         entry = {
             "segment": segment,
             "start": None,
@@ -198,7 +198,7 @@ def _resolve_segment(segment: int, text: str, errors: list[dict], sentences: lis
             if len(covered) > 1:
                 tally["crossing_sentences"] += 1
         else:
-            why = "empty" if not span else "not_a_substring"
+            why = "empty" if not span.strip() else "not_a_substring"
             tally[f"failed_{why}"] += 1
             if len(sentences) == 1:  # the best guess is certain only for a one-sentence segment
                 entry.update(first_sentence=first, last_sentence=first)
@@ -344,6 +344,8 @@ def _notes(records: list[dict], tally: Counter) -> dict:
             "sentences_with_coherence_error": sum(r["sentence_labels"].count(ERROR) for r in members),
             "sentences_with_coherence_error_min2votes": sum(r["sentence_labels_min2votes"].count(ERROR) for r in members),
             "spans": sum(len(r["spans"]) for r in members),
+            "spans_by_type": _by_type([s for r in members for s in r["spans"]]),
+            "spans_by_votes": _by_votes([s for r in members for s in r["spans"]]),
         }
     segments = sum(len(r["segments"]) for r in records)
     return {
@@ -357,8 +359,9 @@ def _notes(records: list[dict], tally: Counter) -> dict:
         "sentences_by_source": _sum_by(records, "system", lambda r: len(r["sentences"])),
         "spans": len(spans),
         "votes_sum": sum(s["votes"] for s in spans),
-        "spans_by_type": {t: sum(1 for s in spans if s["type"] == i) for i, t in enumerate(ERROR_TYPES)},
-        "spans_by_votes": {str(v): n for v, n in sorted(Counter(s["votes"] for s in spans).items())},
+        "spans_by_source": _sum_by(records, "system", lambda r: len(r["spans"])),
+        "spans_by_type": _by_type(spans),
+        "spans_by_votes": _by_votes(spans),
         "spans_with_antecedents": sum(1 for s in spans if s["antecedents"]),
         "resolution": {
             "unique": tally["unique"],
@@ -371,7 +374,16 @@ def _notes(records: list[dict], tally: Counter) -> dict:
             "spans_crossing_sentence_boundaries": tally["crossing_sentences"],
         },
         "splits": by_split,
+        "defects": dict(sorted(Counter(d.split(":")[0] for r in records for d in r["defects"]).items())),
     }
+
+
+def _by_type(spans: list[dict]) -> dict:
+    return {t: sum(1 for s in spans if s["type"] == i) for i, t in enumerate(ERROR_TYPES)}
+
+
+def _by_votes(spans: list[dict]) -> dict:
+    return {str(v): n for v, n in sorted(Counter(s["votes"] for s in spans).items())}
 
 
 def _sum_by(records: list[dict], field: str, value) -> dict:
