@@ -13,6 +13,7 @@ from cohbench.schema import CATEGORIES, ERROR_TYPES, FEATURES, category_of, empt
 
 
 def write_config(release: Path, config: str, corpus: str, splits: dict[str, list[dict]], notes: dict | None = None) -> Path:
+    datasets.disable_progress_bars()
     files, per_split = {}, {}
     for split, records in splits.items():
         for record in records:
@@ -64,6 +65,7 @@ def snac_like(record_id: str, doc_id: str) -> dict:
         segments=segments,
         sentence_segments=[0, 0, 1],
         sentence_labels=[0, 0, 1],
+        sentence_labels_min2votes=[0, 0, 1],
         segment_labels=[0, 1],
         spans=[span(segments, 1, "Bob", "CharE", 2, votes=2)],
         label=1,

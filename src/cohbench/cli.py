@@ -163,6 +163,14 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_evaluate(args) -> int:
+    from .evaluate import evaluate, summary_lines
+
+    result = evaluate(args.config, args.predictions, split=args.split, threshold=args.threshold)
+    _emit(args, result, summary_lines(result))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="cohbench", description=__doc__)
     top.add_argument("--version", action="version", version=f"cohbench {__version__}")
@@ -189,6 +197,11 @@ def parser() -> argparse.ArgumentParser:
     validate.add_argument("configs", nargs="*", help="configs to check (default: every built config)")
     validate.add_argument("--record-expected", action="store_true", help="snapshot the configs' statistics into catalog/expected/")
     validate.add_argument("--no-docs", action="store_true", help="skip the HTML Data Docs")
+    evaluate = add("evaluate", cmd_evaluate, "score predictions on a built config with its paper's protocol")
+    evaluate.add_argument("config")
+    evaluate.add_argument("--predictions", required=True, help='JSONL: {"id", "score"|"label"} per record (lists per sentence/gap)')
+    evaluate.add_argument("--split", help="report one split only (default: every non-train split)")
+    evaluate.add_argument("--threshold", type=float, help="predict an error when score >= T (default: tuned on the dev split)")
     add("schema", cmd_schema, "print the schema documentation (catalog/SCHEMA.md)")
     sql = add("sql", cmd_sql, "run SQL over the release views (catalog/SQL.md); without a query, an interactive prompt")
     sql.add_argument("query", nargs="?", help="one SQL statement (read from stdin when piped)")

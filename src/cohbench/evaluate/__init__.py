@@ -1,0 +1,397 @@
+"""Evaluation protocols: score a model's predictions on a built config, as the corpus's paper does.
+
+Predictions are JSONL, one object per release record: `{"id": ..., "score": ... | "label": ...}` in the schema's
+polarity (higher score = more likely an error; label 1 = error). Unit-level protocols take lists, one entry per
+unit (sentence or gap). Binary metrics need labels: give `label`, or `score` with a `threshold`, or let the
+protocol tune the threshold on the config's dev split (dev/val) and report it. Thresholds are never tuned on the
+split being reported, except where the corpus has no other split and the report says so.
+
+Protocols (`PROTOCOLS`, chosen per config by `protocol_of`):
+- summary     StorySumm (§4, Tables 7-8): Cohen's κ, % predicted faithful, precision/recall of the faithful class,
+              % of easy and of hard unfaithful summaries detected, balanced accuracy; on val, test and full.
+- snac        SNaC (§5, Table 11): sentence-level P/R/F1/accuracy and ROC-AUC (each sentence judged with the
+              preceding summary as context); with `types`, per-type P/R/F1; with `spans`, ov. = the share of
+              correctly typed sentences whose predicted span of that type overlaps a gold span of that type.
+- sentences   DSD and sentence-level coherence (Cai et al. Table 3): accuracy, P, R, F1, AUC over sentences.
+- gaps        MSD (Cai et al. Table 3): the same over the gaps between sentences.
+- metaeval    SummEval: delegated to `cohbench.metaeval` (scores negated: it correlates with coherence).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+
+from .. import settings
+from ..errors import CohbenchError, ReleaseError
+from ..hf import split_sort_key
+from ..release import built_configs
+from ..schema import COHERENCE_ERROR_TYPES, ERROR_TYPES
+from . import metrics
+
+DEV_SPLITS = ("dev", "val", "validation")
+EXAMPLES = 5
+
+
+class PredictionsError(CohbenchError):
+    """A predictions file does not fit the config it is evaluated on."""
+
+
+def _examples(items) -> str:
+    items = sorted(items)
+    return ", ".join(map(str, items[:EXAMPLES])) + (", ..." if len(items) > EXAMPLES else "")
+
+
+def read_predictions(source) -> dict[str, dict]:
+    """id -> prediction, from a JSONL path or an iterable of dicts; malformed or duplicate entries are an error."""
+    name = str(source) if isinstance(source, (str, Path)) else "predictions"
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if not path.is_file():
+            raise PredictionsError(f"predictions file {path} does not exist")
+        rows = []
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as error:
+                    raise PredictionsError(f"{path}: line {number} is not JSON ({error.msg}); write one JSON object per line") from None
+    else:
+        rows = list(source)
+    out, duplicates = {}, []
+    for row in rows:
+        if not isinstance(row, dict) or "id" not in row or not ({"score", "label"} & set(row)):
+            raise PredictionsError(f"{name}: every line needs an \"id\" and a \"score\" or \"label\"; found {str(row)[:80]}")
+        if row["id"] in out:
+            duplicates.append(row["id"])
+        out[row["id"]] = row
+    if duplicates:
+        raise PredictionsError(f"{name}: {len(duplicates)} duplicate id(s): {_examples(set(duplicates))}")
+    return out
+
+
+def _load(config: str, release: Path) -> dict[str, list[dict]]:
+    from ..validation.frames import read_config
+
+    built = built_configs(release)
+    if config not in built:
+        raise ReleaseError(f"config {config!r} is not built in {release}; run `cohbench build {config}`")
+    splits = read_config(release, config, built[config]).splits
+    return {split: splits[split] for split in sorted(splits, key=split_sort_key)}
+
+
+def _check_ids(config: str, predictions: Mapping, splits: Mapping[str, list[dict]], needed: Iterable[str]) -> None:
+    known = {r["id"] for rows in splits.values() for r in rows}
+    unknown = set(predictions) - known
+    if unknown:
+        raise PredictionsError(f"{len(unknown)} prediction id(s) are not records of {config}: {_examples(unknown)}")
+    missing = {r["id"] for split in needed for r in splits[split]} - set(predictions)
+    if missing:
+        raise PredictionsError(
+            f"{len(missing)} record(s) of {config} ({'/'.join(needed)}) have no prediction: {_examples(missing)}"
+        )
+
+
+# --- units: what each protocol scores ---------------------------------------------------------------
+
+
+def _values(prediction: dict, key: str, units: int | None, record_id: str):
+    value = prediction.get(key)
+    if value is None:
+        return None
+    if units is None:
+        if isinstance(value, list):
+            raise PredictionsError(f"{record_id}: {key} must be one number for this protocol, found a list")
+        return [float(value)]
+    if not isinstance(value, list) or len(value) != units:
+        found = f"{len(value)} values" if isinstance(value, list) else "one value"
+        raise PredictionsError(f"{record_id}: {key} needs one value per unit ({units}), found {found}")
+    return [float(v) for v in value]
+
+
+def _units(protocol: str, record: dict) -> tuple[list[int], int | None]:
+    """Gold labels of a record's units and how many list entries a prediction needs (None: one number).
+    Every protocol but summary and gaps scores sentences."""
+    if protocol == "summary":
+        return [record["label"]], None
+    n = len(record["sentences"])
+    if protocol == "gaps":
+        return list(record["gap_labels"] or [-1] * (n - 1)), n - 1
+    return list(record["sentence_labels"] or [-1] * n), n
+
+
+def _gather(protocol: str, rows: list[dict], predictions: Mapping, threshold: float | None):
+    """Flattened gold, labels and scores over labelled units (-1 = no label is left out)."""
+    gold, labels, scores = [], [], []
+    for record in rows:
+        units, width = _units(protocol, record)
+        prediction = predictions[record["id"]]
+        label = _values(prediction, "label", width, record["id"])
+        score = _values(prediction, "score", width, record["id"])
+        for i, g in enumerate(units):
+            if g == -1:
+                continue
+            gold.append(g)
+            scores.append(score[i] if score is not None else np.nan)
+            if label is not None:
+                labels.append(int(label[i]))
+            elif threshold is not None:
+                labels.append(int(score[i] >= threshold))
+    scores = None if np.isnan(scores).any() else np.array(scores)
+    return np.array(gold, dtype=int), (np.array(labels, dtype=int) if len(labels) == len(gold) else None), scores
+
+
+# --- protocols --------------------------------------------------------------------------------------
+
+
+def _summary_metrics(rows, predictions, threshold) -> dict:
+    labelled = [r for r in rows if r["label"] != -1]
+    gold, pred, scores = _gather("summary", labelled, predictions, threshold)
+    out = {"summaries": len(gold), "unfaithful": int(gold.sum()), "auc": metrics.roc_auc(gold, scores) if scores is not None else None}
+    if pred is None:
+        return out
+    faithful = metrics.prf(gold, pred, positive=0)
+    detected = {}
+    for level in ("easy", "hard"):
+        picked = [i for i, r in enumerate(labelled) if r["label"] == 1 and r["difficulty"] == level]
+        detected[f"pct_{level}_detected"] = 100 * float(np.mean(pred[picked] == 1)) if picked else None
+    return out | {
+        "cohen_kappa": metrics.cohen_kappa(gold, pred),
+        "pct_predicted_faithful": 100 * float(np.mean(pred == 0)),
+        "precision_faithful": faithful["precision"],
+        "recall_faithful": faithful["recall"],
+        **detected,
+        "balanced_accuracy": metrics.balanced_accuracy(gold, pred),
+    }
+
+
+def _unit_metrics(protocol):
+    def compute(rows, predictions, threshold) -> dict:
+        gold, pred, scores = _gather(protocol, rows, predictions, threshold)
+        if pred is None:
+            return {"units": len(gold), "errors": int(gold.sum()), "auc": metrics.roc_auc(gold, scores)}
+        return metrics.binary_report(gold, pred, scores)
+
+    return compute
+
+
+def _sentence_starts(record: dict) -> list[int | None]:
+    """Offset of each sentence inside its segment (sentences are cut from their segment in order)."""
+    starts, cursor = [], {}
+    for sentence, segment in zip(record["sentences"], record["sentence_segments"]):
+        at = record["segments"][segment].find(sentence, cursor.get(segment, 0))
+        starts.append(at if at >= 0 else None)
+        if at >= 0:
+            cursor[segment] = at + len(sentence)
+    return starts
+
+
+def _predicted_spans(record: dict, prediction: dict) -> dict[tuple[int, str], list[tuple[int, int]]]:
+    """(sentence, type) -> predicted character ranges in that sentence (offsets, or the first match of `text`)."""
+    out: dict[tuple[int, str], list[tuple[int, int]]] = {}
+    for span in prediction.get("spans") or []:
+        sentence = record["sentences"][span["sentence"]]
+        if "start" in span:
+            start, end = span["start"], span["end"]
+        else:
+            start = sentence.find(span["text"])
+            if start < 0:
+                continue
+            end = start + len(span["text"])
+        out.setdefault((span["sentence"], span["type"]), []).append((start, end))
+    return out
+
+
+def _gold_spans(record: dict) -> dict[tuple[int, str], list[tuple[int, int]]]:
+    """(sentence, type) -> gold character ranges, in sentence coordinates, of every resolved span."""
+    starts = _sentence_starts(record)
+    out: dict[tuple[int, str], list[tuple[int, int]]] = {}
+    for span in record["spans"]:
+        if span["start"] is None or span["first_sentence"] is None:
+            continue
+        for i in range(span["first_sentence"], span["last_sentence"] + 1):
+            if starts[i] is None:
+                continue
+            local = (span["start"] - starts[i], span["end"] - starts[i])
+            out.setdefault((i, ERROR_TYPES[span["type"]]), []).append(local)
+    return out
+
+
+def _snac_metrics(rows, predictions, threshold) -> dict:
+    from ..builders.snac import sentence_examples
+
+    out = {"sentence": _unit_metrics("sentences")(rows, predictions, threshold)}
+    min2 = [dict(r, sentence_labels=r["sentence_labels_min2votes"]) for r in rows]
+    out["sentence_min2votes"] = _unit_metrics("sentences")(min2, predictions, threshold)
+    typed = [r for r in rows if "types" in predictions[r["id"]]]
+    if not typed:
+        return out
+    counts = {t: {"tp": 0, "fp": 0, "fn": 0, "overlap": 0, "with_spans": 0} for t in ERROR_TYPES}
+    for record in typed:
+        prediction = predictions[record["id"]]
+        if len(prediction["types"]) != len(record["sentences"]):
+            raise PredictionsError(f"{record['id']}: types needs one list per sentence ({len(record['sentences'])})")
+        gold_types = [set(e["error_types"]) for e in sentence_examples(record)]
+        predicted_spans, gold_spans = _predicted_spans(record, prediction), _gold_spans(record)
+        for i, (gold, predicted) in enumerate(zip(gold_types, prediction["types"])):
+            for t in set(predicted) | gold:
+                c = counts[t]
+                if t in predicted and t in gold:
+                    c["tp"] += 1
+                    if (i, t) in predicted_spans:
+                        c["with_spans"] += 1
+                        c["overlap"] += any(
+                            ps < ge and gs < pe for ps, pe in predicted_spans[(i, t)] for gs, ge in gold_spans.get((i, t), [])
+                        )
+                elif t in predicted:
+                    c["fp"] += 1
+                else:
+                    c["fn"] += 1
+    per_type = {}
+    for t, c in counts.items():
+        if t not in COHERENCE_ERROR_TYPES and not (c["tp"] or c["fp"]):
+            continue  # gold types are coherence errors only (§5); language types appear when predicted
+        p = c["tp"] / (c["tp"] + c["fp"]) if c["tp"] + c["fp"] else None
+        r = c["tp"] / (c["tp"] + c["fn"]) if c["tp"] + c["fn"] else None
+        per_type[t] = {
+            "precision": p,
+            "recall": r,
+            "f1": (2 * p * r / (p + r) if p + r else 0.0) if p is not None and r is not None else None,
+            "ov": c["overlap"] / c["with_spans"] if c["with_spans"] else None,
+            "gold": c["tp"] + c["fn"],
+            "predicted": c["tp"] + c["fp"],
+        }
+    out["per_type"] = per_type
+    return out
+
+
+PROTOCOLS: dict[str, tuple[Callable, Callable]] = {
+    # name -> (metrics function, tuning criterion on dev: higher is better)
+    "summary": (_summary_metrics, metrics.balanced_accuracy),
+    "snac": (_snac_metrics, lambda g, p: metrics.prf(g, p)["f1"]),
+    "sentences": (_unit_metrics("sentences"), lambda g, p: metrics.prf(g, p)["f1"]),
+    "gaps": (_unit_metrics("gaps"), lambda g, p: metrics.prf(g, p)["f1"]),
+}
+CRITERIA = {"summary": "maximum balanced accuracy", "snac": "maximum F1 of the error class", "sentences": "maximum F1 of the error class", "gaps": "maximum F1 of the error class"}  # fmt: skip
+NAMED = {"storysumm": "summary", "snac": "snac", "summeval": "metaeval"}
+
+
+def protocol_of(config: str, splits: Mapping[str, list[dict]]) -> str:
+    if config in NAMED:
+        return NAMED[config]
+    rows = [r for rs in splits.values() for r in rs]
+    if any(r["gap_labels"] for r in rows):
+        return "gaps"
+    if any(r["sentence_labels"] for r in rows):
+        return "sentences"
+    if any(r["label"] != -1 for r in rows):
+        return "summary"
+    raise PredictionsError(f"{config} has no labels a protocol could score")
+
+
+def _report_splits(splits: Mapping[str, list[dict]], protocol: str, only: str | None) -> dict[str, list[dict]]:
+    if only:
+        if only not in splits:
+            raise PredictionsError(f"split {only!r} is not in this config; splits: {', '.join(splits)}")
+        return {only: splits[only]}
+    chosen = {s: rows for s, rows in splits.items() if s != "train"}
+    if protocol == "summary" and len(chosen) > 1 and "train" not in splits:
+        chosen["full"] = [r for rows in chosen.values() for r in rows]
+    return chosen
+
+
+def evaluate(
+    config: str,
+    predictions,
+    *,
+    split: str | None = None,
+    threshold: float | None = None,
+    release: Path | None = None,
+) -> dict:
+    """Score `predictions` (a JSONL path or dicts) on a built config with its protocol; see the module docstring."""
+    release = release or settings.release_dir()
+    splits = _load(config, release)
+    protocol = protocol_of(config, splits)
+    if protocol == "metaeval":
+        return _metaeval(config, predictions, splits)
+    predictions = read_predictions(predictions)
+    compute, criterion = PROTOCOLS[protocol]
+    reported = _report_splits(splits, protocol, split)
+    has_labels = all("label" in p for p in predictions.values())
+    tuned_on = None
+    if not has_labels and threshold is None:
+        dev = next((s for s in DEV_SPLITS if s in splits), None)
+        if dev is None:
+            raise PredictionsError(
+                f"score-only predictions for {config} need --threshold: it has no dev split to tune one on"
+            )
+        _check_ids(config, predictions, splits, [dev])
+        gold, _, scores = _gather(protocol, splits[dev], predictions, None)
+        if scores is None:
+            raise PredictionsError(f"every prediction on {dev} needs a score to tune a threshold")
+        threshold, tuned_on = metrics.tune_threshold(gold, scores, criterion), dev
+    _check_ids(config, predictions, splits, [s for s in reported if s != "full"])
+    results = {name: compute(rows, predictions, None if has_labels else threshold) for name, rows in reported.items()}
+    return {
+        "config": config,
+        "protocol": protocol,
+        "predictions": len(predictions),
+        "decision": "labels given" if has_labels else {"threshold": threshold, "tuned_on": tuned_on, "criterion": CRITERIA[protocol] if tuned_on else "given"},
+        "splits": results,
+    }
+
+
+def _metaeval(config: str, predictions, splits) -> dict:
+    from .. import metaeval
+
+    rows = read_predictions(predictions)
+    negated = [{"id": i, "score": -float(p["score"])} for i, p in rows.items() if "score" in p]
+    if len(negated) != len(rows):
+        raise PredictionsError(f"{config} is scored by correlation: every prediction needs a score")
+    result = metaeval.evaluate(negated, records=[r for rs in splits.values() for r in rs])
+    return {"config": config, "protocol": "metaeval", "predictions": len(rows), "polarity": "scores negated (higher = more coherent)", "metaeval": result}
+
+
+def _fmt(value, percent: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{100 * value:.1f}" if percent else f"{value:.3f}"
+
+
+def _pct(value) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def summary_lines(result: dict) -> list[str]:
+    """The result as text: one line per split (and per error type for SNaC)."""
+    if result["protocol"] == "metaeval":
+        m = result["metaeval"]["metrics"]
+        return [f"{result['config']}: " + "  ".join(f"{k} {_fmt(v['value'])}" for k, v in m.items()) + f"  ({result['polarity']})"]
+    decision = result["decision"]
+    if isinstance(decision, dict):
+        how = f"threshold {decision['threshold']:.4g}" + (f" tuned on {decision['tuned_on']} ({decision['criterion']})" if decision["tuned_on"] else " given")
+    else:
+        how = decision
+    lines = [f"{result['config']} ({result['protocol']} protocol; {how})"]
+    for split, m in result["splits"].items():
+        if result["protocol"] == "summary":
+            lines.append(
+                f"  {split:<5} {m['summaries']} summaries: Cohen κ {_fmt(m.get('cohen_kappa'))}  faithful predicted "
+                f"{_pct(m.get('pct_predicted_faithful'))}%  "
+                f"P/R faithful {_fmt(m.get('precision_faithful'))}/{_fmt(m.get('recall_faithful'))}  "
+                f"easy {_pct(m.get('pct_easy_detected'))}% / hard {_pct(m.get('pct_hard_detected'))}% detected  "
+                f"BAcc {_fmt(m.get('balanced_accuracy'), True)}%  AUC {_fmt(m.get('auc'))}"
+            )
+            continue
+        blocks = {"sentence": m["sentence"], "≥2 votes": m["sentence_min2votes"]} if result["protocol"] == "snac" else {"": m}
+        for name, b in blocks.items():
+            lines.append(
+                f"  {split:<5} {name + ' ' if name else ''}{b['units']} units ({b['errors']} errors): Acc {_fmt(b.get('accuracy'), True)}  "
+                f"P {_fmt(b.get('precision'), True)}  R {_fmt(b.get('recall'), True)}  F1 {_fmt(b.get('f1'), True)}  AUC {_fmt(b.get('auc'), True)}"
+            )
+        for t, b in (m.get("per_type") or {}).items():
+            lines.append(f"    {t:<7} P {_fmt(b['precision'])}  R {_fmt(b['recall'])}  F1 {_fmt(b['f1'])}  ov. {_fmt(b['ov'])}  (gold {b['gold']}, predicted {b['predicted']})")
+    return lines
