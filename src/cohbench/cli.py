@@ -94,6 +94,37 @@ def cmd_verify(args) -> int:
     return 1 if bad else 0
 
 
+def cmd_metaeval(args) -> int:
+    from .metaeval import evaluate, write_bias_table
+
+    if args.corpus != "summeval":
+        raise CohbenchError(f"meta-evaluation is defined for summeval only, not {args.corpus!r}")
+    if bool(args.scores) == bool(args.measure):
+        raise CohbenchError("give --scores FILE or --measure NAME (one of them)")
+    result = evaluate(
+        args.scores, measure=args.measure, allow_missing=args.allow_missing, bootstrap=args.bootstrap, seed=args.seed, plot=args.plot
+    )
+    if args.bias_table:
+        write_bias_table(result, args.bias_table)
+        result["bias_table"] = args.bias_table
+    lines = [
+        f"{result['measure']} vs {result['gold']} on SummEval: {result['scored']} of {result['summaries']} summaries scored "
+        f"({result['documents']} documents x {result['systems']} systems)",
+        f"{'metric':<10} {'value':>7}   95% CI ({args.bootstrap} bootstrap samples of {result['bootstrap']['resampled']})",
+    ]
+    for metric, entry in result["metrics"].items():
+        value = "undefined" if entry["value"] is None else f"{entry['value']:+.3f}"
+        ci = f"[{entry['ci95'][0]:+.2f}, {entry['ci95'][1]:+.2f}]" if entry["ci95"] else "-"
+        notes = [f"{entry[k]} {k.split('_')[0]} undefined" for k in ("documents_undefined", "systems_undefined") if entry.get(k)]
+        lines.append(f"{metric:<10} {value:>9} {ci}" + (f"  ({', '.join(notes)})" if notes else ""))
+    for key in ("plot", "bias_table"):
+        if key in result:
+            lines.append(f"bias matrix {key.replace('_', ' ')}: {result[key]}")
+    lines.append(f"{result['seconds']:.2f} s")
+    _emit(args, result, lines)
+    return 0
+
+
 def cmd_schema(args) -> int:
     from .schema import schema_markdown
 
@@ -203,6 +234,15 @@ def parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--split", help="report one split only (default: every non-train split)")
     evaluate.add_argument("--threshold", type=float, help="predict an error when score >= T (default: tuned on the dev split)")
     add("schema", cmd_schema, "print the schema documentation (catalog/SCHEMA.md)")
+    metaeval = add("metaeval", cmd_metaeval, "score a coherence measure against SummEval's expert ratings (tau_sys/sum/pair/intra, Acc_pair, bias matrix)")
+    metaeval.add_argument("corpus", choices=["summeval"], help="the corpus with human coherence ratings")
+    metaeval.add_argument("--scores", help="CSV or JSONL with doc_id, system, score (or id = <doc_id>/<system>, score)")
+    metaeval.add_argument("--measure", help="a built-in reference measure instead: uppercase, architecture, upper-bound, random, or *-noised")
+    metaeval.add_argument("--allow-missing", action="store_true", help="evaluate on the scored summaries when some have no score")
+    metaeval.add_argument("--bootstrap", type=int, default=1000, help="bootstrap samples for the 95%% CIs (default 1000)")
+    metaeval.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and of random measures (default 0)")
+    metaeval.add_argument("--plot", help="write the bias matrix heatmap to this PNG")
+    metaeval.add_argument("--bias-table", help="write the bias matrix as a table (.csv, or .json)")
     sql = add("sql", cmd_sql, "run SQL over the release views (catalog/SQL.md); without a query, an interactive prompt")
     sql.add_argument("query", nargs="?", help="one SQL statement (read from stdin when piped)")
     sql.add_argument("--format", choices=("csv", "json", "parquet"), help="output format (default: a table on the terminal)")
