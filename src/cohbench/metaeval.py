@@ -518,8 +518,7 @@ def plot_bias_matrix(result: dict, path: Path) -> None:
     n = len(tau)
     labels = [f"{label}  {mean:.2f}" for label, mean in zip(bias["labels"], bias["mean_human"])]
     fig, ax = plt.subplots(figsize=(0.62 * n + 4, 0.55 * n + 2.5))
-    cmap = matplotlib.colormaps["RdBu"].copy()
-    cmap.set_bad("#dddddd")
+    cmap = matplotlib.colormaps["RdBu"].with_extremes(bad="#dddddd")
     image = ax.imshow(np.ma.masked_invalid(tau), cmap=cmap, vmin=-1, vmax=1)
     for i in range(n):
         for j in range(n):
