@@ -202,6 +202,22 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
+def cmd_train(args) -> int:
+    from .baseline import metrics_markdown, train
+
+    metrics = train(progress=not args.json)
+    _emit(args, metrics, metrics_markdown(metrics).splitlines())
+    return 0
+
+
+def cmd_gate(args) -> int:
+    from .baseline.gate import check
+
+    result = check()
+    _emit(args, result, result["lines"])
+    return 0 if result["ok"] else 1
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="cohbench", description=__doc__)
     top.add_argument("--version", action="version", version=f"cohbench {__version__}")
@@ -233,6 +249,8 @@ def parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--predictions", required=True, help='JSONL: {"id", "score"|"label"} per record (lists per sentence/gap)')
     evaluate.add_argument("--split", help="report one split only (default: every non-train split)")
     evaluate.add_argument("--threshold", type=float, help="predict an error when score >= T (default: tuned on the dev split)")
+    add("train", cmd_train, "train the bundled baseline (Cai et al. sentence-level detector) and score every applicable config")
+    add("gate", cmd_gate, "fail unless the baseline's scores clear the floors in params.yaml (baseline.floors)")
     add("schema", cmd_schema, "print the schema documentation (catalog/SCHEMA.md)")
     metaeval = add("metaeval", cmd_metaeval, "score a coherence measure against SummEval's expert ratings (tau_sys/sum/pair/intra, Acc_pair, bias matrix)")
     metaeval.add_argument("corpus", choices=["summeval"], help="the corpus with human coherence ratings")

@@ -1,0 +1,127 @@
+"""Training loop of the baseline: seeded, CUDA when present, model selection on dev AUC."""
+
+from __future__ import annotations
+
+import copy
+import sys
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm import tqdm
+
+from ..evaluate import metrics
+from .embeddings import DIMENSIONS, EmbeddingCache, device, sentence_key
+from .model import SentenceLevelDetector
+
+
+def device_name() -> str:
+    return torch.cuda.get_device_name(0) if device() == "cuda" else "cpu"
+
+
+def embed(groups, cache_dir, progress: bool) -> dict[str, np.ndarray]:
+    sentences = {s for examples in groups for e in examples for s in e.sentences}
+    return EmbeddingCache(cache_dir).embed(sorted(sentences), progress=progress)
+
+
+def _batch(examples, vectors, dev: str):
+    n = max(len(e.sentences) for e in examples)
+    x = np.zeros((len(examples), n, DIMENSIONS), dtype=np.float32)
+    mask = np.zeros((len(examples), n), dtype=bool)
+    sentence_labels = np.full((len(examples), n), -1, dtype=np.float32)
+    gap_labels = np.full((len(examples), max(n - 1, 1)), -1, dtype=np.float32)
+    for i, e in enumerate(examples):
+        k = len(e.sentences)
+        x[i, :k] = [vectors[sentence_key(s)] for s in e.sentences]
+        mask[i, :k] = True
+        sentence_labels[i, :k] = e.sentence_labels
+        gap_labels[i, : k - 1] = e.gap_labels
+    as_tensor = lambda a: torch.from_numpy(a).to(dev)  # noqa: E731
+    return as_tensor(x), as_tensor(mask), as_tensor(sentence_labels), as_tensor(gap_labels)
+
+
+def _loss(logits, labels, loss_fn):
+    keep = labels >= 0
+    return loss_fn(logits[keep], labels[keep]) if keep.any() else logits.sum() * 0
+
+
+def predict(model, examples, vectors, batch_size: int = 256) -> list[np.ndarray]:
+    """Per example, P(error) of each unit of its task (sentences or gaps)."""
+    model.eval()
+    out = []
+    with torch.no_grad():
+        for start in range(0, len(examples), batch_size):
+            chunk = examples[start : start + batch_size]
+            x, mask, _, _ = _batch(chunk, vectors, device())
+            sentence_logits, gap_logits = model(x, mask)
+            sentence_p, gap_p = torch.sigmoid(sentence_logits).cpu().numpy(), torch.sigmoid(gap_logits).cpu().numpy()
+            for i, e in enumerate(chunk):
+                k = len(e.sentences)
+                out.append(sentence_p[i, :k] if e.task == "sentences" else gap_p[i, : k - 1])
+    return out
+
+
+def _units(examples, predicted):
+    """Flattened (config, task) -> (gold, scores) over labelled units."""
+    grouped = {}
+    for e, p in zip(examples, predicted):
+        gold = e.sentence_labels if e.task == "sentences" else e.gap_labels
+        g, s = grouped.setdefault((e.config, e.task), ([], []))
+        for label, score in zip(gold, p):
+            if label >= 0:
+                g.append(label)
+                s.append(score)
+    return grouped
+
+
+def dev_auc(model, dev_set, vectors) -> tuple[float, dict]:
+    per_config = {}
+    for (config, _), (gold, scores) in _units(dev_set, predict(model, dev_set, vectors)).items():
+        per_config[config] = metrics.roc_auc(gold, scores)
+    defined = [v for v in per_config.values() if v is not None]
+    return (float(np.mean(defined)) if defined else float("nan")), per_config
+
+
+def dev_thresholds(model, dev_set, vectors) -> dict[str, float | None]:
+    """Per head, the threshold with the best F1 of the error class over the training configs' dev splits."""
+    by_task: dict[str, tuple[list, list]] = {}
+    for (_, task), (gold, scores) in _units(dev_set, predict(model, dev_set, vectors)).items():
+        g, s = by_task.setdefault(task, ([], []))
+        g += gold
+        s += scores
+    return {
+        task: metrics.tune_threshold(g, s, lambda a, b: metrics.prf(a, b)["f1"]) if g else None for task, (g, s) in by_task.items()
+    } | {task: None for task in ("sentences", "gaps") if task not in by_task}
+
+
+def fit(train_set, dev_set, vectors, p: dict, progress: bool):
+    torch.manual_seed(p["seed"])
+    rng = np.random.default_rng(p["seed"])
+    dev = device()
+    model = SentenceLevelDetector(DIMENSIONS, p["d_model"], p["layers"], p["heads"], p["dropout"], p["max_sentences"]).to(dev)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=p["learning_rate"], weight_decay=p.get("weight_decay", 0.01))
+    loss_fn = nn.BCEWithLogitsLoss()
+    best_state, best = None, {"epoch": 0, "dev_auc": -1.0, "dev_auc_per_config": {}}
+    history = []
+    for epoch in range(1, p["epochs"] + 1):
+        model.train()
+        order = rng.permutation(len(train_set))
+        batches = range(0, len(order), p["batch_size"])
+        total = 0.0
+        for start in tqdm(batches, desc=f"epoch {epoch}", disable=not progress, file=sys.stderr, leave=False):
+            x, mask, sentence_labels, gap_labels = _batch([train_set[i] for i in order[start : start + p["batch_size"]]], vectors, dev)
+            sentence_logits, gap_logits = model(x, mask)
+            loss = _loss(sentence_logits, sentence_labels, loss_fn) + _loss(gap_logits, gap_labels[:, : gap_logits.shape[1]], loss_fn)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            total += float(loss)
+        auc, per_config = dev_auc(model, dev_set, vectors) if dev_set else (float("nan"), {})
+        history.append({"epoch": epoch, "train_loss": round(total / max(len(batches), 1), 4), "dev_auc": round(auc, 4)})
+        if progress:
+            print(f"epoch {epoch}: train loss {history[-1]['train_loss']:.4f}, mean dev AUC {auc:.4f}", file=sys.stderr)
+        if not dev_set or auc > best["dev_auc"]:
+            best_state = copy.deepcopy(model.state_dict())
+            best = {"epoch": epoch, "dev_auc": round(auc, 4), "dev_auc_per_config": {k: round(v, 4) if v is not None else None for k, v in per_config.items()}}
+    model.load_state_dict(best_state)
+    return model, best | {"history": history}
