@@ -4,6 +4,7 @@ the bootstrap, the bias matrix's orientation, and the checks on a scores file.""
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.stats
 
@@ -116,8 +117,9 @@ def test_scores_files_in_both_layouts_give_the_same_result(human, tmp_path):
     csv.write_text("doc_id,system,score\n" + "".join(f"{i.split('/')[0]},{i.split('/')[1]},{v}\n" for i, v in scores.items()))
     jsonl = tmp_path / "scores.jsonl"
     jsonl.write_text("".join(json.dumps({"id": i, "score": v}) + "\n" for i, v in scores.items()))
-    grids = [metaeval.score_grid(source, human) for source in (csv, jsonl, scores)]
-    assert np.array_equal(grids[0], grids[1]) and np.array_equal(grids[0], grids[2])
+    frame = pd.DataFrame({"id": list(scores), "score": list(scores.values())})
+    grids = [metaeval.score_grid(source, human) for source in (csv, jsonl, scores, frame)]
+    assert all(np.array_equal(grids[0], grid) for grid in grids[1:])
     assert grids[0][1, 0] == 0.9
 
 

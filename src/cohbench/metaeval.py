@@ -152,11 +152,14 @@ def _first(items: list, n: int = 5) -> str:
 
 
 def score_grid(scores, human: HumanScores, *, allow_missing: bool = False) -> np.ndarray:
-    """(D, S) predicted scores, NaN where a summary has no score. `scores`: path, mapping id -> score, or rows."""
+    """(D, S) predicted scores, NaN where a summary has no score. `scores`: a CSV/JSONL path, a mapping
+    id -> score, a pandas DataFrame, or rows (dicts with `id` or `doc_id` + `system`, and `score`)."""
     if isinstance(scores, (str, Path)):
         rows = read_scores(Path(scores))
     elif isinstance(scores, Mapping):
         rows = [{"id": k, "score": v} for k, v in scores.items()]
+    elif hasattr(scores, "to_dict"):
+        rows = scores.to_dict("records")
     else:
         rows = list(scores)
     index = {human.id_of(d, s): (d, s) for d, s in zip(*np.nonzero(human.present))}
@@ -172,7 +175,7 @@ def score_grid(scores, human: HumanScores, *, allow_missing: bool = False) -> np
             unknown.append(key)
             continue
         try:
-            value = float(row["score"])
+            value = float(row.get("score"))
         except (TypeError, ValueError):
             value = float("nan")
         if not np.isfinite(value):
