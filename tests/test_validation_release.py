@@ -117,8 +117,26 @@ def test_a_corruption_in_train_derived_from_a_test_record_is_a_leak(workspace):
     write_config(rel, "dsd", "timetravel", {"train": [corrupted], "test": [source]})
     record_expected("dsd", release=rel, directory=workspace / "expected")
     line = validate(release=rel, expected=workspace / "expected", docs=False)["release"]["line"]
-    assert "every corruption sits in the split of the record it was derived from" in line
-    assert "dsd/story-1/dsd derived_from=dsd/story-1/orig (test)" in line
+    assert "every corruption sits in the split of its source and of every inserted sentence" in line
+    assert "dsd/story-1/dsd link=source derived_from=story-1/orig (test)" in line
+
+
+def test_a_confounder_from_another_split_or_the_same_story_is_named(workspace):
+    rel = workspace / "release"
+
+    def dsd(doc, inserted):
+        r = record(f"{doc}:dsd", doc, ["A.", "X.", "C."], sentence_labels=[0, 1, 0])
+        r["corruption"] = {"generator": "discordant_replace", "seed": 1, "source_id": doc, "positions": [1],
+                           "inserted_ids": [f"{inserted}#s2"], "similarities": [0.1], "ranks": [1]}  # fmt: skip
+        return r
+
+    write_config(rel, "dsd", "timetravel", {"train": [dsd("t1", "t2"), dsd("t2", "e1"), dsd("t3", "t3")], "test": [dsd("e1", "e2"), dsd("e2", "e1")]})
+    record_expected("dsd", release=rel, directory=workspace / "expected")
+    failed = failures(validate(release=rel, expected=workspace / "expected", docs=False)["release"])
+    assert failed["every corruption sits in the split of its source and of every inserted sentence"]["examples"] == [
+        "dsd/t2:dsd link=inserted derived_from=e1 (test)"
+    ]
+    assert failed["inserted sentences come from another document"]["examples"] == ["dsd/t3:dsd link=inserted derived_from=t3 (train)"]
 
 
 def test_cross_source_mismatches_recorded_by_the_build_fail(workspace):

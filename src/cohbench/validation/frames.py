@@ -165,23 +165,36 @@ def documents_frame(configs: list[ConfigData]) -> pd.DataFrame:
 
 
 def derivations_frame(configs: list[ConfigData]) -> pd.DataFrame:
-    """One row per corruption whose source record is in the release: the two must sit in the same split class."""
-    split_of = {r["id"]: (data.name, r["split"]) for data in configs for r in data.records()}
+    """One row per provenance link of a corruption: its source (`corruption.source_id`, a record id or a doc_id)
+    and each inserted sentence (`inserted_ids`, `<doc_id or record id>#...`). A link must stay inside the
+    corruption's split class (no confounder pool or source across splits); an inserted sentence must come from
+    another document. Links to texts the release does not hold cannot be checked and are left out."""
+    classes: dict[str, set] = defaultdict(set)
+    for data in configs:
+        for r in data.records():
+            cls = SPLIT_CLASSES.get(r["split"], r["split"])
+            classes[r["id"]].add(cls)
+            classes[r["doc_id"]].add(cls)
     out = []
     for data in configs:
         for r in data.records():
-            source = (r["corruption"] or {}).get("source_id")
-            if source is None or source not in split_of:
-                continue
-            src_config, src_split = split_of[source]
-            out.append(
-                {
-                    "id": f"{data.name}/{r['id']}",
-                    "derived_from": f"{src_config}/{source} ({src_split})",
-                    "same_split_class": SPLIT_CLASSES.get(r["split"], r["split"]) == SPLIT_CLASSES.get(src_split, src_split),
-                }
-            )
-    return pd.DataFrame(out, columns=["id", "derived_from", "same_split_class"])
+            corruption = r["corruption"] or {}
+            own = SPLIT_CLASSES.get(r["split"], r["split"])
+            links = [("source", corruption.get("source_id"))]
+            links += [("inserted", inserted.split("#", 1)[0]) for inserted in corruption.get("inserted_ids") or []]
+            for kind, target in links:
+                if target is None or target not in classes:
+                    continue
+                out.append(
+                    {
+                        "id": f"{data.name}/{r['id']}",
+                        "link": kind,
+                        "derived_from": f"{target} ({'/'.join(sorted(classes[target]))})",
+                        "same_split_class": classes[target] == {own},
+                        "other_document": kind == "source" or target != r["doc_id"],
+                    }
+                )
+    return pd.DataFrame(out, columns=["id", "link", "derived_from", "same_split_class", "other_document"])
 
 
 def actual_stats(data: ConfigData) -> dict:

@@ -164,7 +164,12 @@ def derivations_table(frame: pd.DataFrame) -> Table:
         gxe.ExpectColumnValuesToBeInSet(
             column="same_split_class",
             value_set=[True],
-            **_meta("every corruption sits in the split of the record it was derived from"),
-        )
+            **_meta("every corruption sits in the split of its source and of every inserted sentence"),
+        ),
+        gxe.ExpectColumnValuesToBeInSet(
+            column="other_document",
+            value_set=[True],
+            **_meta("inserted sentences come from another document"),
+        ),
     ]
-    return Table("release.derivations", frame, ["id", "derived_from"], e)
+    return Table("release.derivations", frame, ["id", "link", "derived_from"], e)
