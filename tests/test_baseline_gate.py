@@ -9,6 +9,7 @@ import pytest
 from cohbench.baseline import train
 from cohbench.baseline.gate import check
 from cohbench.cli import main
+from cohbench.release import write_index
 
 from gate_fixture import record, write_config
 
@@ -61,6 +62,9 @@ def test_the_baseline_learns_is_seeded_and_passes_the_gate(workspace, params):
     gate = check(release=rel, floors={"toy_dsd": {"test.auc": 0.8, "test.f1": 0.5}, "not_built": {"test.auc": 0.9}})
     assert gate["ok"], gate["lines"]
     assert [c["status"] for c in gate["checks"]] == ["skipped", "passed", "passed"]
+    assert json.loads((rel / "baseline/gate.json").read_text())["ok"]
+    write_index(rel)
+    assert "## Baseline (machine-written)" in (rel / "README.md").read_text()
 
 
 def test_a_release_with_shuffled_labels_fails_the_gate(workspace, params, capsys, monkeypatch):

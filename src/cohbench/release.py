@@ -262,7 +262,11 @@ def write_index(release: Path | None = None) -> None:
     release = release or settings.release_dir()
     configs = built_configs(release)
     write_text(release / "manifest.json", _json(manifest(configs)))
-    write_text(release / "README.md", card_markdown(configs))
+    card = card_markdown(configs)
+    baseline = release / "baseline" / "metrics.md"  # written by `cohbench train` (the release gate)
+    if baseline.is_file():
+        card += "\n" + baseline.read_text(encoding="utf-8")
+    write_text(release / "README.md", card)
 
 
 def verify(release: Path | None = None) -> list[dict]:

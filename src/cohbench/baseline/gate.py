@@ -2,7 +2,8 @@
 
 A floor is `config: {metric path: minimum}`, the path going into the config's evaluation result, e.g.
 `test.f1` or `test.sentence.auc` (SNaC). Floors of configs the release does not hold are reported as skipped;
-a built config without a baseline score, or a metric that is undefined, fails."""
+a built config without a baseline score, or a metric that is undefined, fails. The verdict is also written to
+`<release>/baseline/gate.json` (the release card stage depends on it)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 from pathlib import Path
 
 from .. import settings
+from ..atomic import write_text
 from ..release import built_configs
 from . import BaselineError, baseline_params
 
@@ -51,4 +53,6 @@ def check(*, release: Path | None = None, floors: dict | None = None) -> dict:
         for c in checks
     ]
     summary = f"gate {'passed' if not failed else 'FAILED'}: {len(checks) - len(failed)} of {len(checks)} floors cleared or skipped"
-    return {"ok": not failed, "checks": checks, "lines": [*lines, summary]}
+    result = {"ok": not failed, "checks": checks, "lines": [*lines, summary]}
+    write_text(release / "baseline" / "gate.json", json.dumps(result, indent=2, sort_keys=True) + "\n")
+    return result
