@@ -8,8 +8,8 @@ import pytest
 from sklearn import metrics as sk
 
 from cohbench.cli import main
-from cohbench.evaluate import PredictionsError, evaluate
-from cohbench.evaluate import metrics
+from cohbench.protocols import PredictionsError, evaluate
+from cohbench.protocols import metrics
 
 from gate_fixture import record, snac_like, write_config
 

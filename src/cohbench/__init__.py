@@ -37,3 +37,32 @@ def verify() -> list[dict]:
     from .release import verify as _verify
 
     return _verify()
+
+
+def validate(configs: list[str] | None = None, *, docs: bool = True) -> dict:
+    """Check the release with great-expectations (`cohbench validate`); one verdict per config and the
+    release-wide leakage verdict, each with a one-line `line`."""
+    from .validation import validate as _validate
+
+    return _validate(configs, docs=docs)
+
+
+def evaluate(config: str, predictions, *, split: str | None = None, threshold: float | None = None) -> dict:
+    """Score predictions (JSONL path or dicts keyed by release id) with the config's protocol (`cohbench evaluate`)."""
+    from .protocols import evaluate as _evaluate
+
+    return _evaluate(config, predictions, split=split, threshold=threshold)
+
+
+def train() -> dict:
+    """Train and score the bundled baseline on the release (`cohbench train`); returns its metrics."""
+    from .baseline import train as _train
+
+    return _train()
+
+
+def gate() -> dict:
+    """Check the baseline's scores against the floors of params.yaml (`cohbench gate`)."""
+    from .baseline.gate import check
+
+    return check()

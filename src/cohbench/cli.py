@@ -195,7 +195,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_evaluate(args) -> int:
-    from .evaluate import evaluate, summary_lines
+    from .protocols import evaluate, summary_lines
 
     result = evaluate(args.config, args.predictions, split=args.split, threshold=args.threshold)
     _emit(args, result, summary_lines(result))

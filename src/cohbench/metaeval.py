@@ -219,8 +219,24 @@ def _tau(num, untied_gold, untied_pred) -> np.ndarray:
 
 
 def _quad_grouped(weights: np.ndarray, matrices: np.ndarray) -> np.ndarray:
-    """weights (B, n), matrices (G, n, n) -> (B, G): w^T M_g w for every sample and group."""
-    return np.einsum("gbn,bn->bg", np.matmul(weights[None], matrices), weights)
+    """weights (B, n), matrices (G, n, n) -> (B, G): w^T M_g w for every sample and group. One matrix product
+    for all groups: many tiny ones cost more in call overhead (and thread hand-offs) than in arithmetic."""
+    groups, n, _ = matrices.shape
+    product = weights @ matrices.transpose(1, 0, 2).reshape(n, groups * n)  # [b, g*n + j] = sum_i w_bi M_gij
+    return np.einsum("bgn,bn->bg", product.reshape(len(weights), groups, n), weights)
+
+
+def _untied_pairs(weights: np.ndarray, values: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """w^T [v_i != v_j] w over valid items (B samples), without an n x n matrix: the weight of all pairs minus
+    that of pairs inside groups of equal value (w_i^2 terms appear in both and cancel)."""
+    items = np.flatnonzero(valid)
+    if not len(items):
+        return np.zeros(len(weights))
+    order = items[np.argsort(values[items], kind="stable")]
+    ordered = values[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    w = weights[:, order]
+    return w.sum(1) ** 2 - (np.add.reduceat(w, starts, axis=1) ** 2).sum(1)
 
 
 def kendall_tau_b(x, y) -> float:
@@ -250,11 +266,11 @@ class _Protocol:
         # per document, pairs of systems; per system, pairs of documents; all summaries
         self.pair = _tau_parts(_signs(gold, valid), _signs(pred, valid))
         self.intra = _tau_parts(_signs(gold.T, valid.T), _signs(pred.T, valid.T))
-        flat_valid = valid.ravel()
-        # float32 halves the largest product's cost and stays exact: entries are -1/0/1 and the weights of a
-        # sample sum to D*S, so every entry of w @ M is an integer of magnitude <= D*S < 2**24
-        parts = _tau_parts(_signs(gold.ravel(), flat_valid), _signs(pred.ravel(), flat_valid))
-        self.summary = tuple(part.astype(np.float32) for part in parts)
+        # all summaries: only the concordance needs an (n x n) matrix, in float32 to halve the largest product's
+        # cost; exact, as entries are -1/0/1 and a sample's weights sum to D*S, so w @ M is integer and < 2**24
+        self.flat = (gold.ravel(), pred.ravel(), valid.ravel())
+        gold_signs, pred_signs = _signs(gold.ravel(), valid.ravel()), _signs(pred.ravel(), valid.ravel())
+        self.summary_concordance = (gold_signs * pred_signs).astype(np.float32)
         wins = _signs(gold, valid) > 0  # (D, S, S): H(d, s) > H(d, t)
         self.human_wins = wins.astype(float)
         self.agreed_wins = (wins & (_signs(pred, valid) > 0)).astype(float)
@@ -273,8 +289,12 @@ class _Protocol:
         per_doc = _tau(*(_quad_grouped(c, part) for part in self.pair))  # (B, D)
         per_sys = _tau(*(_quad_grouped(m, part) for part in self.intra))  # (B, S)
         w = (m[:, :, None] * c[:, None, :]).reshape(len(m), n_docs * n_sys)
-        w32 = w.astype(np.float32)
-        summary = _tau(*(((w32 @ part).astype(float) * w).sum(1) for part in self.summary))
+        gold_flat, pred_flat, valid_flat = self.flat
+        summary = _tau(
+            ((w.astype(np.float32) @ self.summary_concordance).astype(float) * w).sum(1),
+            _untied_pairs(w, gold_flat, valid_flat),
+            _untied_pairs(w, pred_flat, valid_flat),
+        )
         wins = (_quad_grouped(c, self.human_wins) * m).sum(1)
         agreed = (_quad_grouped(c, self.agreed_wins) * m).sum(1)
         with np.errstate(invalid="ignore", divide="ignore"):

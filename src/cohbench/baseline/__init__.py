@@ -79,7 +79,7 @@ def _sample(examples: list[Example], limit: int | None, rng: np.random.Generator
 
 def train(*, release: Path | None = None, params: dict | None = None, progress: bool = True) -> dict:
     """Train, select on dev, score every applicable config; returns (and writes) the metrics."""
-    from ..evaluate import evaluate, protocol_of
+    from ..protocols import evaluate, protocol_of
     from ..validation.frames import read_config
     from . import fit
 

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from ..evaluate import metrics
+from ..protocols import metrics
 from .embeddings import DIMENSIONS, EmbeddingCache, device, sentence_key
 from .model import SentenceLevelDetector
 
