@@ -165,7 +165,9 @@ def score_grid(scores, human: HumanScores, *, allow_missing: bool = False) -> np
     index = {human.id_of(d, s): (d, s) for d, s in zip(*np.nonzero(human.present))}
     grid = np.full(human.expert_sum.shape, np.nan)
     seen, duplicates, unknown, not_numbers = set(), [], [], []
-    for row in rows:
+    for number, row in enumerate(rows, 1):
+        if "id" not in row and not {"doc_id", "system"} <= set(row):
+            raise ScoresError(f"score row {number} has neither `id` nor `doc_id` and `system`: {row}")
         key = row["id"] if "id" in row else f"{row['doc_id']}/{row['system']}"
         if key in seen:
             duplicates.append(key)
@@ -186,7 +188,7 @@ def score_grid(scores, human: HumanScores, *, allow_missing: bool = False) -> np
     if unknown:
         raise ScoresError(f"{len(unknown)} id(s) are not SummEval summaries (expected <doc_id>/<system> such as {next(iter(index))}): {_first(unknown)}")
     grid[~np.isfinite(grid)] = np.nan
-    missing = [k for k, (d, s) in index.items() if k not in seen]
+    missing = [key for key in index if key not in seen]
     if (not_numbers or missing) and not allow_missing:
         problems = []
         if not_numbers:

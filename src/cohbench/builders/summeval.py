@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import pickle
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
