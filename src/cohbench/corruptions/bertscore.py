@@ -40,7 +40,6 @@ def default_device() -> str:
 
 @functools.lru_cache(maxsize=2)
 def _encoder(device: str):
-    import torch
     from transformers import AutoModel, AutoTokenizer
 
     path = encoder_path()
@@ -48,7 +47,6 @@ def _encoder(device: str):
     model = AutoModel.from_pretrained(path).eval().to(device)
     if device.startswith("cuda"):
         model = model.half()
-    torch.set_grad_enabled(False)
     return tokenizer, model
 
 
@@ -79,7 +77,8 @@ class TokenEmbeddings:
             for row, x in enumerate(ids):
                 padded[row, : len(x)] = torch.tensor(x)
                 mask[row, : len(x)] = 1
-            hidden = model(padded.to(self.device), attention_mask=mask.to(self.device))[0].float()
+            with torch.inference_mode():
+                hidden = model(padded.to(self.device), attention_mask=mask.to(self.device))[0].float()
             hidden = hidden / hidden.norm(dim=-1, keepdim=True)
             for row, (sentence, x) in enumerate(zip(chunk, ids)):
                 # bert-score with idf off weighs every token 1 except [CLS] and [SEP], which weigh 0.

@@ -28,11 +28,10 @@ class ConfounderPool:
 
     def __init__(self, split: str, texts: Sequence[str], ids: Sequence[str], doc_ids: Sequence[str], *,
                  retriever: str = "bm25s", top_k: int = 100, embeddings: TokenEmbeddings | None = None,
-                 baseline: float | None = None, chunk: int = 4):
+                 baseline: float | None = None):
         self.split = split
         self.texts, self.ids, self.doc_ids = list(texts), list(ids), list(doc_ids)
         self.top_k = top_k
-        self.chunk = chunk
         self.index = Bm25(self.texts, retriever)
         self.embeddings = embeddings or TokenEmbeddings()
         self.baseline = load_baseline()["F"] if baseline is None else baseline
@@ -66,9 +65,10 @@ class ConfounderPool:
         chosen: list[Confounder | None] = [None] * len(queries)
         cursor = [0] * len(queries)
         live = [q for q in range(len(queries)) if candidates[q]]
+        width = 1  # most queries accept their first candidate; unresolved ones look 2, 4, 8... further each round
         while live:
-            # Score the next few candidates of every unresolved query, encoding all new sentences in one batch.
-            window = {q: [c for c in candidates[q][cursor[q] : cursor[q] + self.chunk] if c not in exclude[q]]
+            # Score the next candidates of every unresolved query, encoding all new sentences in one batch.
+            window = {q: [c for c in candidates[q][cursor[q] : cursor[q] + width] if c not in exclude[q]]
                       for q in live}
             self.embeddings.encode([queries[q] for q in live] + [self.texts[c] for cs in window.values() for c in cs])
             still = []
@@ -79,10 +79,10 @@ class ConfounderPool:
                     if similarity < tau:
                         chosen[q] = Confounder(c, candidates[q].index(c) + 1, similarity)
                         break
-                cursor[q] += self.chunk
+                cursor[q] += width
                 if chosen[q] is None and cursor[q] < len(candidates[q]):
                     still.append(q)
-            live = still
+            live, width = still, width * 2
         return chosen
 
 

@@ -1,0 +1,123 @@
+"""Story Cloze Test, spring 2016 (Mostafazadeh et al., NAACL 2016): human-written discordant endings, the
+non-synthetic check of discordant sentence detection models (config `storycloze_dsd`, test only).
+
+Each story row gives four sentences, a right and a wrong fifth sentence. It becomes two records: the story with
+its wrong ending (sentence 5 labelled 1) and the same story with its right ending (all 0). Both share
+`doc_id` = the upstream story id, which is also TimeTravel's story id (the Story Cloze stories are the
+TimeTravel dev and test stories), so leakage checks across configs work: the card counts in which TimeTravel
+split each story lies. Licence: none stated, distributed by its authors on request: research only.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..errors import ParseError
+from ..hf import builder_for
+from ..registry import ConfigSpec, Corpus, Parsed, register
+from ..schema import ERROR, OK, empty_record
+from ..sources import Source
+from . import timetravel
+
+_BASE = "https://raw.githubusercontent.com/snigdhac/StoryComprehension_EMNLP/d22567c475c216b1a0bde785e4c0508d45d00d25/Dataset/RoCStories"
+LICENCE = "none stated; distributed by the authors on request (research only)"
+VAL = Source(
+    name="storycloze_val",
+    url=f"{_BASE}/cloze_test_val__spring2016%20-%20cloze_test_ALL_val.tsv",
+    sha256="233e33ca30ec9f0738558792b6aeda92f1e3b08e79d6b873a04da1e62fe4a3e1",
+    size=573036,
+    licence=LICENCE,
+)
+TEST = Source(
+    name="storycloze_test",
+    url=f"{_BASE}/test_spring2016.tsv",
+    sha256="953ab7cd4e4956fb0df5945c08ca3d5894e024ba552efd3c5c9cf5622e97f309",
+    size=572137,
+    licence=LICENCE,
+)
+
+HEADER = ["InputStoryid", "InputSentence1", "InputSentence2", "InputSentence3", "InputSentence4",
+          "RandomFifthSentenceQuiz1", "RandomFifthSentenceQuiz2", "AnswerRightEnding"]
+
+CITATION = """@inproceedings{mostafazadeh-etal-2016-corpus,
+  title = {A Corpus and Cloze Evaluation for Deeper Understanding of Commonsense Stories},
+  author = {Mostafazadeh, Nasrin and Chambers, Nathanael and He, Xiaodong and Parikh, Devi and Batra, Dhruv and Vanderwende, Lucy and Kohli, Pushmeet and Allen, James},
+  booktitle = {Proceedings of NAACL-HLT 2016},
+  year = {2016}
+}"""
+
+
+def _rows(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle, delimiter="\t"))
+    if not rows or rows[0] != HEADER:
+        raise ParseError(f"{path.name} does not start with the Story Cloze header ({', '.join(HEADER)}); fetch the pinned file again")
+    out = []
+    for number, row in enumerate(rows[1:], 2):
+        if len(row) != len(HEADER) or row[7] not in ("1", "2") or not all(cell.strip() for cell in row):
+            raise ParseError(f"{path.name} line {number} does not have 8 non-empty fields with AnswerRightEnding 1|2; "
+                             "the file is truncated or corrupt: fetch the pinned file again")
+        out.append(dict(zip(HEADER, row)))
+    return out
+
+
+def parse(paths: Mapping[str, Path], config: str = "storycloze_dsd") -> Parsed:
+    stories, _, _ = timetravel.load_stories(paths)
+    tt_split = timetravel.story_splits(stories)
+    tt_text = {s["story_id"]: s["sentences"] for s in stories}
+    records, seen, where, same_text = [], set(), Counter(), 0
+    for name in ("storycloze_val", "storycloze_test"):
+        for row in _rows(Path(paths[name])):
+            story_id = row["InputStoryid"]
+            if story_id in seen:
+                raise ParseError(f"story {story_id} occurs twice in the Story Cloze files; fetch the pinned files again")
+            seen.add(story_id)
+            where[tt_split.get(story_id, "not in TimeTravel configs")] += 1
+            context = [row[f"InputSentence{i}"].strip() for i in range(1, 5)]
+            same_text += tt_text.get(story_id, [None])[:4] == context
+            right = row[f"RandomFifthSentenceQuiz{row['AnswerRightEnding']}"].strip()
+            wrong = row[f"RandomFifthSentenceQuiz{3 - int(row['AnswerRightEnding'])}"].strip()
+            for ending, text, label in (("wrong_ending", wrong, ERROR), ("right_ending", right, OK)):
+                record = empty_record()
+                record.update(id=f"{story_id}:{ending}", corpus="storycloze", config=config, split="test",
+                              doc_id=story_id, system="human", sentences=[*context, text],
+                              sentence_labels=[OK] * 4 + [label], label=label)
+                records.append(record)
+    notes = {
+        "stories": len(seen),
+        "stories_by_timetravel_split": dict(sorted(where.items())),
+        "first_four_sentences_identical_to_timetravel": same_text,
+        "upstream_file_origin": {"val": "cloze_test_ALL_val (1,871 stories)", "test": "test_spring2016 (1,871 stories)"},
+    }
+    # Each story row holds two upstream endings; each ending is one record.
+    return Parsed(records=records, upstream_records=2 * len(seen), notes=notes)
+
+
+CORPUS = register(
+    Corpus(
+        name="storycloze",
+        version="1.0.0",
+        description=(
+            "Story Cloze Test spring 2016 (Mostafazadeh et al., 2016): four-sentence stories with a human-written wrong "
+            "and right ending, as a non-synthetic discordant sentence detection test."
+        ),
+        citation=CITATION,
+        licence=LICENCE,
+        homepage="https://cs.rochester.edu/nlp/rocstories/",
+        sources=(VAL, TEST, timetravel.TEST, timetravel.DEV),
+        configs=(
+            ConfigSpec(
+                name="storycloze_dsd",
+                description="3,742 stories x {wrong ending (sentence 5 labelled 1), right ending (all 0)}; test only.",
+                expected_splits={"test": 7484},
+                research_only=True,
+            ),
+        ),
+        parse=parse,
+    )
+)
+
+Builder = builder_for(CORPUS)

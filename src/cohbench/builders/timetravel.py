@@ -1,0 +1,164 @@
+"""TimeTravel (Qin et al., EMNLP 2019) original 5-sentence stories as narrative incoherence detection data
+(Cai et al. 2022, §3): `timetravel_msd` (one sentence removed) and `timetravel_dsd` (one sentence replaced by a
+BM25-retrieved, BERTScore-filtered confounder). N = 5, K = 1: 20% of each story's sentences altered.
+
+Upstream quirks handled here and nowhere else:
+- the test file gives `original_ending` as a list of 3 sentences, the dev file as one string: dev endings are
+  split with `cohbench.text`; those that do not split into exactly 3 sentences (an end-of-sentence period is
+  missing upstream) are dropped and counted;
+- the official training split is not reachable: train and dev are carved from the dev file by story
+  (`incoherence.timetravel.dev_stories` in params.yaml, chosen by sha256 of the story id), test is the test file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..corruptions import corpora as inc
+from ..errors import ParseError
+from ..hf import builder_for
+from ..registry import ConfigSpec, Corpus, Parsed, register
+from ..schema import OK, empty_record
+from ..sources import Source
+from ..text import split_sentences
+
+TEST = Source(
+    name="timetravel_test",
+    url="https://raw.githubusercontent.com/jiangjiechen/EDUCAT/e5bb270308854fb80824681bf33fa760a5bd36ee/data/TimeTravel/test_data.json",
+    sha256="7d6680e5efbcb167cfe6379ec0b42fcd7e10fe0277569c76b73975832fce8fc8",
+    size=1629900,
+    licence="Apache-2.0 (repository); story terms not stated upstream (derived from ROCStories)",
+)
+DEV = Source(
+    name="timetravel_dev",
+    url="https://raw.githubusercontent.com/daavidliu/CounterfactualTodorov/f7a913aa0d51291b3716c6287ed2a588b63279b6/TimeTravel/dev_data.json",
+    sha256="03497fe4b1afe5efd92815623de7b0282f2b04e2a1011119f9add3a159ff4368",
+    size=1604434,
+    licence="Apache-2.0 (repository); story terms not stated upstream (derived from ROCStories)",
+)
+
+CITATION = """@inproceedings{qin-etal-2019-counterfactual,
+  title = {Counterfactual Story Reasoning and Generation},
+  author = {Qin, Lianhui and Bosselut, Antoine and Holtzman, Ari and Bhagavatula, Chandra and Clark, Elizabeth and Choi, Yejin},
+  booktitle = {Proceedings of EMNLP-IJCNLP 2019},
+  year = {2019}
+}
+@inproceedings{cai-etal-2022-narrative,
+  title = {Narrative Incoherence Detection},
+  author = {Cai, Deng and Zhang, Yizhe and Huang, Yichen and Lam, Wai and Dolan, Bill},
+  booktitle = {arXiv:2012.11157},
+  year = {2022}
+}"""
+
+
+def _lines(path: Path):
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ParseError(f"{path.name} line {number} is not valid JSON ({error.msg}); the file is truncated or "
+                                 "corrupt: fetch the pinned file again") from None
+            missing = [f for f in ("story_id", "premise", "initial", "original_ending") if f not in item]
+            if missing:
+                raise ParseError(f"{path.name} line {number} lacks field(s) {', '.join(missing)}; is this a TimeTravel file?")
+            yield item
+
+
+def load_stories(paths: Mapping[str, Path]) -> tuple[list[dict], int, Counter]:
+    """The original 5-sentence stories of both files: [{story_id, file, sentences}], upstream count, drops."""
+    stories, dropped, upstream = [], Counter(), 0
+    dev = list(_lines(Path(paths["timetravel_dev"])))
+    dev_endings = split_sentences([item["original_ending"] for item in dev])
+    for source, items, endings in (("test", _lines(Path(paths["timetravel_test"])), None), ("dev", dev, dev_endings)):
+        for n, item in enumerate(items):
+            upstream += 1
+            ending = item["original_ending"] if endings is None else endings[n]
+            if len(ending) != 3:
+                dropped["ending_not_three_sentences"] += 1
+                continue
+            stories.append({"story_id": item["story_id"], "file": source,
+                            "sentences": [item["premise"].strip(), item["initial"].strip(), *(s.strip() for s in ending)]})
+    return stories, upstream, dropped
+
+
+def story_splits(stories: list[dict]) -> dict[str, str]:
+    """story_id -> train/dev/test: test = test file; dev = `dev_stories` dev-file stories by sha256 order."""
+    opts = inc.params("timetravel")
+    dev_file = inc.stable_order([s["story_id"] for s in stories if s["file"] == "dev"], "timetravel-dev")
+    splits = {s["story_id"]: "test" for s in stories if s["file"] == "test"}
+    splits.update({sid: "dev" if n < opts["dev_stories"] else "train" for n, sid in enumerate(dev_file)})
+    return splits
+
+
+def coherent_records(paths: Mapping[str, Path], config: str) -> tuple[list[dict], int, Counter]:
+    """One coherent record per story (id = doc_id = upstream story id), limited by `max_stories_per_split`."""
+    stories, upstream, dropped = load_stories(paths)
+    if len({s["story_id"] for s in stories}) != len(stories):
+        raise ParseError("the TimeTravel files repeat a story id; the pinned files do not, so fetch them again")
+    splits = story_splits(stories)
+    limit = inc.params("timetravel").get("max_stories_per_split")
+    records = []
+    for split in ("train", "dev", "test"):
+        ids = inc.stable_order([s["story_id"] for s in stories if splits[s["story_id"]] == split], "timetravel-subset")
+        keep = set(ids[:limit] if limit else ids)
+        dropped["beyond_max_stories_per_split"] += len(ids) - len(keep)
+        for story in stories:
+            if story["story_id"] in keep:
+                record = empty_record()
+                record.update(id=story["story_id"], corpus="timetravel", config=config, split=split,
+                              doc_id=story["story_id"], sentences=story["sentences"], sentence_labels=[OK] * 5)
+                records.append(record)
+    return records, upstream, +dropped
+
+
+PARAMETERS = {
+    "timetravel_msd": ("seed", "k", "dev_stories", "max_stories_per_split"),
+    "timetravel_dsd": ("seed", "k", "tau", "retriever", "top_k", "dev_stories", "max_stories_per_split"),
+}
+
+
+def parse(paths: Mapping[str, Path], config: str) -> Parsed:
+    opts = inc.params("timetravel")
+    coherent, upstream, dropped = coherent_records(paths, config)
+    if config == "timetravel_msd":
+        records = inc.msd(coherent, config, opts["seed"], opts["k"])
+        dropped.update(inc.count_dropped(coherent, records, "too_short_for_removal"))
+    else:
+        records = inc.dsd(coherent, config, opts, k=opts["k"])
+        dropped.update(inc.count_dropped(coherent, records, "no_confounder_below_tau"))
+    notes = {
+        **inc.notes(records, gap_task=config == "timetravel_msd"),
+        "parameters": {k: opts[k] for k in sorted(opts) if k in PARAMETERS[config]},
+    }
+    return Parsed(records=records, upstream_records=upstream, dropped=dict(dropped), notes=notes)
+
+
+CORPUS = register(
+    Corpus(
+        name="timetravel",
+        version="1.0.0",
+        description=(
+            "Original 5-sentence stories of TimeTravel (Qin et al., 2019) turned into narrative incoherence detection "
+            "instances as in Cai et al. (2022): one sentence removed (MSD) or replaced by a confounder (DSD)."
+        ),
+        citation=CITATION,
+        licence="Apache-2.0 (source repositories); story terms not stated upstream (ROCStories-derived)",
+        homepage="https://github.com/qkaren/Counterfactual-StoryRW",
+        sources=(TEST, DEV),
+        configs=(
+            ConfigSpec(name="timetravel_msd", description="Missing sentence detection: 4 of 5 sentences shown, "
+                       "gap_labels mark the gap where the removed sentence was (never the first or last)."),
+            ConfigSpec(name="timetravel_dsd", description="Discordant sentence detection: 1 of 5 sentences replaced "
+                       "by a confounder from another story of the same split; sentence_labels mark it."),
+        ),
+        parse=parse,
+    )
+)
+
+Builder = builder_for(CORPUS)
