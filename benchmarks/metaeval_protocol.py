@@ -114,7 +114,7 @@ def main() -> None:
     print(f"protocol, {args.bootstrap} bootstrap samples + bias matrix: {protocol_seconds:.2f} s (median of 3)")
     print(f"naive scipy per resample, extrapolated to {args.bootstrap}: {naive_seconds:.1f} s  -> {report['speedup']}x")
     print(f"largest difference from the naive results on {args.naive_samples} shared samples: {worst:.2e}")
-    print(f"\n{'measure':<22}" + "".join(f"{m:>27}" for m in metaeval.METRICS))
+    print(f"\n{'measure':<22}" + "  ".join(f"{m:>27}" for m in metaeval.METRICS))
     for name, row in table.items():
         cells = []
         for m in metaeval.METRICS:
@@ -122,7 +122,7 @@ def main() -> None:
             text = "-" if ours is None else f"{ours:+.2f}"
             text += f" [{ci[0]:+.2f},{ci[1]:+.2f}]" if ci and ours is not None else ""
             cells.append(f"{text} ({'-' if paper is None else f'{paper:+.2f}'})")
-        print(f"{name:<22}" + "".join(f"{c:>27}" for c in cells))
+        print(f"{name:<22}" + "  ".join(f"{c:>27}" for c in cells))
     print("(ours [95% CI of one seed] (paper); noised rows: mean over 100 seeds)")
 
 
