@@ -27,7 +27,8 @@ TOY = {
     ),
     "tripod7": (
         "tripod",
-        [["Anna sings at the club.", "The war ends."], ["Anna leaves with Max."]],
+        # the second segment has irregular whitespace (two spaces, a tab): the exact, slower token count runs there
+        [["Anna sings at the club.", "The war ends."], ["Anna leaves  with\tMax."]],
         {
             "a1": [(0, "Anna", "CharE"), (0, "The war ends.", "SceneE"), (1, "Max", "CharE")],
             "a2": [(0, "Anna", "CharE")],

@@ -31,7 +31,7 @@ def sql_alpha(matrix: np.ndarray, level: str) -> float:
     con = duckdb.connect()
     con.register("ratings_long", long)
     units_sql = "SELECT stratum, unit, value, count(*) AS n FROM ratings_long GROUP BY ALL"
-    return alpha_by_stratum(con, units_sql, level)["all"]
+    return alpha_by_stratum(con, units_sql, [level])[level]["all"]
 
 
 @pytest.mark.parametrize("level", LEVELS)

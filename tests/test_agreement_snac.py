@@ -77,3 +77,18 @@ def test_real_snac_token_agreement_is_close_to_the_papers_crowd_figures(mirror, 
         assert token[name]["alpha"] == pytest.approx(alpha, abs=0.03)
         assert token[name]["two_agree_pct"] == pytest.approx(two_agree, abs=3)
     assert stats["summaries_by_coders"] == {3: 141, 4: 9}
+
+
+@pytest.mark.parametrize("text", ["Alice met Bob.", "  Alice  met\tBob \n", "", "x", "Ünïcode “quoted” text…", " a"])
+def test_prefix_token_counts_in_sql_follow_the_token_definition(text):
+    import re
+
+    import duckdb
+
+    con = duckdb.connect()
+    counted = con.execute(
+        f"SELECT n, {agreement._prefix_token_count_sql('t', 'n', agreement._plain_text_sql('t'))} "
+        "FROM (SELECT ? AS t), range(0, ?) AS r(n) ORDER BY n",
+        [text, len(text) + 1],
+    ).fetchall()
+    assert counted == [(n, len(re.findall(agreement.TOKEN_PATTERN, text[:n]))) for n in range(len(text) + 1)]

@@ -32,9 +32,31 @@ from .sql import QueryError, _literal, config_views, db, view_reference, views
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 MIN_CODERS = 3  # SNaC §4.2: each summary was annotated by 3 crowd workers
-TOKEN_PATTERN = "[^ \t\n\r\f]+"  # RE2 and Python `re` read this the same way
-PIECE_PATTERN = "[ \t\n\r\f]*[^ \t\n\r\f]+"  # a token with the whitespace before it: the pieces tile the text
+TOKEN_PATTERN = "[^ \t\n\r\f]+"  # the token definition (Python `re`); the SQL counts the same tokens without a regex
 WHITESPACE = " \t\n\r\f"
+
+
+def _token_count_sql(text: str) -> str:
+    """SQL counting the TOKEN_PATTERN tokens of a string expression, without a regex: map the other whitespace
+    characters to spaces, split on spaces, drop the empty pieces."""
+    return f"len(list_filter(string_split(translate({text}, {_literal(WHITESPACE[1:])}, {_literal(' ' * (len(WHITESPACE) - 1))}), ' '), lambda t: t <> ''))"
+
+
+def _plain_text_sql(text: str) -> str:
+    """True where a text has single spaces between tokens, none at either end and no other whitespace (every SNaC
+    segment): there, counting tokens needs no lists (`_prefix_token_count_sql`)."""
+    others = " AND ".join(f"NOT contains({text}, chr({ord(c)}))" for c in WHITESPACE[1:])
+    return f"(NOT contains({text}, '  ') AND {others} AND NOT starts_with({text}, ' ') AND NOT ends_with({text}, ' '))"
+
+
+def _prefix_token_count_sql(text: str, length: str, plain: str) -> str:
+    """Tokens (TOKEN_PATTERN) in the first `length` characters of `text`: in plain text (`plain`, see
+    `_plain_text_sql`) the spaces in the prefix, plus one if the prefix ends inside or at the end of a token;
+    otherwise counted by `_token_count_sql`. Both agree with the token definition (tested)."""
+    prefix = f"left({text}, {length})"
+    spaces = f"(length({prefix}) - length(replace({prefix}, ' ', '')))"
+    ends_in_token = f"CASE WHEN {length} > 0 AND NOT ends_with({prefix}, ' ') THEN 1 ELSE 0 END"
+    return f"CASE WHEN {plain} THEN {spaces} + {ends_in_token} ELSE {_token_count_sql(prefix)} END"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -139,12 +161,14 @@ def pair_counts_sql(units_sql: str) -> str:
         GROUP BY ALL ORDER BY ALL"""
 
 
-def alpha_by_stratum(con: duckdb.DuckDBPyConnection, units_sql: str, level: str) -> dict:
-    """Krippendorff's α per stratum of a (stratum, unit, value, n) relation; the counting runs in DuckDB."""
+def alpha_by_stratum(con: duckdb.DuckDBPyConnection, units_sql: str, levels: Iterable[str]) -> dict:
+    """Krippendorff's α per level and stratum of a (stratum, unit, value, n) relation: {level: {stratum: α}}.
+    The counting runs once in DuckDB; the levels differ only in the final arithmetic."""
     pairs = defaultdict(list)
     for stratum, m, c, k, s in _fetch(con, pair_counts_sql(units_sql)):
         pairs[stratum].append((m, c, k, s))
-    return {stratum: alpha_from_coincidences(*coincidences_from_pairs(p), level) for stratum, p in pairs.items()}
+    matrices = {stratum: coincidences_from_pairs(p) for stratum, p in pairs.items()}
+    return {level: {stratum: alpha_from_coincidences(*matrix, level) for stratum, matrix in matrices.items()} for level in levels}
 
 
 def _coders_sql(view: str) -> str:
@@ -178,54 +202,56 @@ def _islands_sql(marks_sql: str, lo: str, hi: str) -> str:
 
 
 def token_histogram_sql(config: str, boundaries: str = "as_marked") -> str:
-    """Rows (system, type_id, coders, c, tokens, capped): how many tokens of a system's summaries with that many
-    coders were marked with a type by c of them (c ≥ 1; capped = tokens whose summed votes exceeded the coders)."""
-    view = view_reference(config)
+    """Rows ('marked', system, type_id, coders, c, tokens, capped): how many tokens of a system's summaries with
+    that many coders were marked with a type by c of them (c >= 1; capped = tokens whose summed votes exceeded the
+    coders); and rows ('total', system, NULL, coders, NULL, tokens, 0): every token, marked or not."""
     if boundaries not in BOUNDARIES:
         raise CohbenchError(f"unknown span boundaries {boundaries!r}; use one of {', '.join(BOUNDARIES)}")
-    marks = f"""SELECT record_id, segment, type_id, start, "end", votes, first_sentence, last_sentence FROM spans
-                WHERE config = {_literal(config)} AND resolved AND start IS NOT NULL AND "end" IS NOT NULL"""
+    view = view_reference(config)
+    marks = f"""SELECT r.id AS record_id, s.segment, s.type AS type_id, s.start, s."end", s.votes, s.first_sentence, s.last_sentence
+                FROM {view} r, UNNEST(r.spans) AS u(s)
+                WHERE s.resolved AND s.start IS NOT NULL AND s."end" IS NOT NULL"""
     if BOUNDARIES[boundaries]:
         marks = _islands_sql(marks, *BOUNDARIES[boundaries])
+    # Each span covers a run of token indices [first, end): tokens ending after its start and starting before its
+    # end, counted on prefixes of the segment (a start inside a token includes that token). A sweep over the runs'
+    # boundaries then gives, for every stretch of tokens, the summed votes covering it: no row per token needed.
+    cuts_token = f"CASE WHEN m.start > 0 AND length(trim(substr(s.text, m.start, 2), {_literal(WHITESPACE)})) = 2 THEN 1 ELSE 0 END"
     return f"""
-        WITH coders AS ({_coders_sql(view)}),
+        WITH coders AS MATERIALIZED ({_coders_sql(view)}),
         marks AS ({marks}),
-        segment AS (
-            SELECT r.id AS record_id, u.i - 1 AS segment, u.text
-            FROM {view} r, UNNEST(r.segments) WITH ORDINALITY AS u(text, i)
-            SEMI JOIN marks m ON m.record_id = r.id AND m.segment = u.i - 1
+        segment AS MATERIALIZED (  -- one row per segment, so that each span row carries its own text only
+            SELECT record_id, segment, text, {_plain_text_sql('text')} AS plain
+            FROM (SELECT r.id AS record_id, u.i - 1 AS segment, u.text FROM {view} r, UNNEST(r.segments) WITH ORDINALITY AS u(text, i))
         ),
-        piece AS (
-            SELECT s.record_id, s.segment, p.k, len(p.piece) AS piece_len,
-                   len(ltrim(p.piece, {_literal(WHITESPACE)})) AS token_len
-            FROM segment s, UNNEST(regexp_extract_all(s.text, {_literal(PIECE_PATTERN)})) WITH ORDINALITY AS p(piece, k)
+        located AS MATERIALIZED (  -- materialised: the counts are computed once, not again inside later joins
+            SELECT m.record_id, m.segment, m.type_id, m.votes,
+                   {_prefix_token_count_sql('s.text', 'm.start', 's.plain')} - {cuts_token} AS first_token,
+                   {_prefix_token_count_sql('s.text', 'm."end"', 's.plain')} AS end_token
+            FROM marks m JOIN segment s ON s.record_id = m.record_id AND s.segment = m.segment
         ),
-        token AS (
-            SELECT record_id, segment, k, token_end - token_len AS token_start, token_end
-            FROM (SELECT *, sum(piece_len) OVER (PARTITION BY record_id, segment ORDER BY k) AS token_end FROM piece)
+        steps AS (
+            SELECT record_id, segment, type_id, pos, sum(delta) AS delta
+            FROM (SELECT record_id, segment, type_id, UNNEST([first_token, end_token]) AS pos, UNNEST([votes, -votes]) AS delta
+                  FROM located WHERE end_token > first_token)
+            GROUP BY ALL
         ),
-        marked AS (
-            SELECT t.record_id, m.type_id, sum(m.votes) AS votes
-            FROM token t JOIN marks m
-              ON m.record_id = t.record_id AND m.segment = t.segment AND m.start < t.token_end AND t.token_start < m."end"
-            GROUP BY t.record_id, t.segment, t.k, m.type_id
+        runs AS (
+            SELECT record_id, type_id,
+                   sum(delta) OVER (PARTITION BY record_id, segment, type_id ORDER BY pos ROWS UNBOUNDED PRECEDING) AS votes,
+                   lead(pos) OVER (PARTITION BY record_id, segment, type_id ORDER BY pos) - pos AS tokens
+            FROM steps
         )
-        SELECT c.system, m.type_id, c.coders, least(m.votes, c.coders) AS c, count(*) AS tokens,
-               count(*) FILTER (WHERE m.votes > c.coders) AS capped
-        FROM marked m JOIN coders c USING (record_id)
-        GROUP BY ALL ORDER BY ALL"""
-
-
-def token_totals_sql(config: str) -> str:
-    """Rows (system, coders, tokens, summaries): every token of every segment, marked or not."""
-    view = view_reference(config)
-    return f"""
-        WITH coders AS ({_coders_sql(view)})
-        SELECT c.system, c.coders,
-               sum(list_sum(list_transform(r.segments, lambda s: len(regexp_extract_all(s, {_literal(TOKEN_PATTERN)})))))::BIGINT AS tokens,
-               count(*) AS summaries
-        FROM {view} r JOIN coders c ON c.record_id = r.id
-        GROUP BY ALL ORDER BY ALL"""
+        SELECT 'marked' AS kind, c.system, r.type_id, c.coders, least(r.votes, c.coders)::BIGINT AS c,
+               sum(r.tokens)::BIGINT AS tokens, coalesce(sum(r.tokens) FILTER (WHERE r.votes > c.coders), 0)::BIGINT AS capped
+        FROM runs r JOIN coders c ON c.record_id = r.record_id
+        WHERE r.votes > 0 AND r.tokens > 0
+        GROUP BY ALL
+        UNION ALL
+        SELECT 'total', c.system, NULL, c.coders, NULL, sum({_prefix_token_count_sql('s.text', 'length(s.text)', 's.plain')})::BIGINT, 0
+        FROM segment s JOIN coders c ON c.record_id = s.record_id
+        GROUP BY ALL
+        ORDER BY ALL"""
 
 
 def unit_histogram_sql(config: str, level: str) -> str:
@@ -288,13 +314,14 @@ def snac_token_agreement(con, config: str, boundaries: str = "as_marked") -> dic
     """Token-level α and two-agree % per error type (SNaC Table 5), plus the counts behind them."""
     totals = defaultdict(int)
     totals_by_system = defaultdict(int)
-    for system, coders, tokens, _ in _fetch(con, token_totals_sql(config)):
-        totals[coders] += tokens
-        totals_by_system[system] += tokens
     marked = {t: defaultdict(lambda: defaultdict(int)) for t in range(len(ERROR_TYPES))}
     capped = defaultdict(int)
     marked_by_system = defaultdict(lambda: defaultdict(int))
-    for system, type_id, coders, c, tokens, n_capped in _fetch(con, token_histogram_sql(config, boundaries)):
+    for kind, system, type_id, coders, c, tokens, n_capped in _fetch(con, token_histogram_sql(config, boundaries)):
+        if kind == "total":
+            totals[coders] += tokens
+            totals_by_system[system] += tokens
+            continue
         marked[type_id][coders][c] += tokens
         capped[type_id] += n_capped
         marked_by_system[system][ERROR_TYPES[type_id]] += tokens
@@ -360,7 +387,7 @@ def summeval_statistics(con, config: str) -> dict:
     per_annotator = f"""FROM ratings WHERE config = {cfg} AND annotator_type IN ('expert', 'crowd') AND score IS NOT NULL"""
     units = f"""SELECT dimension || '/' || annotator_type AS stratum, record_id AS unit, score::DOUBLE AS value,
                        count(*) AS n {per_annotator} GROUP BY ALL"""
-    alphas = {level: alpha_by_stratum(con, units, level) for level in ("ordinal", "interval")}
+    alphas = alpha_by_stratum(con, units, ("ordinal", "interval"))
     counts = _rows(
         con,
         f"""SELECT dimension, annotator_type, count(DISTINCT record_id) AS records, count(DISTINCT annotator) AS annotators,

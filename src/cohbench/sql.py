@@ -139,6 +139,7 @@ def db(release: Path | None = None) -> duckdb.DuckDBPyConnection:
     if clash:
         raise ReleaseError(f"config {clash[0]!r} has the name of a SQL view; rename the config")
     con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")  # long statistics queries would draw bars over the output
     for config, paths in files.items():
         con.execute(f"CREATE VIEW {_ident(config)} AS SELECT * FROM {_parquet(paths)}")
     con.execute(f"CREATE VIEW records AS SELECT * FROM {_parquet([p for paths in files.values() for p in paths])}")
