@@ -141,12 +141,13 @@ def test_a_confounder_from_another_split_or_the_same_story_is_named(workspace):
 
 def test_cross_source_mismatches_recorded_by_the_build_fail(workspace):
     rel = workspace / "release"
-    notes = {"cross_check": {"expert_mean_vs_bartscore_mismatches": 2, "mismatch_ids": ["d1/M8", "d2/M9"]}}
+    notes = {"expert_mean_crosscheck": {"mismatched_ids": ["d1/M8", "d2/M9"], "records_compared": 3, "records_mismatched": 2}}
     write_config(rel, "summ", "summeval", {"test": [record("d1/M8", "d1", ["A."])]}, notes=notes)
     record_expected("summ", release=rel, directory=workspace / "expected")
     verdict = validate(release=rel, expected=workspace / "expected", docs=False)["configs"]["summ"]
     assert not verdict["ok"]
-    assert 'cross_check.mismatch_ids mismatches=2 examples=["d1/M8", "d2/M9"]' in verdict["line"]
+    assert 'expert_mean_crosscheck.mismatched_ids mismatches=2 examples=["d1/M8", "d2/M9"]' in verdict["line"]
+    assert "expert_mean_crosscheck.records_mismatched mismatches=2" in verdict["line"]
 
 
 def test_cli_prints_one_verdict_per_config_and_exits_non_zero(workspace, capsys, monkeypatch):
