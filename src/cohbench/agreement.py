@@ -369,12 +369,23 @@ def snac_statistics(con, config: str) -> dict:
     )
     coders = _rows(con, f"SELECT coders, count(*) AS summaries FROM ({_coders_sql(view)}) GROUP BY ALL ORDER BY ALL")
     unresolved = _rows(con, f"SELECT count(*) FILTER (WHERE NOT resolved OR start IS NULL) AS n FROM spans WHERE config = {cfg}")[0]["n"]
+    # what boundary normalisation can merge: pairs of same-type spans in one segment sharing characters / a sentence
+    overlaps = _rows(
+        con,
+        f"""SELECT a.type, count(*) FILTER (WHERE a.start < b."end" AND b.start < a."end") AS sharing_characters,
+                   count(*) FILTER (WHERE a.first_sentence <= b.last_sentence AND b.first_sentence <= a.last_sentence) AS sharing_a_sentence
+            FROM spans a JOIN spans b ON a.config = b.config AND a.record_id = b.record_id AND a.segment = b.segment
+                                     AND a.type_id = b.type_id AND a.span_index < b.span_index
+            WHERE a.config = {cfg} AND a.resolved AND b.resolved
+            GROUP BY ALL ORDER BY ALL""",
+    )
     return {
         "config": config,
         "corpus": "snac",
         "summaries_by_coders": {row["coders"]: row["summaries"] for row in coders},
         "spans_unresolved_excluded_from_token_level": unresolved,
         "spans_by_system_and_type": spans_by_type,
+        "same_type_span_pairs_by_type": overlaps,
         "token_level": {boundaries: snac_token_agreement(con, config, boundaries) for boundaries in BOUNDARIES},
         "sentence_level": snac_unit_agreement(con, config, "sentence"),
         "segment_level": snac_unit_agreement(con, config, "segment"),

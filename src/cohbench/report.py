@@ -50,8 +50,12 @@ ASSUMPTIONS = [
     "A token's count for a type is the sum of the votes of the resolved spans of that type that cover it, capped at "
     "the summary's coders: overlapping spans of one type are taken to come from different annotators. Tokens where "
     "the cap applied are counted (`tokens_capped`). Unresolved spans (no offsets) are left out at token and sentence level.",
-    "Boundary normalisation (Table 5, parentheses): overlapping spans (sharing at least one character) of one type "
-    "in one segment are merged, transitively, into their union, which carries the sum of their votes (capped).",
+    "Boundary normalisation (Table 5, parentheses), two readings: `overlap_union` merges spans of one type in one "
+    "segment that share at least one character (the paper's wording), transitively, into their union carrying the "
+    "sum of their votes (capped); `sentence_union` merges spans of one type whose sentence ranges overlap. The "
+    "released file has almost no same-type spans sharing characters (upstream merged identical marks into votes), "
+    "so `overlap_union` barely moves the figures; `sentence_union` comes close to the published normalised ones. "
+    "Which rule the authors used is not stated; `sentence_union` is cohbench's hypothesis, not a reproduction.",
     "Sentence and segment level (Table 4): a unit counts as marked for a category by c annotators. The file cannot "
     "say whether two spans in one sentence came from one annotator or two, so two reconstructions bound the truth: "
     "`sum` (the votes of the category's spans touching the unit, summed and capped; the token-level rule) and "
@@ -142,6 +146,8 @@ def snac_markdown(stats: dict) -> list[str]:
                  _diff(ours["sum"]["alpha"], paper), _diff(ours["max"]["alpha"], paper), ours["sum"]["units"], ours["sum"]["marked_units"]]
             )
     lines += _table(["category", "level", "α (sum)", "α (max)", "α paper", "Δ (sum)", "Δ (max)", "units", "marked units"], rows)
+    lines += ["", "Pairs of same-type spans in one segment that boundary normalisation can merge:", ""]
+    lines += _rows_table(stats["same_type_span_pairs_by_type"])
     lines += ["", f"Spans without offsets, left out at token and sentence level: {stats['spans_unresolved_excluded_from_token_level']}."]
     return lines
 
@@ -152,7 +158,7 @@ def summeval_markdown(stats: dict) -> list[str]:
     for dimension, by_type in sorted(stats["alpha"].items()):
         for annotator_type, a in sorted(by_type.items()):
             rows.append([dimension, annotator_type, _fmt(a["ordinal"], 3), _fmt(a["interval"], 3), a["records"], a["annotators"], a["ratings"]])
-    lines += _table(["dimension", "annotators", "α ordinal", "α interval", "summaries", "annotators", "ratings"], rows)
+    lines += _table(["dimension", "annotator type", "α ordinal", "α interval", "summaries", "annotators", "ratings"], rows)
     coherence = stats["alpha"].get("coherence", {})
     if coherence:
         lines += ["", "Published reference (SNaC Table 1, summary-level coherence on news, Krippendorff's α; level not stated):", ""]
@@ -267,31 +273,28 @@ def plot_snac_agreement(stats: dict, path: Path) -> None:
 
 
 def plot_summeval_ratings(stats: dict, path: Path) -> None:
-    """Rating distribution (share of ratings per score) per dimension, experts beside crowd workers."""
-    rows = stats["rating_distribution"]
+    """Rating distribution (share of ratings per score) per dimension, experts beside crowd workers, on the
+    summaries with per-annotator ratings (expert means, a different population of means, are left out)."""
+    rows = [r for r in stats["rating_distribution"] if r["annotator_type"] in ("expert", "crowd")]
     dimensions = sorted({r["dimension"] for r in rows})
-    types = [t for t in ("expert", "crowd", "expert_mean") if any(r["annotator_type"] == t for r in rows)]
+    types = [t for t in ("expert", "crowd") if any(r["annotator_type"] == t for r in rows)]
+    summaries = max((a["records"] for d in stats["alpha"].values() for a in d.values()), default=0)
     fig, axes = plt.subplots(1, len(dimensions), figsize=(4 * len(dimensions), 4.2), sharey=True, squeeze=False)
+    width = 0.8 / max(len(types), 1)
     for axis, dimension in zip(axes[0], dimensions):
-        scores = sorted({r["score"] for r in rows if r["dimension"] == dimension and r["annotator_type"] in ("expert", "crowd")})
-        width = 0.8 / max(len(types), 1)
+        scores = sorted({r["score"] for r in rows if r["dimension"] == dimension})
         for j, annotator_type in enumerate(types):
             counts = {r["score"]: r["ratings"] for r in rows if r["dimension"] == dimension and r["annotator_type"] == annotator_type}
             total = sum(counts.values()) or 1
-            if annotator_type == "expert_mean":  # means fall between scores: bin them to the nearest score
-                binned = {}
-                for score, n in counts.items():
-                    binned[round(score)] = binned.get(round(score), 0) + n
-                counts = binned
             axis.bar([s + (j - (len(types) - 1) / 2) * width for s in scores], [100 * counts.get(s, 0) / total for s in scores],
                      width, label=f"{annotator_type} ({total} ratings)")
         axis.set_title(dimension)
-        axis.set_xlabel("rating (1-5)")
+        axis.set_xlabel("rating (1 = worst, 5 = best)")
         axis.set_xticks(scores)
         axis.grid(axis="y", alpha=0.3)
-        axis.legend(fontsize=7)
-    axes[0][0].set_ylabel("% of ratings")
-    fig.suptitle(f"SummEval ({stats['config']}): rating distributions per dimension and annotator type")
+    axes[0][0].set_ylabel("% of the annotator type's ratings")
+    axes[0][0].legend(loc="upper left", fontsize=8)
+    fig.suptitle(f"SummEval ({stats['config']}): rating distributions per dimension, {summaries} summaries rated by 3 experts and 5 crowd workers")
     _save(fig, path)
 
 
