@@ -133,3 +133,19 @@ def test_real_release_views_match_the_manifest(mirror, workspace):
     con = sql.db()
     assert con.execute("SELECT count(*) FROM storysumm").fetchone()[0] == sum(f["rows"] for f in stats["files"].values()) == 96
     assert con.execute("SELECT count(*) FROM sentences").fetchone()[0] == stats["splits"]["val"]["sentences"] + stats["splits"]["test"]["sentences"]
+
+
+def test_statement_from_stdin_and_the_interactive_prompt(release, monkeypatch, capsys):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("SELECT count(*) AS n FROM snac"))
+    assert cli.main(["sql", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"n": 2}]
+    prompt = sql._Shell(sql.db())
+    assert prompt.push("SELECT count(*) AS spans") is True  # waits for the ';'
+    assert prompt.push("FROM spans;") is False
+    assert "11" in capsys.readouterr().out
+    prompt.push("SELECT * FROM nope;")
+    assert capsys.readouterr().out.startswith("error: Catalog Error")
+    prompt.push(".views")
+    assert "snac_training" in capsys.readouterr().out
