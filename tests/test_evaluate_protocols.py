@@ -120,3 +120,18 @@ def test_cli_prints_a_line_per_split_and_json(workspace, tmp_path, capsys):
     assert [line.split()[0] for line in out[1:]] == ["val", "test", "full"]
     assert main(["evaluate", "storysumm", "--predictions", str(path), "--json", "--split", "test"]) == 0
     assert list(json.loads(capsys.readouterr().out)["splits"]) == ["test"]
+
+
+def test_summeval_is_delegated_to_metaeval_with_scores_negated(workspace):
+    rel = workspace / "release"
+    rows, preds = [], []
+    for d in range(3):
+        for s, system in enumerate(["M1", "M2", "M3"]):
+            coherence = 1 + (d + 2 * s) % 5
+            ratings = [{"annotator": f"e{k}", "annotator_type": "expert", "dimension": "coherence", "score": coherence} for k in range(3)]
+            rows.append(record(f"d{d}/{system}", f"d{d}", ["A summary."], system=system, system_name=system, ratings=ratings))
+            preds.append({"id": f"d{d}/{system}", "score": -coherence})  # error polarity: the perfect measure, negated
+    write_config(rel, "summeval", "summeval", {"test": rows})
+    result = evaluate("summeval", preds, release=rel)
+    assert result["protocol"] == "metaeval"
+    assert result["metaeval"]["metrics"]["tau_sum"]["value"] == pytest.approx(1.0)
