@@ -31,6 +31,7 @@ from .schema import CATEGORIES, ERROR_TYPES
 from .sql import QueryError, _literal, config_views, db, view_reference, views
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
+SIMILARITY_BIN = 0.05  # histogram bin width of inserted sentences' similarity
 MIN_CODERS = 3  # SNaC §4.2: each summary was annotated by 3 crowd workers
 TOKEN_PATTERN = "[^ \t\n\r\f]+"  # the token definition (Python `re`); the SQL counts the same tokens without a regex
 WHITESPACE = " \t\n\r\f"
@@ -456,10 +457,20 @@ def generic_statistics(con, config: str) -> dict:
     similarity = _rows(
         con,
         f"""SELECT generator, count(similarity) AS insertions, avg(similarity) AS mean,
-                   quantile_cont(similarity, [0.05, 0.25, 0.5, 0.75, 0.95]) AS quantiles
+                   quantile_cont(similarity, [0.05, 0.25, 0.5, 0.75, 0.95]) AS quantiles_5_25_50_75_95
             FROM corruptions WHERE config = {_literal(config)} GROUP BY ALL ORDER BY ALL""",
     )
-    return {"config": config, "labels_by_split": _label_distributions(con, config, "split"), "corruption_similarity": similarity}
+    histogram = _rows(
+        con,
+        f"""SELECT generator, floor(similarity / {SIMILARITY_BIN}) * {SIMILARITY_BIN} AS bin_start, count(*) AS insertions
+            FROM corruptions WHERE config = {_literal(config)} AND similarity IS NOT NULL GROUP BY ALL ORDER BY ALL""",
+    )
+    return {
+        "config": config,
+        "labels_by_split": _label_distributions(con, config, "split"),
+        "corruption_similarity": similarity,
+        "corruption_similarity_histogram": histogram,
+    }
 
 
 def corpus_of_view(con, config: str) -> str:
@@ -475,7 +486,7 @@ def statistics(config: str, con: duckdb.DuckDBPyConnection | None = None) -> dic
     if config not in views(con):
         raise CohbenchError(f"config {config!r} is not built in the release; run `cohbench build {config}`")
     corpus = corpus_of_view(con, config)
-    return _STATISTICS.get(corpus, generic_statistics)(con, config)
+    return {"corpus": corpus} | _STATISTICS.get(corpus, generic_statistics)(con, config)
 
 
 def release_statistics(con: duckdb.DuckDBPyConnection | None = None) -> dict:

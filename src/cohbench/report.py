@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 
 from . import settings  # noqa: E402
-from .agreement import release_statistics  # noqa: E402
+from .agreement import SIMILARITY_BIN, release_statistics  # noqa: E402
 from .atomic import atomic_dir  # noqa: E402
 from .schema import COHERENCE_ERROR_TYPES, ERROR_TYPES  # noqa: E402
 from .sql import db  # noqa: E402
@@ -88,8 +88,15 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
 def _rows_table(rows: list[dict]) -> list[str]:
     if not rows:
         return ["(no rows)"]
+    def cell(value):
+        if isinstance(value, float):
+            return _fmt(value, 3)
+        if isinstance(value, list):
+            return " / ".join(cell(v) for v in value)
+        return value
+
     header = list(rows[0])
-    return _table(header, [[_fmt(r[h], 3) if isinstance(r[h], float) else r[h] for h in header] for r in rows])
+    return _table(header, [[cell(r[h]) for h in header] for r in rows])
 
 
 def snac_markdown(stats: dict) -> list[str]:
@@ -313,6 +320,28 @@ def plot_storysumm_labels(stats: dict, path: Path) -> None:
     _save(fig, path)
 
 
+def plot_corruption_similarity(stats: dict, path: Path) -> None:
+    """Histogram of the similarity of each inserted sentence to the one it replaced, per generator."""
+    rows = stats["corruption_similarity_histogram"]
+    fig, axis = plt.subplots(figsize=(8, 4.2))
+    generators = sorted({r["generator"] for r in rows})
+    width = SIMILARITY_BIN / max(len(generators), 1)
+    for j, generator in enumerate(generators):
+        mine = [r for r in rows if r["generator"] == generator]
+        axis.bar([r["bin_start"] + j * width for r in mine], [r["insertions"] for r in mine], width, align="edge",
+                 label=f"{generator} ({sum(r['insertions'] for r in mine)} insertions)", edgecolor="white")
+    axis.set_xlabel(f"similarity of the inserted sentence to the replaced one (bins of {SIMILARITY_BIN})")
+    axis.set_ylabel("inserted sentences")
+    axis.set_title(f"{stats['config']}: similarity of inserted (confounder) sentences")
+    axis.legend()
+    axis.grid(axis="y", alpha=0.3)
+    _save(fig, path)
+
+
+def _generic_plots(stats: dict):
+    return (("similarity", plot_corruption_similarity),) if stats.get("corruption_similarity_histogram") else ()
+
+
 _PLOTS = {
     "snac": (("error_types", plot_snac_error_types), ("agreement", plot_snac_agreement)),
     "summeval": (("ratings", plot_summeval_ratings),),
@@ -353,7 +382,7 @@ def report(output: Path | None = None, release: Path | None = None) -> dict:
     plots = {}
     with atomic_dir(output) as tmp:
         for config, stats in statistics.items():
-            for name, plot in _PLOTS.get(stats.get("corpus"), ()):
+            for name, plot in _PLOTS.get(stats.get("corpus"), None) or _generic_plots(stats):
                 filename = f"{config}_{name}.png"
                 plot(stats, tmp / filename)
                 plots.setdefault(config, []).append(filename)
