@@ -68,8 +68,19 @@ def test_training_view_gives_the_preceding_summary_as_context(release):
     assert rows[0]["context"] == ""
     assert rows[2]["context"] == "Gabriel leases a sheep farm near Weatherbury. He meets Bathsheba at the farm."
     assert rows[2]["sentence"] == "Her husband's suicide shocks everyone."
-    assert rows[0]["error_types"] == ["CharE", "GramE"]  # taxonomy order
+    assert rows[0]["error_types"] == ["CharE"]  # coherence types only: the GramE in this sentence is a language error
+    assert rows[3]["error_types"] == ["CharE", "SceneE"]  # taxonomy order
     assert [r["label"] for r in rows] == [1, 1, 1, 1]
+
+
+def test_training_view_equals_the_snac_module_examples(release):
+    from cohbench.builders.snac import sentence_examples
+
+    columns = ("id", "segment", "context", "sentence", "label", "error_types")
+    view = sql.query("SELECT * FROM snac_training ORDER BY record_id, sentence_index").to_pylist()
+    records = sql.query("SELECT * FROM snac ORDER BY id").to_pylist()
+    examples = [e for record in records for e in sentence_examples(record)]
+    assert [tuple(row[c] for c in columns) for row in view] == [tuple(e[c] for c in columns) for e in examples]
 
 
 def test_ratings_and_corruptions_views(release):

@@ -96,8 +96,11 @@ _LONG_VIEW_SQL = {
             FROM records r
             WHERE r.corruption IS NOT NULL
         )""",
+    # The same examples as `cohbench.builders.snac.sentence_examples` (the paper's §5 unit): context = the summary's
+    # preceding sentences joined by spaces; error_types = coherence types of the spans touching the sentence.
     "snac_training": f"""
-        SELECT r.config, r.id AS record_id, r.split, r.doc_id, r.system, u.i - 1 AS sentence_index,
+        SELECT r.config, r.id || '/' || (u.i - 1) AS id, r.id AS record_id, r.split, r.doc_id, r.system,
+               u.i - 1 AS sentence_index, r.sentence_segments[u.i] AS segment,
                array_to_string(list_slice(r.sentences, 1, u.i - 1), ' ') AS context,
                u.sentence, r.sentence_labels[u.i] AS label, r.sentence_labels_min2votes[u.i] AS label_min2votes,
                coalesce(t.error_types, []) AS error_types
@@ -108,7 +111,7 @@ _LONG_VIEW_SQL = {
             FROM (
                 SELECT record_id, type_id, UNNEST(range(first_sentence, last_sentence + 1)) AS sentence_index
                 FROM spans
-                WHERE corpus = 'snac' AND first_sentence IS NOT NULL AND last_sentence IS NOT NULL
+                WHERE corpus = 'snac' AND category = 'coherence' AND first_sentence IS NOT NULL AND last_sentence IS NOT NULL
             )
             GROUP BY record_id, sentence_index
         ) t ON t.record_id = r.id AND t.sentence_index = u.i - 1
