@@ -1,0 +1,158 @@
+"""FairytaleQA story texts (Xu et al., ACL 2022): public-domain fairy tales, as narrative incoherence detection
+data (Cai et al. 2022, §3) in windows of N = 8 consecutive sentences with K = 2 altered (25%):
+`fairytale_msd` (two non-adjacent inner sentences removed) and `fairytale_dsd` (two sentences replaced).
+
+Upstream quirks handled here and nowhere else:
+- each story is a CSV of human-segmented sections (`section,text`) with hard line breaks inside paragraphs:
+  whitespace is collapsed before sentence splitting with `cohbench.text`;
+- the upstream story-level train/val/test split (the folder a file is in) is kept and checked against
+  `story_meta.csv`, whose names match the files' except `Snow-man-story.csv` (`snow-man` there): names are
+  compared ignoring case and the difference is reported; `doc_id` is the file's story name.
+Windows are cut without overlap from the start of each story's sentence sequence (sections concatenated in
+order); the last < 8 sentences of a story are not used. A window is the upstream record of these configs
+(stories left out by `max_stories_per_split`, null by default, are counted in the notes, not split).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..corruptions import corpora as inc
+from ..errors import ParseError
+from ..hf import builder_for
+from ..registry import ConfigSpec, Corpus, Parsed, register
+from ..schema import OK, empty_record
+from ..sources import Source
+from ..text import split_sentences
+from ._fairytaleqa_files import FILES, META
+
+_BASE = "https://raw.githubusercontent.com/uci-soe/FairytaleQAData/a24ddc17364666b7c13a425b9970c87368b03417"
+LICENCE = "Apache-2.0 (repository); stories are public-domain Project Gutenberg texts"
+STORY_SOURCES = tuple(
+    Source(name=f"{split}/{filename}", url=f"{_BASE}/data-by-train-split/section-stories/{split}/{filename}",
+           sha256=sha256, size=size, licence=LICENCE)
+    for split, filename, sha256, size in FILES
+)
+META_SOURCE = Source(name="story_meta", url=f"{_BASE}/{META[0]}", sha256=META[1], size=META[2], licence=LICENCE)
+
+CITATION = """@inproceedings{xu-etal-2022-fantastic,
+  title = {Fantastic Questions and Where to Find Them: {F}airytale{QA} -- An Authentic Dataset for Narrative Comprehension},
+  author = {Xu, Ying and Wang, Dakuo and Yu, Mo and Ritchie, Daniel and Yao, Bingsheng and Wu, Tongshuang and Zhang, Zheng and Li, Toby Jia-Jun and Bradford, Nora and Sun, Branda and Hoang, Tran Bao and Sang, Yisi and Hou, Yufang and Ma, Xiaojuan and Yang, Diyi and Peng, Nanyun and Yu, Zhou and Warschauer, Mark},
+  booktitle = {Proceedings of ACL 2022},
+  year = {2022}
+}"""
+
+csv.field_size_limit(1 << 26)
+
+
+def _sections(path: Path) -> list[str]:
+    with open(path, encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        if reader.fieldnames != ["section", "text"]:
+            raise ParseError(f"{path.name} must have the header `section,text`, found {reader.fieldnames}; fetch the pinned file again")
+        rows = list(reader)
+    try:
+        rows.sort(key=lambda row: int(row["section"]))
+    except (TypeError, ValueError):
+        raise ParseError(f"{path.name} has a non-numeric or missing section number; the file is truncated or corrupt") from None
+    return [" ".join((row["text"] or "").split()) for row in rows]
+
+
+def _check_meta(path: Path) -> list[str]:
+    """Check every story's folder against story_meta.csv; return the names that match only ignoring case."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        meta = {row["filename"].lower(): (row["filename"], row["split"]) for row in csv.DictReader(handle)}
+    case_only = []
+    for split, filename, _, _ in FILES:
+        story = filename.removesuffix("-story.csv")
+        name, meta_split = meta.get(story.lower(), (None, None))
+        if meta_split != split:
+            raise ParseError(f"story_meta.csv puts {story} in {meta_split!r} but its file is in {split}/; "
+                             "the pinned files agree, so fetch them again")
+        if name != story:
+            case_only.append(f"{filename} is {name!r} in story_meta.csv")
+    return case_only
+
+
+def windows(paths: Mapping[str, Path], config: str) -> tuple[list[dict], int, Counter, dict]:
+    """Coherent 8-sentence windows (records), the number cut, drops by reason, and story statistics."""
+    opts = inc.params("fairytale")
+    case_only = _check_meta(Path(paths["story_meta"]))
+    story_limit = opts.get("max_stories_per_split")
+    files = []
+    for split in ("train", "val", "test"):
+        names = inc.stable_order([f for s, f, _, _ in FILES if s == split], "fairytale-stories")
+        files += [(split, f) for f in sorted(names[:story_limit] if story_limit else names)]
+    stories = [(split, filename.removesuffix("-story.csv"), _sections(Path(paths[f"{split}/{filename}"])))
+               for split, filename in files]
+    flat = [text for _, _, sections in stories for text in sections]
+    split_texts = iter(split_sentences(flat))
+    size, limit = opts["window"], opts.get("max_windows_per_story")
+    records, cut, dropped, unused = [], 0, Counter(), 0
+    for split, story, sections in stories:
+        sentences = [s for _ in sections for s in next(split_texts)]
+        count = len(sentences) // size
+        unused += len(sentences) - count * size
+        cut += count
+        chosen = sorted(inc.stable_order([str(w) for w in range(count)], f"fairytale-{story}")[:limit]) if limit else None
+        for w in range(count):
+            if chosen is not None and str(w) not in chosen:
+                dropped["beyond_max_windows_per_story"] += 1
+                continue
+            record = empty_record()
+            record.update(id=f"{story}-w{w:03d}", corpus="fairytaleqa", config=config, split=split, doc_id=story,
+                          sentences=sentences[w * size : (w + 1) * size], sentence_labels=[OK] * size)
+            records.append(record)
+    stats = {"stories_used": dict(Counter(split for split, _, _ in stories)),
+             "stories_left_out_by_max_stories_per_split": len(FILES) - len(files), "sentences_not_in_a_window": unused,
+             "sections": len(flat), "file_names_differing_from_story_meta_in_case": case_only}
+    return records, cut, dropped, stats
+
+
+PARAMETERS = {
+    "fairytale_msd": ("seed", "window", "k", "max_stories_per_split", "max_windows_per_story"),
+    "fairytale_dsd": ("seed", "window", "k", "tau", "retriever", "top_k", "max_stories_per_split", "max_windows_per_story"),
+}
+
+
+def parse(paths: Mapping[str, Path], config: str) -> Parsed:
+    opts = inc.params("fairytale")
+    coherent, cut, dropped, stats = windows(paths, config)
+    if config == "fairytale_msd":
+        records = inc.msd(coherent, config, opts["seed"], opts["k"])
+        dropped.update(inc.count_dropped(coherent, records, "too_short_for_removal"))
+    else:
+        records = inc.dsd(coherent, config, opts, k=opts["k"])
+        dropped.update(inc.count_dropped(coherent, records, "no_confounder_below_tau"))
+    notes = {**inc.notes(records, gap_task=config == "fairytale_msd"), **stats,
+             "parameters": {k: opts.get(k) for k in PARAMETERS[config]}}
+    return Parsed(records=records, upstream_records=cut, dropped=dict(dropped), notes=notes)
+
+
+CORPUS = register(
+    Corpus(
+        name="fairytaleqa",
+        version="1.0.0",
+        description=(
+            "Public-domain fairy tales of FairytaleQA (Xu et al., 2022) cut into 8-sentence windows and turned into "
+            "narrative incoherence detection instances as in Cai et al. (2022): two sentences removed (MSD) or "
+            "replaced by confounders (DSD)."
+        ),
+        citation=CITATION,
+        licence=LICENCE,
+        homepage="https://github.com/uci-soe/FairytaleQAData",
+        sources=(*STORY_SOURCES, META_SOURCE),
+        configs=(
+            ConfigSpec(name="fairytale_msd", description="Missing sentence detection: 6 of 8 sentences shown; "
+                       "gap_labels mark the two gaps with a missing sentence (never first/last, never adjacent)."),
+            ConfigSpec(name="fairytale_dsd", description="Discordant sentence detection: 2 of 8 sentences replaced "
+                       "by confounders from other stories of the same split; sentence_labels mark them."),
+        ),
+        parse=parse,
+    )
+)
+
+Builder = builder_for(CORPUS)

@@ -1,0 +1,129 @@
+"""Synthetic training data for sentence-level coherence classifiers in SNaC's format (Goyal et al. 2022, §5.1 and
+App. C.1): a context, one sentence, a label and the targeted error type, balanced 1:1 positive/negative.
+
+Made from the coherent narratives of the incoherence configs — TimeTravel 5-sentence stories and FairytaleQA
+8-sentence windows — with three recipes:
+- `entity_first_mention` (SNaC's coref-based recipe, CharE): context without the sentence that introduced a
+  character, sentence = the next one naming them;
+- `next_sentence_swap` (SNaC's next-sentence recipe, SceneE): sentence = a later sentence of the same text;
+- `discordant_replace` (Cai et al.'s confounder, K = 1, never at position 0): sentence = a confounder from
+  another story of the same split and corpus; typed SceneE (an abrupt change of setting and characters).
+Each negative is paired with a positive from the same narrative: the original context and the original
+sentence at that point. A record is context + sentence: `sentence_labels` are -1 on the context and the label
+on the last sentence; `label` is that label; negatives carry a span of the targeted type and provenance.
+Splits follow the narratives' splits (TimeTravel train/dev/test; FairytaleQA train/val/test with val -> dev).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..corruptions import corpora as inc
+from ..corruptions import corrupt
+from ..hf import builder_for
+from ..registry import ConfigSpec, Corpus, Parsed, register
+from ..schema import ERROR_TYPES, NO_LABEL, OK, empty_record
+from . import fairytaleqa, timetravel
+
+RECIPES = ("entity_first_mention", "next_sentence_swap", "discordant_replace")
+SPLIT_NAMES = {"val": "dev"}
+
+
+def _narratives(paths: Mapping[str, Path], opts: dict) -> tuple[dict[str, list[dict]], Counter]:
+    """Coherent narratives by source corpus, at most `max_narratives_per_split[split]` per corpus and split."""
+    stories, _, _ = timetravel.coherent_records(paths, "synthetic_coherence")
+    windows, _, _, _ = fairytaleqa.windows(paths, "synthetic_coherence")
+    out, dropped = {}, Counter()
+    for corpus, records in (("timetravel", stories), ("fairytaleqa", windows)):
+        kept = []
+        for split, group in inc.by_split(records).items():
+            split = SPLIT_NAMES.get(split, split)
+            limit = opts["max_narratives_per_split"][split]
+            chosen = set(inc.stable_order([r["id"] for r in group], f"synthetic-{corpus}")[:limit])
+            dropped["narratives_beyond_max_narratives_per_split"] += len(group) - len(chosen)
+            kept += [{**r, "split": split} for r in group if r["id"] in chosen]
+        out[corpus] = kept
+    return out, dropped
+
+
+def _example(source: dict, sentences: list[str], label: int, rid: str, spans=(), corruption=None) -> dict:
+    record = empty_record()
+    record.update(
+        id=rid, corpus="synthetic_coherence", config="synthetic_coherence", split=source["split"],
+        doc_id=source["doc_id"], sentences=sentences, sentence_labels=[NO_LABEL] * (len(sentences) - 1) + [label],
+        label=label, spans=list(spans), corruption=corruption,
+    )
+    return record
+
+
+def _pair(negative: dict, source: dict) -> list[dict]:
+    """The negative as context + labelled sentence, and its positive: the source's own sentence at that point."""
+    generator = negative["corruption"]["generator"]
+    (position,) = negative["corruption"]["positions"]
+    # Source index of the labelled sentence: entity_first_mention dropped one earlier sentence.
+    original = position + 1 if generator == "entity_first_mention" else position
+    negative = _example(source, negative["sentences"][: position + 1], 1, negative["id"],
+                        negative["spans"], negative["corruption"])
+    positive = _example(source, source["sentences"][: original + 1], OK, f"{negative['id']}:coherent")
+    return [negative, positive]
+
+
+def parse(paths: Mapping[str, Path], config: str = "synthetic_coherence") -> Parsed:
+    """Accounting unit: an example. Every (narrative, recipe) can give two (negative + positive); those beyond the
+    size limits, or where a recipe does not apply (no character named twice, no confounder below tau), are dropped."""
+    opts = inc.params("synthetic_coherence")
+    narratives, beyond = _narratives(paths, opts)
+    records, made, dropped = [], Counter(), Counter()
+    for corpus, sources in narratives.items():
+        by_id = {r["id"]: r for r in sources}
+        negatives = corrupt("entity_first_mention", sources, seed=opts["seed"])
+        negatives += corrupt("next_sentence_swap", sources, seed=opts["seed"])
+        negatives += inc.dsd(sources, config, opts, k=1, min_position=1, error_type="SceneE")
+        for negative in negatives:
+            records += _pair(negative, by_id[negative["corruption"]["source_id"]])
+            made[(corpus, negative["corruption"]["generator"])] += 1
+        for recipe in RECIPES:
+            dropped[f"{recipe}_not_applicable"] += 2 * (len(sources) - made[(corpus, recipe)])
+    dropped["beyond_max_narratives_per_split"] = 2 * len(RECIPES) * beyond["narratives_beyond_max_narratives_per_split"]
+    available = sum(len(s) for s in narratives.values()) + beyond["narratives_beyond_max_narratives_per_split"]
+    notes = {
+        "narratives_used": {c: dict(sorted(Counter(r["split"] for r in s).items())) for c, s in narratives.items()},
+        "pairs_by_corpus_and_recipe": {f"{c}/{g}": n for (c, g), n in sorted(made.items())},
+        "examples_by_split_and_label": {
+            split: dict(sorted(Counter("negative" if r["label"] == 1 else "positive" for r in records if r["split"] == split).items()))
+            for split in ("train", "dev", "test")
+        },
+        "targeted_types": dict(sorted(Counter(ERROR_TYPES[s["type"]] for r in records for s in r["spans"]).items())),
+        "parameters": {k: opts[k] for k in ("seed", "tau", "retriever", "top_k", "max_narratives_per_split")},
+    }
+    return Parsed(records=records, upstream_records=2 * len(RECIPES) * available, dropped=+dropped, notes=notes)
+
+
+CORPUS = register(
+    Corpus(
+        name="synthetic_coherence",
+        version="1.0.0",
+        description=(
+            "SNaC-format (context, sentence, label, targeted error type) synthetic coherence training data made from "
+            "TimeTravel stories and FairytaleQA windows with SNaC's coref-based and next-sentence recipes and Cai et "
+            "al.'s discordant confounders, balanced positive/negative."
+        ),
+        citation=timetravel.CITATION + "\n" + fairytaleqa.CITATION + """
+@inproceedings{goyal-etal-2022-snac,
+  title = {{SN}a{C}: Coherence Error Detection for Narrative Summarization},
+  author = {Goyal, Tanya and Li, Junyi Jessy and Durrett, Greg},
+  booktitle = {Proceedings of EMNLP 2022},
+  year = {2022}
+}""",
+        licence="as its sources: TimeTravel (Apache-2.0 repositories, story terms unstated) and FairytaleQA (Apache-2.0, public-domain stories)",
+        homepage="https://github.com/tagoyal/snac",
+        sources=(timetravel.TEST, timetravel.DEV, *fairytaleqa.STORY_SOURCES, fairytaleqa.META_SOURCE),
+        configs=(ConfigSpec(name="synthetic_coherence", description="Balanced synthetic (context, sentence) coherence "
+                            "examples for CharE (entity_first_mention) and SceneE (next_sentence_swap, discordant_replace)."),),
+        parse=parse,
+    )
+)
+
+Builder = builder_for(CORPUS)
