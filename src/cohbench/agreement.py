@@ -28,7 +28,7 @@ import numpy as np
 
 from .errors import CohbenchError, RegistryError
 from .schema import CATEGORIES, ERROR_TYPES
-from .sql import QueryError, _literal, config_views, db, view_reference, views
+from .sql import QueryError, _literal, config_views, db, long_view, view_reference, views
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 SIMILARITY_BIN = 0.05  # histogram bin width of inserted sentences' similarity
@@ -260,14 +260,14 @@ def unit_histogram_sql(config: str, level: str) -> str:
     category's spans touching the unit (capped at coders), c_max = their largest vote count."""
     if level == "sentence":
         touching = """SELECT record_id, category, votes, UNNEST(range(first_sentence, last_sentence + 1)) AS unit
-                      FROM spans WHERE config = {cfg} AND first_sentence IS NOT NULL AND last_sentence IS NOT NULL"""
+                      FROM {spans} WHERE first_sentence IS NOT NULL AND last_sentence IS NOT NULL"""
     elif level == "segment":
-        touching = "SELECT record_id, category, votes, segment AS unit FROM spans WHERE config = {cfg} AND segment IS NOT NULL"
+        touching = "SELECT record_id, category, votes, segment AS unit FROM {spans} WHERE segment IS NOT NULL"
     else:
         raise CohbenchError(f"unknown unit level {level!r}; use sentence or segment")
     return f"""
         WITH coders AS ({_coders_sql(view_reference(config))}),
-        touching AS ({touching.format(cfg=_literal(config))}),
+        touching AS ({touching.format(spans=long_view("spans", config))}),
         unit AS (SELECT record_id, category, unit, sum(votes) AS votes_sum, max(votes) AS votes_max
                  FROM touching GROUP BY ALL)
         SELECT u.category, c.coders, least(u.votes_sum, c.coders) AS c_sum, least(u.votes_max, c.coders) AS c_max,
@@ -362,22 +362,22 @@ def _rows(con, sql: str) -> list[dict]:
 @statistics_for("snac")
 def snac_statistics(con, config: str) -> dict:
     view = view_reference(config)
-    cfg = _literal(config)
+    spans = long_view("spans", config)
     spans_by_type = _rows(
         con,
-        f"""SELECT system, type, count(*) AS spans, sum(votes)::BIGINT AS votes FROM spans WHERE config = {cfg}
+        f"""SELECT system, type, count(*) AS spans, sum(votes)::BIGINT AS votes FROM {spans}
             GROUP BY ALL ORDER BY ALL""",
     )
     coders = _rows(con, f"SELECT coders, count(*) AS summaries FROM ({_coders_sql(view)}) GROUP BY ALL ORDER BY ALL")
-    unresolved = _rows(con, f"SELECT count(*) FILTER (WHERE NOT resolved OR start IS NULL) AS n FROM spans WHERE config = {cfg}")[0]["n"]
+    unresolved = _rows(con, f"SELECT count(*) FILTER (WHERE NOT resolved OR start IS NULL) AS n FROM {spans}")[0]["n"]
     # what boundary normalisation can merge: pairs of same-type spans in one segment sharing characters / a sentence
     overlaps = _rows(
         con,
         f"""SELECT a.type, count(*) FILTER (WHERE a.start < b."end" AND b.start < a."end") AS sharing_characters,
                    count(*) FILTER (WHERE a.first_sentence <= b.last_sentence AND b.first_sentence <= a.last_sentence) AS sharing_a_sentence
-            FROM spans a JOIN spans b ON a.config = b.config AND a.record_id = b.record_id AND a.segment = b.segment
+            FROM {spans} a JOIN {spans} b ON a.record_id = b.record_id AND a.segment = b.segment
                                      AND a.type_id = b.type_id AND a.span_index < b.span_index
-            WHERE a.config = {cfg} AND a.resolved AND b.resolved
+            WHERE a.resolved AND b.resolved
             GROUP BY ALL ORDER BY ALL""",
     )
     return {
@@ -395,8 +395,8 @@ def snac_statistics(con, config: str) -> dict:
 
 @statistics_for("summeval")
 def summeval_statistics(con, config: str) -> dict:
-    cfg = _literal(config)
-    per_annotator = f"""FROM ratings WHERE config = {cfg} AND annotator_type IN ('expert', 'crowd') AND score IS NOT NULL"""
+    ratings = long_view("ratings", config)
+    per_annotator = f"""FROM {ratings} WHERE annotator_type IN ('expert', 'crowd') AND score IS NOT NULL"""
     units = f"""SELECT dimension || '/' || annotator_type AS stratum, record_id AS unit, score::DOUBLE AS value,
                        count(*) AS n {per_annotator} GROUP BY ALL"""
     alphas = alpha_by_stratum(con, units, ("ordinal", "interval"))
@@ -407,7 +407,7 @@ def summeval_statistics(con, config: str) -> dict:
     )
     distribution = _rows(
         con,
-        f"""SELECT dimension, annotator_type, score, count(*) AS ratings FROM ratings WHERE config = {cfg}
+        f"""SELECT dimension, annotator_type, score, count(*) AS ratings FROM {ratings}
             GROUP BY ALL ORDER BY ALL""",
     )
     alpha = defaultdict(dict)
@@ -435,12 +435,11 @@ def _label_distributions(con, config: str, by: str) -> list[dict]:
 
 @statistics_for("storysumm")
 def storysumm_statistics(con, config: str) -> dict:
-    cfg = _literal(config)
     sentence_labels = _rows(
         con,
         f"""SELECT split, system, count(*) AS sentences, count(*) FILTER (WHERE label = 1) AS error,
                    count(*) FILTER (WHERE label = 0) AS ok, count(*) FILTER (WHERE label = -1) AS no_label
-            FROM sentences WHERE config = {cfg} GROUP BY ALL ORDER BY ALL""",
+            FROM {long_view("sentences", config)} GROUP BY ALL ORDER BY ALL""",
     )
     return {
         "config": config,
@@ -458,12 +457,12 @@ def generic_statistics(con, config: str) -> dict:
         con,
         f"""SELECT generator, count(similarity) AS insertions, avg(similarity) AS mean,
                    quantile_cont(similarity, [0.05, 0.25, 0.5, 0.75, 0.95]) AS quantiles_5_25_50_75_95
-            FROM corruptions WHERE config = {_literal(config)} GROUP BY ALL ORDER BY ALL""",
+            FROM {long_view("corruptions", config)} GROUP BY ALL ORDER BY ALL""",
     )
     histogram = _rows(
         con,
         f"""SELECT generator, floor(similarity / {SIMILARITY_BIN}) * {SIMILARITY_BIN} AS bin_start, count(*) AS insertions
-            FROM corruptions WHERE config = {_literal(config)} AND similarity IS NOT NULL GROUP BY ALL ORDER BY ALL""",
+            FROM {long_view("corruptions", config)} WHERE similarity IS NOT NULL GROUP BY ALL ORDER BY ALL""",
     )
     return {
         "config": config,

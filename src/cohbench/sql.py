@@ -52,7 +52,8 @@ def _parquet(paths: list[Path]) -> str:
 TYPE_NAMES = _names(ERROR_TYPES)
 CATEGORY_NAMES = _names(CATEGORIES)
 
-# Each long view reads `records`, so it covers whichever configs are built and is empty where none applies.
+# Each long view reads `records` (its `__SOURCE__`), so it covers whichever configs are built and is empty where
+# none applies; `long_view` gives the same rows for one config, reading only that config's files.
 _LONG_VIEW_SQL = {
     "spans": f"""
         SELECT r.config, r.corpus, r.id AS record_id, r.split, r.doc_id, r.system, r.system_name,
@@ -61,7 +62,7 @@ _LONG_VIEW_SQL = {
                s.type AS type_id, {TYPE_NAMES}[s.type + 1] AS type,
                {CATEGORY_NAMES}[s.category + 1] AS category,
                s.votes, s.annotator, s.antecedents, s.resolved, s.resolution
-        FROM records r, UNNEST(r.spans) WITH ORDINALITY AS u(s, i)""",
+        FROM __SOURCE__ r, UNNEST(r.spans) WITH ORDINALITY AS u(s, i)""",
     "sentences": """
         SELECT config, corpus, record_id, split, doc_id, system, system_name, sentence_index, text, segment,
                sentence_labels[sentence_index + 1] AS label,
@@ -75,12 +76,12 @@ _LONG_VIEW_SQL = {
                    u.i - 1 AS sentence_index, u.text, r.sentence_segments[u.i] AS segment,
                    r.sentence_labels, r.sentence_labels_min2votes, r.segment_labels, r.segment_labels_min2votes,
                    r.gap_labels, r.label AS record_label
-            FROM records r, UNNEST(r.sentences) WITH ORDINALITY AS u(text, i)
+            FROM __SOURCE__ r, UNNEST(r.sentences) WITH ORDINALITY AS u(text, i)
         )""",
     "ratings": """
         SELECT r.config, r.corpus, r.id AS record_id, r.split, r.doc_id, r.system, r.system_name,
                r.system_extractive, g.annotator, g.annotator_type, g.dimension, g.score
-        FROM records r, UNNEST(r.ratings) AS u(g)""",
+        FROM __SOURCE__ r, UNNEST(r.ratings) AS u(g)""",
     "corruptions": """
         SELECT config, corpus, record_id, split, doc_id, label, generator, seed, source_id,
                position_index, c.positions[position_index + 1] AS position,
@@ -93,7 +94,7 @@ _LONG_VIEW_SQL = {
                    -- a corruption that altered no position still gets one row, so every record is seen
                    UNNEST(CASE WHEN coalesce(len(r.corruption.positions), 0) = 0 THEN [NULL::BIGINT]
                                ELSE range(len(r.corruption.positions)) END) AS position_index
-            FROM records r
+            FROM __SOURCE__ r
             WHERE r.corruption IS NOT NULL
         )""",
     # The same examples as `cohbench.builders.snac.sentence_examples` (the paper's §5 unit): context = the summary's
@@ -147,8 +148,16 @@ def db(release: Path | None = None) -> duckdb.DuckDBPyConnection:
         con.execute(f"CREATE VIEW {_ident(config)} AS SELECT * FROM {_parquet(paths)}")
     con.execute(f"CREATE VIEW records AS SELECT * FROM {_parquet([p for paths in files.values() for p in paths])}")
     for name, body in _LONG_VIEW_SQL.items():
-        con.execute(f"CREATE VIEW {name} AS {body}")
+        con.execute(f"CREATE VIEW {name} AS {body.replace('__SOURCE__', 'records')}")
     return con
+
+
+def long_view(name: str, config: str) -> str:
+    """A long view (spans, sentences, ratings, corruptions) of one config, as a parenthesised relation to select
+    from: the same rows as `SELECT * FROM <name> WHERE config = ...`, without reading the other configs' files."""
+    if name not in ("spans", "sentences", "ratings", "corruptions"):
+        raise QueryError(f"no per-config form of view {name!r}")
+    return f"({_LONG_VIEW_SQL[name].replace('__SOURCE__', view_reference(config))})"
 
 
 def views(con: duckdb.DuckDBPyConnection) -> list[str]:
