@@ -160,3 +160,11 @@ def test_statement_from_stdin_and_the_interactive_prompt(release, monkeypatch, c
     assert capsys.readouterr().out.startswith("error: Catalog Error")
     prompt.push(".views")
     assert "snac_training" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["spans", "sentences", "ratings", "corruptions"])
+def test_per_config_long_view_equals_the_filtered_view(release, name):
+    con = sql.db()
+    for config in ("snac", "summeval", "tt-swap"):
+        filtered = sql.query(f"SELECT * FROM {name} WHERE config = '{config}' ORDER BY ALL", con)
+        assert sql.query(f"SELECT * FROM {sql.long_view(name, config)} ORDER BY ALL", con) == filtered
