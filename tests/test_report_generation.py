@@ -47,6 +47,7 @@ def test_report_writes_json_markdown_and_plots(release, tmp_path):
     assert set(saved) == {"snac", "summeval", "storysumm", "tt_dsd"} == set(statistics)
     assert saved["tt_dsd"]["corruption_similarity"][0]["insertions"] == 5
     assert sum(r["insertions"] for r in saved["tt_dsd"]["corruption_similarity_histogram"]) == 5
+    assert saved["tt_dsd"]["sentence_labels_by_split"] == [{"split": "test", "sentences": 15, "error": 5, "ok": 10, "no_label": 0, "gaps_missing": 0}]
     assert saved["snac"]["token_level"]["as_marked"]["by_type"]["RefE"]["two_agree_pct"] == pytest.approx(40.0)
     markdown = (out / "report.md").read_text()
     # the paper's crowd figure stands beside cohbench's, with the difference

@@ -464,9 +464,17 @@ def generic_statistics(con, config: str) -> dict:
         f"""SELECT generator, floor(similarity / {SIMILARITY_BIN}) * {SIMILARITY_BIN} AS bin_start, count(*) AS insertions
             FROM {long_view("corruptions", config)} WHERE similarity IS NOT NULL GROUP BY ALL ORDER BY ALL""",
     )
+    sentence_labels = _rows(
+        con,
+        f"""SELECT split, count(*) AS sentences, count(*) FILTER (WHERE label = 1) AS error,
+                   count(*) FILTER (WHERE label = 0) AS ok, count(*) FILTER (WHERE label = -1 OR label IS NULL) AS no_label,
+                   count(*) FILTER (WHERE gap_after_label = 1) AS gaps_missing
+            FROM {long_view("sentences", config)} GROUP BY ALL ORDER BY ALL""",
+    )
     return {
         "config": config,
         "labels_by_split": _label_distributions(con, config, "split"),
+        "sentence_labels_by_split": sentence_labels,
         "corruption_similarity": similarity,
         "corruption_similarity_histogram": histogram,
     }

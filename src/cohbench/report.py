@@ -194,6 +194,8 @@ def storysumm_markdown(stats: dict) -> list[str]:
 
 def generic_markdown(stats: dict) -> list[str]:
     lines = ["### Labels by split", ""] + _rows_table(stats["labels_by_split"])
+    lines += ["", "### Sentence labels by split (gaps_missing: gaps after a sentence labelled missing)", ""]
+    lines += _rows_table(stats["sentence_labels_by_split"])
     if stats["corruption_similarity"]:
         lines += ["", "### Similarity of inserted sentences to the ones they replaced", ""] + _rows_table(stats["corruption_similarity"])
     return lines
