@@ -202,54 +202,61 @@ def _islands_sql(marks_sql: str, lo: str, hi: str) -> str:
         GROUP BY record_id, segment, type_id, island"""
 
 
-def token_histogram_sql(config: str, boundaries: str = "as_marked") -> str:
-    """Rows ('marked', system, type_id, coders, c, tokens, capped): how many tokens of a system's summaries with
-    that many coders were marked with a type by c of them (c >= 1; capped = tokens whose summed votes exceeded the
-    coders); and rows ('total', system, NULL, coders, NULL, tokens, 0): every token, marked or not."""
-    if boundaries not in BOUNDARIES:
-        raise CohbenchError(f"unknown span boundaries {boundaries!r}; use one of {', '.join(BOUNDARIES)}")
+def token_histogram_sql(config: str, boundaries: Iterable[str] = ("as_marked",)) -> str:
+    """Rows ('marked', variant, system, type_id, coders, c, tokens, capped): how many tokens of a system's summaries
+    with that many coders were marked with a type by c of them, spans taken by a `BOUNDARIES` variant (c >= 1;
+    capped = tokens whose summed votes exceeded the coders); and rows ('total', NULL, system, NULL, coders, NULL,
+    tokens, 0): every token, marked or not. All variants in one query, so that they share its scans."""
+    boundaries = list(boundaries)
+    unknown = [b for b in boundaries if b not in BOUNDARIES]
+    if unknown or not boundaries:
+        raise CohbenchError(f"unknown span boundaries {unknown[0] if unknown else None!r}; use one of {', '.join(BOUNDARIES)}")
     view = view_reference(config)
-    marks = f"""SELECT r.id AS record_id, s.segment, s.type AS type_id, s.start, s."end", s.votes, s.first_sentence, s.last_sentence
-                FROM {view} r, UNNEST(r.spans) AS u(s)
-                WHERE s.resolved AND s.start IS NOT NULL AND s."end" IS NOT NULL"""
-    if BOUNDARIES[boundaries]:
-        marks = _islands_sql(marks, *BOUNDARIES[boundaries])
+    span_marks = f"""SELECT r.id AS record_id, s.segment, s.type AS type_id, s.start, s."end", s.votes, s.first_sentence, s.last_sentence
+                     FROM {view} r, UNNEST(r.spans) AS u(s)
+                     WHERE s.resolved AND s.start IS NOT NULL AND s."end" IS NOT NULL"""
+    base = 'SELECT record_id, segment, type_id, start, "end", votes FROM span_marks'
+    marks = "\n        UNION ALL\n".join(
+        f"SELECT {_literal(b)} AS variant, * FROM ({_islands_sql('SELECT * FROM span_marks', *BOUNDARIES[b]) if BOUNDARIES[b] else base})"
+        for b in boundaries
+    )
     # Each span covers a run of token indices [first, end): tokens ending after its start and starting before its
     # end, counted on prefixes of the segment (a start inside a token includes that token). A sweep over the runs'
     # boundaries then gives, for every stretch of tokens, the summed votes covering it: no row per token needed.
     cuts_token = f"CASE WHEN m.start > 0 AND length(trim(substr(s.text, m.start, 2), {_literal(WHITESPACE)})) = 2 THEN 1 ELSE 0 END"
     return f"""
         WITH coders AS MATERIALIZED ({_coders_sql(view)}),
+        span_marks AS MATERIALIZED ({span_marks}),
         marks AS ({marks}),
         segment AS MATERIALIZED (  -- one row per segment, so that each span row carries its own text only
             SELECT record_id, segment, text, {_plain_text_sql('text')} AS plain
             FROM (SELECT r.id AS record_id, u.i - 1 AS segment, u.text FROM {view} r, UNNEST(r.segments) WITH ORDINALITY AS u(text, i))
         ),
         located AS MATERIALIZED (  -- materialised: the counts are computed once, not again inside later joins
-            SELECT m.record_id, m.segment, m.type_id, m.votes,
+            SELECT m.variant, m.record_id, m.segment, m.type_id, m.votes,
                    {_prefix_token_count_sql('s.text', 'm.start', 's.plain')} - {cuts_token} AS first_token,
                    {_prefix_token_count_sql('s.text', 'm."end"', 's.plain')} AS end_token
             FROM marks m JOIN segment s ON s.record_id = m.record_id AND s.segment = m.segment
         ),
         steps AS (
-            SELECT record_id, segment, type_id, pos, sum(delta) AS delta
-            FROM (SELECT record_id, segment, type_id, UNNEST([first_token, end_token]) AS pos, UNNEST([votes, -votes]) AS delta
+            SELECT variant, record_id, segment, type_id, pos, sum(delta) AS delta
+            FROM (SELECT variant, record_id, segment, type_id, UNNEST([first_token, end_token]) AS pos, UNNEST([votes, -votes]) AS delta
                   FROM located WHERE end_token > first_token)
             GROUP BY ALL
         ),
         runs AS (
-            SELECT record_id, type_id,
-                   sum(delta) OVER (PARTITION BY record_id, segment, type_id ORDER BY pos ROWS UNBOUNDED PRECEDING) AS votes,
-                   lead(pos) OVER (PARTITION BY record_id, segment, type_id ORDER BY pos) - pos AS tokens
+            SELECT variant, record_id, type_id,
+                   sum(delta) OVER (PARTITION BY variant, record_id, segment, type_id ORDER BY pos ROWS UNBOUNDED PRECEDING) AS votes,
+                   lead(pos) OVER (PARTITION BY variant, record_id, segment, type_id ORDER BY pos) - pos AS tokens
             FROM steps
         )
-        SELECT 'marked' AS kind, c.system, r.type_id, c.coders, least(r.votes, c.coders)::BIGINT AS c,
+        SELECT 'marked' AS kind, r.variant, c.system, r.type_id, c.coders, least(r.votes, c.coders)::BIGINT AS c,
                sum(r.tokens)::BIGINT AS tokens, coalesce(sum(r.tokens) FILTER (WHERE r.votes > c.coders), 0)::BIGINT AS capped
         FROM runs r JOIN coders c ON c.record_id = r.record_id
         WHERE r.votes > 0 AND r.tokens > 0
         GROUP BY ALL
         UNION ALL
-        SELECT 'total', c.system, NULL, c.coders, NULL, sum({_prefix_token_count_sql('s.text', 'length(s.text)', 's.plain')})::BIGINT, 0
+        SELECT 'total', NULL, c.system, NULL, c.coders, NULL, sum({_prefix_token_count_sql('s.text', 'length(s.text)', 's.plain')})::BIGINT, 0
         FROM segment s JOIN coders c ON c.record_id = s.record_id
         GROUP BY ALL
         ORDER BY ALL"""
@@ -311,31 +318,39 @@ def statistics_for(corpus: str):
     return register
 
 
-def snac_token_agreement(con, config: str, boundaries: str = "as_marked") -> dict:
-    """Token-level α and two-agree % per error type (SNaC Table 5), plus the counts behind them."""
+def snac_token_levels(con, config: str, boundaries: Iterable[str] = tuple(BOUNDARIES)) -> dict:
+    """Token-level α and two-agree % per error type (SNaC Table 5) for each boundary variant, plus the counts
+    behind them: {variant: {"by_type", "tokens", "token_share_by_system"}}."""
+    boundaries = list(boundaries)
     totals = defaultdict(int)
     totals_by_system = defaultdict(int)
-    marked = {t: defaultdict(lambda: defaultdict(int)) for t in range(len(ERROR_TYPES))}
-    capped = defaultdict(int)
-    marked_by_system = defaultdict(lambda: defaultdict(int))
-    for kind, system, type_id, coders, c, tokens, n_capped in _fetch(con, token_histogram_sql(config, boundaries)):
+    marked = {b: {t: defaultdict(lambda: defaultdict(int)) for t in range(len(ERROR_TYPES))} for b in boundaries}
+    capped = {b: defaultdict(int) for b in boundaries}
+    marked_by_system = {b: defaultdict(lambda: defaultdict(int)) for b in boundaries}
+    for kind, variant, system, type_id, coders, c, tokens, n_capped in _fetch(con, token_histogram_sql(config, boundaries)):
         if kind == "total":
             totals[coders] += tokens
             totals_by_system[system] += tokens
             continue
-        marked[type_id][coders][c] += tokens
-        capped[type_id] += n_capped
-        marked_by_system[system][ERROR_TYPES[type_id]] += tokens
+        marked[variant][type_id][coders][c] += tokens
+        capped[variant][type_id] += n_capped
+        marked_by_system[variant][system][ERROR_TYPES[type_id]] += tokens
     out = {}
-    for type_id, name in enumerate(ERROR_TYPES):
-        stats = binary_agreement(with_zeros(marked[type_id], totals))
-        stats["tokens_capped"] = capped[type_id]
-        out[name] = stats
-    token_share = {
-        system: {name: marked_by_system[system][name] / total if total else None for name in ERROR_TYPES}
-        for system, total in sorted(totals_by_system.items())
-    }
-    return {"by_type": out, "tokens": sum(totals.values()), "token_share_by_system": token_share}
+    for variant in boundaries:
+        by_type = {}
+        for type_id, name in enumerate(ERROR_TYPES):
+            by_type[name] = binary_agreement(with_zeros(marked[variant][type_id], totals)) | {"tokens_capped": capped[variant][type_id]}
+        share = {
+            system: {name: marked_by_system[variant][system][name] / total if total else None for name in ERROR_TYPES}
+            for system, total in sorted(totals_by_system.items())
+        }
+        out[variant] = {"by_type": by_type, "tokens": sum(totals.values()), "token_share_by_system": share}
+    return out
+
+
+def snac_token_agreement(con, config: str, boundaries: str = "as_marked") -> dict:
+    """`snac_token_levels` for one boundary variant."""
+    return snac_token_levels(con, config, [boundaries])[boundaries]
 
 
 def snac_unit_agreement(con, config: str, level: str) -> dict:
@@ -387,7 +402,7 @@ def snac_statistics(con, config: str) -> dict:
         "spans_unresolved_excluded_from_token_level": unresolved,
         "spans_by_system_and_type": spans_by_type,
         "same_type_span_pairs_by_type": overlaps,
-        "token_level": {boundaries: snac_token_agreement(con, config, boundaries) for boundaries in BOUNDARIES},
+        "token_level": snac_token_levels(con, config),
         "sentence_level": snac_unit_agreement(con, config, "sentence"),
         "segment_level": snac_unit_agreement(con, config, "segment"),
     }
