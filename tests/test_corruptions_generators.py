@@ -146,6 +146,9 @@ def test_columnar_batches_round_trip_and_datasets_map_agrees_with_a_plain_call(t
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path))
     assert to_records(to_columns(BATCH)) == BATCH
     ds = datasets.Dataset.from_list(BATCH, features=FEATURES)
-    mapped = corruptions.apply("remove_sentences", ds, seed=7, k=1)
-    expected = datasets.Dataset.from_list(run("remove_sentences", k=1), features=FEATURES)
-    assert mapped.to_list() == expected.to_list()
+    expected = datasets.Dataset.from_list(run("remove_sentences", k=1), features=FEATURES).to_list()
+    assert corruptions.apply("remove_sentences", ds, seed=7, k=1).to_list() == expected
+    # other batch boundaries and two worker processes give the same records
+    parallel = ds.map(corruptions.get("remove_sentences"), batched=True, batch_size=2, num_proc=2,
+                      fn_kwargs={"seed": 7, "k": 1}, remove_columns=ds.column_names, features=FEATURES)
+    assert parallel.to_list() == expected

@@ -53,7 +53,7 @@ def _encoder(device: str):
 class TokenEmbeddings:
     """Unit-normalised token embeddings of sentences, computed once per unique sentence (batched)."""
 
-    def __init__(self, device: str | None = None, batch_size: int = 128):
+    def __init__(self, device: str | None = None, batch_size: int = 256):
         self.device = device or default_device()
         self.batch_size = batch_size
         self._cache: dict[str, tuple] = {}  # sentence -> (embeddings [L, D] float32, weights [L])
@@ -66,11 +66,12 @@ class TokenEmbeddings:
         from bert_score.utils import sent_encode
 
         tokenizer, model = _encoder(self.device)
-        todo = sorted({s for s in sentences if s not in self._cache}, key=len)
+        todo = sorted({s for s in sentences if s not in self._cache})
+        encoded = sorted(((sent_encode(tokenizer, s), s) for s in todo), key=lambda pair: len(pair[0]))  # less padding
         special = {tokenizer.cls_token_id, tokenizer.sep_token_id}
-        for start in range(0, len(todo), self.batch_size):
-            chunk = todo[start : start + self.batch_size]
-            ids = [sent_encode(tokenizer, s) for s in chunk]
+        for start in range(0, len(encoded), self.batch_size):
+            ids = [x for x, _ in encoded[start : start + self.batch_size]]
+            chunk = [s for _, s in encoded[start : start + self.batch_size]]
             width = max(len(x) for x in ids)
             padded = torch.full((len(ids), width), tokenizer.pad_token_id, dtype=torch.long)
             mask = torch.zeros((len(ids), width), dtype=torch.long)
