@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import code
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -256,9 +255,6 @@ def shell(con: duckdb.DuckDBPyConnection | None = None) -> None:
         pass
 
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
 def view_reference(name: str) -> str:
-    """How to name a config's view in SQL (quoted where the config name is not a plain identifier)."""
-    return name if _IDENT.match(name) else _ident(name)
+    """A config's view in generated SQL: always quoted, so that hyphens and SQL keywords in config names are safe."""
+    return _ident(name)
