@@ -168,3 +168,10 @@ def test_per_config_long_view_equals_the_filtered_view(release, name):
     for config in ("snac", "summeval", "tt-swap"):
         filtered = sql.query(f"SELECT * FROM {name} WHERE config = '{config}' ORDER BY ALL", con)
         assert sql.query(f"SELECT * FROM {sql.long_view(name, config)} ORDER BY ALL", con) == filtered
+
+
+def test_python_api_mirrors_the_commands(release):
+    import cohbench
+
+    assert cohbench.db().execute("SELECT count(*) FROM spans").fetchone()[0] == 11
+    assert cohbench.agreement_statistics("snac")["summaries_by_coders"] == {3: 1, 4: 1}

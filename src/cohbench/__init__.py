@@ -66,3 +66,24 @@ def gate() -> dict:
     from .baseline.gate import check
 
     return check()
+
+
+def db():
+    """A DuckDB connection with views over the release's Parquet files (`cohbench sql`; catalog/SQL.md)."""
+    from .sql import db as _db
+
+    return _db()
+
+
+def agreement_statistics(config: str) -> dict:
+    """Agreement and distribution statistics of one built config (`cohbench agreement CONFIG`)."""
+    from .agreement import statistics
+
+    return statistics(config)
+
+
+def statistics_report(output=None) -> dict:
+    """Write the statistics report (JSON, Markdown, plots) to `output` or catalog/stats (`cohbench report`)."""
+    from .report import report
+
+    return report(output)
