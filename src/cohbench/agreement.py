@@ -384,7 +384,13 @@ def snac_statistics(con, config: str) -> dict:
             GROUP BY ALL ORDER BY ALL""",
     )
     coders = _rows(con, f"SELECT coders, count(*) AS summaries FROM ({_coders_sql(view)}) GROUP BY ALL ORDER BY ALL")
-    unresolved = _rows(con, f"SELECT count(*) FILTER (WHERE NOT resolved OR start IS NULL) AS n FROM {spans}")[0]["n"]
+    left_out = _rows(
+        con,
+        f"""SELECT count(*) FILTER (WHERE NOT resolved OR start IS NULL OR "end" IS NULL) AS token_level,
+                   count(*) FILTER (WHERE first_sentence IS NULL OR last_sentence IS NULL) AS sentence_level,
+                   count(*) FILTER (WHERE segment IS NULL) AS segment_level
+            FROM {spans}""",
+    )[0]
     # what boundary normalisation can merge: pairs of same-type spans in one segment sharing characters / a sentence
     overlaps = _rows(
         con,
@@ -399,7 +405,7 @@ def snac_statistics(con, config: str) -> dict:
         "config": config,
         "corpus": "snac",
         "summaries_by_coders": {row["coders"]: row["summaries"] for row in coders},
-        "spans_unresolved_excluded_from_token_level": unresolved,
+        "spans_left_out": left_out,
         "spans_by_system_and_type": spans_by_type,
         "same_type_span_pairs_by_type": overlaps,
         "token_level": snac_token_levels(con, config),

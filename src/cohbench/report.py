@@ -49,7 +49,8 @@ ASSUMPTIONS = [
     "when their character ranges overlap, so a span cut inside a word marks the whole word.",
     "A token's count for a type is the sum of the votes of the resolved spans of that type that cover it, capped at "
     "the summary's coders: overlapping spans of one type are taken to come from different annotators. Tokens where "
-    "the cap applied are counted (`tokens_capped`). Unresolved spans (no offsets) are left out at token and sentence level.",
+    "the cap applied are counted (`tokens_capped`). Unresolved spans (no offsets) are left out at token level, spans "
+    "without a sentence at sentence level (counts in each section).",
     "Boundary normalisation (Table 5, parentheses), two readings: `overlap_union` merges spans of one type in one "
     "segment that share at least one character (the paper's wording), transitively, into their union carrying the "
     "sum of their votes (capped); `sentence_union` merges spans of one type whose sentence ranges overlap. The "
@@ -155,7 +156,9 @@ def snac_markdown(stats: dict) -> list[str]:
     lines += _table(["category", "level", "α (sum)", "α (max)", "α paper", "Δ (sum)", "Δ (max)", "units", "marked units"], rows)
     lines += ["", "Pairs of same-type spans in one segment that boundary normalisation can merge:", ""]
     lines += _rows_table(stats["same_type_span_pairs_by_type"])
-    lines += ["", f"Spans without offsets, left out at token and sentence level: {stats['spans_unresolved_excluded_from_token_level']}."]
+    left_out = stats["spans_left_out"]
+    lines += ["", f"Spans left out: {left_out['token_level']} at token level (no offsets), {left_out['sentence_level']} at "
+              f"sentence level (no sentence), {left_out['segment_level']} at segment level."]
     return lines
 
 
