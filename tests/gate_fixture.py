@@ -9,6 +9,7 @@ from pathlib import Path
 import datasets
 
 from cohbench.release import split_stats
+from cohbench.sources import sha256_of
 from cohbench.schema import CATEGORIES, ERROR_TYPES, FEATURES, category_of, empty_record
 
 
@@ -22,9 +23,14 @@ def write_config(release: Path, config: str, corpus: str, splits: dict[str, list
         path.parent.mkdir(parents=True, exist_ok=True)
         ds = datasets.Dataset.from_list(records, features=FEATURES)
         ds.to_parquet(str(path))
-        files[split] = {"path": f"data/{config}/{split}.parquet", "rows": len(records)}
+        files[split] = {"path": f"data/{config}/{split}.parquet", "rows": len(records), "bytes": path.stat().st_size, "sha256": sha256_of(path)}
         per_split[split] = split_stats(ds)
-    stats = {"config": config, "corpus": corpus, "files": files, "splits": per_split, "notes": notes or {}}
+    rows = sum(len(records) for records in splits.values())
+    stats = {
+        "config": config, "corpus": corpus, "version": "0.0.0", "licence": "test fixture", "research_only": False,
+        "upstream_records": rows, "built_records": rows, "dropped": {}, "errata": [], "inputs": [],
+        "files": files, "splits": per_split, "notes": notes or {},
+    }  # fmt: skip
     (release / "stats").mkdir(parents=True, exist_ok=True)
     (release / "stats" / f"{config}.json").write_text(json.dumps(stats), encoding="utf-8")
     return release

@@ -121,7 +121,8 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     scores = {}
     for config, task in scored.items():
         examples = scored_examples[config]
-        predicted = fit.predict(model, examples, vectors)
+        # SNaC judges each sentence given the preceding summary only; the other protocols see the whole text
+        predicted = (fit.predict_prefixes if protocols[config] == "snac" else fit.predict)(model, examples, vectors)
         lines = [{"id": e.id, "score": [round(float(v), 6) for v in s]} for e, s in zip(examples, predicted)]
         predictions = _complete(data[config], lines, task, p["max_sentences"])
         write_text(out_dir / "predictions" / f"{config}.jsonl", "".join(json.dumps(x) + "\n" for x in predictions))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import sys
 
 import numpy as np
@@ -43,6 +44,22 @@ def _batch(examples, vectors, dev: str):
 def _loss(logits, labels, loss_fn):
     keep = labels >= 0
     return loss_fn(logits[keep], labels[keep]) if keep.any() else logits.sum() * 0
+
+
+def predict_prefixes(model, examples, vectors, batch_size: int = 256) -> list[np.ndarray]:
+    """Per example, P(error) of each sentence judged on the text up to it (SNaC §5: context = the preceding
+    summary): sentence i is scored by a pass over sentences[:i+1]."""
+    prefixes = [
+        dataclasses.replace(e, sentences=e.sentences[: i + 1], sentence_labels=e.sentence_labels[: i + 1], gap_labels=e.gap_labels[:i])
+        for e in examples
+        for i in range(len(e.sentences))
+    ]
+    last = [p[-1] for p in predict(model, prefixes, vectors, batch_size)]
+    out, at = [], 0
+    for e in examples:
+        out.append(np.array(last[at : at + len(e.sentences)]))
+        at += len(e.sentences)
+    return out
 
 
 def predict(model, examples, vectors, batch_size: int = 256) -> list[np.ndarray]:
@@ -94,6 +111,15 @@ def dev_thresholds(model, dev_set, vectors) -> dict[str, float | None]:
     } | {task: None for task in ("sentences", "gaps") if task not in by_task}
 
 
+def _length_batches(examples, size: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Shuffled batches of texts of similar length: a 100-sentence SNaC summary is not padded against 5-sentence
+    stories. Random order within a length, random order of batches; both from the seed."""
+    order = rng.permutation(len(examples))
+    order = order[np.argsort([len(examples[i].sentences) for i in order], kind="stable")]
+    batches = [order[start : start + size] for start in range(0, len(order), size)]
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
 def fit(train_set, dev_set, vectors, p: dict, progress: bool):
     torch.manual_seed(p["seed"])
     rng = np.random.default_rng(p["seed"])
@@ -105,11 +131,10 @@ def fit(train_set, dev_set, vectors, p: dict, progress: bool):
     history = []
     for epoch in range(1, p["epochs"] + 1):
         model.train()
-        order = rng.permutation(len(train_set))
-        batches = range(0, len(order), p["batch_size"])
+        batches = _length_batches(train_set, p["batch_size"], rng)
         total = 0.0
-        for start in tqdm(batches, desc=f"epoch {epoch}", disable=not progress, file=sys.stderr, leave=False):
-            x, mask, sentence_labels, gap_labels = _batch([train_set[i] for i in order[start : start + p["batch_size"]]], vectors, dev)
+        for batch in tqdm(batches, desc=f"epoch {epoch}", disable=not progress, file=sys.stderr, leave=False):
+            x, mask, sentence_labels, gap_labels = _batch([train_set[i] for i in batch], vectors, dev)
             sentence_logits, gap_logits = model(x, mask)
             loss = _loss(sentence_logits, sentence_labels, loss_fn) + _loss(gap_logits, gap_labels[:, : gap_logits.shape[1]], loss_fn)
             optimiser.zero_grad()

@@ -1,0 +1,43 @@
+"""The baseline's model on random embeddings: padding never changes a text's scores, and SNaC-style prefix
+scoring judges each sentence on the preceding text only."""
+
+import numpy as np
+import pytest
+import torch
+
+from cohbench.baseline import Example
+from cohbench.baseline.embeddings import DIMENSIONS, sentence_key
+from cohbench.baseline.fit import predict, predict_prefixes
+from cohbench.baseline.model import SentenceLevelDetector
+
+
+@pytest.fixture
+def setup():
+    torch.manual_seed(0)
+    model = SentenceLevelDetector(DIMENSIONS, 32, 2, 2, 0.0, 16)
+    rng = np.random.default_rng(0)
+    sentences = [f"sentence {i}." for i in range(12)]
+    vectors = {sentence_key(s): rng.normal(size=DIMENSIONS).astype(np.float32) for s in sentences}
+    return model, sentences, vectors
+
+
+def example(sentences, task="sentences"):
+    n = len(sentences)
+    return Example("c", "x", "test", task, sentences, [0] * n, [0] * (n - 1))
+
+
+def test_padding_in_a_batch_does_not_change_scores(setup):
+    model, s, vectors = setup
+    short, long = example(s[:4]), example(s[:10])
+    alone = predict(model, [short], vectors)[0]
+    padded = predict(model, [short, long], vectors)[0]
+    np.testing.assert_allclose(alone, padded, atol=1e-5)
+    gaps = predict(model, [example(s[:4], "gaps")], vectors)[0]
+    assert gaps.shape == (3,)
+
+
+def test_prefix_scores_ignore_later_sentences(setup):
+    model, s, vectors = setup
+    one, other = example(s[:5]), example(s[:4] + [s[9]])
+    np.testing.assert_allclose(predict_prefixes(model, [one], vectors)[0][:4], predict_prefixes(model, [other], vectors)[0][:4], atol=1e-6)
+    assert not np.allclose(predict(model, [one], vectors)[0][:4], predict(model, [other], vectors)[0][:4])
