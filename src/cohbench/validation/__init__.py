@@ -11,6 +11,7 @@ HTML Data Docs in `<release>/validation/docs/`.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from .. import settings
@@ -119,6 +120,7 @@ def validate(
             results = gx.run(tables + release_tables, docs_dir)
     else:
         results = gx.run(tables + release_tables)
+        shutil.rmtree(out_dir / "docs", ignore_errors=True)  # never leave Data Docs of an older run beside new verdicts
     report = _report(names, everything, results)
     for name in names:
         write_text(out_dir / f"{name}.json", _json(report["configs"][name]))
