@@ -9,9 +9,14 @@ import yaml
 
 from cohbench import settings
 from cohbench.builders import fairytaleqa, storycloze, synthetic_coherence, timetravel
-from cohbench.fetch import fetch
-
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def paths(mirror):
+    """A corpus's inputs straight from the mirror (byte-exact upstream files; fetch's checks are tested elsewhere),
+    so that no test copies FairytaleQA's 279 files into its private cache."""
+    return lambda corpus: {source.name: mirror / source.relpath for source in corpus.sources}
 
 
 @pytest.fixture
@@ -39,9 +44,9 @@ def _no_story_in_two_splits(records):
     assert all(len(s) == 1 for s in splits.values())
 
 
-def test_timetravel_msd_full_sizes_and_exact_20_percent(params_with):
+def test_timetravel_msd_full_sizes_and_exact_20_percent(params_with, paths):
     params_with()
-    parsed = timetravel.parse(fetch(timetravel.CORPUS), "timetravel_msd")
+    parsed = timetravel.parse(paths(timetravel.CORPUS), "timetravel_msd")
     assert parsed.upstream_records == 3742 and parsed.dropped == {"ending_not_three_sentences": 17}
     sizes = {split: v["records"] for split, v in parsed.notes["by_split"].items()}
     assert sizes == {"train": 1554, "dev": 300, "test": 1871}
@@ -50,9 +55,9 @@ def test_timetravel_msd_full_sizes_and_exact_20_percent(params_with):
     _no_story_in_two_splits(parsed.records)
 
 
-def test_timetravel_dsd_subset_draws_within_split_at_exactly_20_percent(params_with):
+def test_timetravel_dsd_subset_draws_within_split_at_exactly_20_percent(params_with, paths):
     tau = params_with(timetravel={"max_stories_per_split": 25})["tau"]
-    parsed = timetravel.parse(fetch(timetravel.CORPUS), "timetravel_dsd")
+    parsed = timetravel.parse(paths(timetravel.CORPUS), "timetravel_dsd")
     split_of = {r["doc_id"]: r["split"] for r in parsed.records}
     assert len(parsed.records) + parsed.dropped.get("no_confounder_below_tau", 0) == 75
     for r in parsed.records:
@@ -65,9 +70,9 @@ def test_timetravel_dsd_subset_draws_within_split_at_exactly_20_percent(params_w
     _no_story_in_two_splits(parsed.records)
 
 
-def test_storycloze_full_and_its_stories_located_in_timetravel(params_with):
+def test_storycloze_full_and_its_stories_located_in_timetravel(params_with, paths):
     params_with()
-    parsed = storycloze.parse(fetch(storycloze.CORPUS))
+    parsed = storycloze.parse(paths(storycloze.CORPUS))
     assert len(parsed.records) == 7484 and parsed.notes["stories"] == 3742
     where = parsed.notes["stories_by_timetravel_split"]
     # 17 stories dropped from TimeTravel (unsplittable endings) + 1 Story Cloze id TimeTravel lacks
@@ -75,23 +80,23 @@ def test_storycloze_full_and_its_stories_located_in_timetravel(params_with):
     assert sum(r["label"] for r in parsed.records) == 3742
 
 
-def test_fairytale_subset_keeps_story_splits_and_exact_25_percent(params_with):
-    params_with(fairytale={"max_stories_per_split": 3})
-    paths = fetch(fairytaleqa.CORPUS)
-    msd = fairytaleqa.parse(paths, "fairytale_msd")
+def test_fairytale_subset_keeps_story_splits_and_exact_25_percent(params_with, paths):
+    params_with(fairytale={"max_stories_per_split": 1})
+    inputs = paths(fairytaleqa.CORPUS)
+    msd = fairytaleqa.parse(inputs, "fairytale_msd")
     assert {r["split"] for r in msd.records} == {"train", "val", "test"}
     assert all(v["missing_rate"] == 0.25 for v in msd.notes["by_split"].values())
     assert all(len(r["sentences"]) == 6 and r["gap_labels"].count(1) == 2 for r in msd.records)
     _no_story_in_two_splits(msd.records)
-    dsd = fairytaleqa.parse(paths, "fairytale_dsd")
+    dsd = fairytaleqa.parse(inputs, "fairytale_dsd")
     assert all(v["discordant_rate"] == 0.25 for v in dsd.notes["by_split"].values())
     _no_story_in_two_splits(dsd.records)
 
 
-def test_synthetic_coherence_subset_is_balanced_and_typed(params_with):
-    params_with(fairytale={"max_stories_per_split": 2}, timetravel={"max_stories_per_split": 20},
-                synthetic_coherence={"max_narratives_per_split": {"train": 10, "dev": 10, "test": 10}})
-    parsed = synthetic_coherence.parse(fetch(synthetic_coherence.CORPUS))
+def test_synthetic_coherence_subset_is_balanced_and_typed(params_with, paths):
+    params_with(fairytale={"max_stories_per_split": 1}, timetravel={"max_stories_per_split": 12},
+                synthetic_coherence={"max_narratives_per_split": {"train": 6, "dev": 6, "test": 6}})
+    parsed = synthetic_coherence.parse(paths(synthetic_coherence.CORPUS))
     for split, counts in parsed.notes["examples_by_split_and_label"].items():
         assert counts["negative"] == counts["positive"] > 0
     by_id = {r["id"]: r for r in parsed.records}
