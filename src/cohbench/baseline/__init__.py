@@ -130,7 +130,10 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
         threshold = None if has_dev else head_thresholds[task]
         scores[config] = evaluate(config, predictions, threshold=threshold, release=release)
         if threshold is not None:
-            scores[config]["decision"]["tuned_on"] = f"dev splits of {', '.join(sorted({e.config for e in dev_set if e.task == task}))}"
+            scores[config]["decision"].update(
+                tuned_on=f"dev splits of {', '.join(sorted({e.config for e in dev_set if e.task == task}))}",
+                criterion="maximum F1 of the error class",
+            )
     metrics = {
         "model": "sentence-level Transformer over all-MiniLM-L6-v2 sentence embeddings (Cai et al. 2021, §4.2)",
         "device": fit.device_name(),
