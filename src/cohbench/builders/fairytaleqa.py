@@ -61,12 +61,12 @@ def _sections(path: Path) -> list[str]:
     return [" ".join((row["text"] or "").split()) for row in rows]
 
 
-def _check_meta(path: Path) -> list[str]:
+def _check_meta(path: Path, files) -> list[str]:
     """Check every story's folder against story_meta.csv; return the names that match only ignoring case."""
     with open(path, encoding="utf-8", newline="") as handle:
         meta = {row["filename"].lower(): (row["filename"], row["split"]) for row in csv.DictReader(handle)}
     case_only = []
-    for split, filename, _, _ in FILES:
+    for split, filename, _, _ in files:
         story = filename.removesuffix("-story.csv")
         name, meta_split = meta.get(story.lower(), (None, None))
         if meta_split != split:
@@ -77,17 +77,18 @@ def _check_meta(path: Path) -> list[str]:
     return case_only
 
 
-def windows(paths: Mapping[str, Path], config: str) -> tuple[list[dict], int, Counter, dict]:
-    """Coherent 8-sentence windows (records), the number cut, drops by reason, and story statistics."""
+def windows(paths: Mapping[str, Path], config: str, files=FILES) -> tuple[list[dict], int, Counter, dict]:
+    """Coherent 8-sentence windows (records), the number cut, drops by reason, and story statistics.
+    `files` = (split, file name, sha256, bytes) of the stories: the pinned list unless a caller gives another."""
     opts = inc.params("fairytale")
-    case_only = _check_meta(Path(paths["story_meta"]))
+    case_only = _check_meta(Path(paths["story_meta"]), files)
     story_limit = opts.get("max_stories_per_split")
-    files = []
+    chosen_files = []
     for split in ("train", "val", "test"):
-        names = inc.stable_order([f for s, f, _, _ in FILES if s == split], "fairytale-stories")
-        files += [(split, f) for f in sorted(names[:story_limit] if story_limit else names)]
+        names = inc.stable_order([f for s, f, _, _ in files if s == split], "fairytale-stories")
+        chosen_files += [(split, f) for f in sorted(names[:story_limit] if story_limit else names)]
     stories = [(split, filename.removesuffix("-story.csv"), _sections(Path(paths[f"{split}/{filename}"])))
-               for split, filename in files]
+               for split, filename in chosen_files]
     flat = [text for _, _, sections in stories for text in sections]
     split_texts = iter(split_sentences(flat))
     size, limit = opts["window"], opts.get("max_windows_per_story")
@@ -107,7 +108,7 @@ def windows(paths: Mapping[str, Path], config: str) -> tuple[list[dict], int, Co
                           sentences=sentences[w * size : (w + 1) * size], sentence_labels=[OK] * size)
             records.append(record)
     stats = {"stories_used": dict(Counter(split for split, _, _ in stories)),
-             "stories_left_out_by_max_stories_per_split": len(FILES) - len(files), "sentences_not_in_a_window": unused,
+             "stories_left_out_by_max_stories_per_split": len(files) - len(chosen_files), "sentences_not_in_a_window": unused,
              "sections": len(flat), "file_names_differing_from_story_meta_in_case": case_only}
     return records, cut, dropped, stats
 
@@ -118,9 +119,9 @@ PARAMETERS = {
 }
 
 
-def parse(paths: Mapping[str, Path], config: str) -> Parsed:
+def parse(paths: Mapping[str, Path], config: str, files=FILES) -> Parsed:
     opts = inc.params("fairytale")
-    coherent, cut, dropped, stats = windows(paths, config)
+    coherent, cut, dropped, stats = windows(paths, config, files)
     if config == "fairytale_msd":
         records = inc.msd(coherent, config, opts["seed"], opts["k"])
         dropped.update(inc.count_dropped(coherent, records, "too_short_for_removal"))

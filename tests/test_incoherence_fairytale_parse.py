@@ -1,0 +1,64 @@
+"""FairytaleQA builder on tiny story files in the upstream format: windows, splits, MSD/DSD constraints, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cohbench import settings
+from cohbench.builders import fairytaleqa
+from cohbench.errors import ParseError
+
+FIX = Path(__file__).parent / "fixtures/fairytaleqa"
+FILES = (("train", "Fox-tale-story.csv", "", 0), ("train", "hare-story.csv", "", 0), ("val", "owl-story.csv", "", 0),
+         ("test", "bee-story.csv", "", 0))
+PATHS = {"story_meta": FIX / "story_meta.csv", **{f"{s}/{f}": FIX / s / f for s, f, _, _ in FILES}}
+
+
+@pytest.fixture(autouse=True)
+def project_params(tmp_path, monkeypatch):
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(settings.params()))
+    monkeypatch.setenv("COHBENCH_ROOT", str(tmp_path))
+
+
+def test_windows_follow_section_order_and_report_the_case_defect():
+    records, cut, dropped, stats = fairytaleqa.windows(PATHS, "fairytale_msd", FILES)
+    assert cut == 5 and not dropped  # fox 20 sentences -> 2 windows, hare/owl 9 -> 1 each, bee 8 -> 1
+    fox = [r for r in records if r["doc_id"] == "Fox-tale"]
+    assert [r["id"] for r in fox] == ["Fox-tale-w000", "Fox-tale-w001"]
+    assert fox[0]["sentences"][0] == "The fox found a red apple in the forest."  # section 1 first, line breaks collapsed
+    assert fox[1]["sentences"][-1] == "The fox carried the spoon to the mill."
+    assert stats["sentences_not_in_a_window"] == 4 + 1 + 1
+    assert stats["file_names_differing_from_story_meta_in_case"] == ["Fox-tale-story.csv is 'fox-tale' in story_meta.csv"]
+    assert {r["split"] for r in records} == {"train", "val", "test"}
+
+
+def test_msd_removes_two_inner_non_adjacent_sentences_per_window():
+    parsed = fairytaleqa.parse(PATHS, "fairytale_msd", FILES)
+    assert len(parsed.records) == 5 and parsed.upstream_records == 5
+    windows = {r["id"]: r["sentences"] for r in fairytaleqa.windows(PATHS, "fairytale_msd", FILES)[0]}
+    for r in parsed.records:
+        window = windows[r["corruption"]["source_id"]]
+        kept = [window.index(s) for s in r["sentences"]]
+        removed = sorted(set(range(8)) - set(kept))
+        assert kept[0] == 0 and kept[-1] == 7 and len(removed) == 2 and removed[1] - removed[0] > 1
+        assert r["gap_labels"] == [int(b - a > 1) for a, b in zip(kept, kept[1:])]
+    assert all(v["missing_rate"] == 0.25 for v in parsed.notes["by_split"].values())
+
+
+def test_dsd_never_draws_from_the_same_story_so_single_story_splits_get_no_confounder():
+    parsed = fairytaleqa.parse(PATHS, "fairytale_dsd", FILES)
+    # val and test each hold one story: no admissible confounder; train's two stories lend to each other.
+    assert parsed.dropped == {"no_confounder_below_tau": 2}
+    assert {r["split"] for r in parsed.records} <= {"train"}
+    for r in parsed.records:
+        donors = {i.split("-w")[0] for i in r["corruption"]["inserted_ids"]}
+        assert r["doc_id"] not in donors and r["sentence_labels"].count(1) == 2
+
+
+def test_a_story_file_with_another_header_is_a_clear_error():
+    bad = {**PATHS, "test/bee-story.csv": FIX / "bad/bee-story.csv"}
+    with pytest.raises(ParseError, match="bee-story.csv must have the header `section,text`"):
+        fairytaleqa.windows(bad, "fairytale_msd", FILES)
