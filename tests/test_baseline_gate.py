@@ -21,7 +21,7 @@ SPACE = ["The probe sent back {n} images of a frozen moon.", "A rocket engine fi
 
 PARAMS = {
     "train_configs": ["toy_dsd"], "max_train_records": None, "max_sentences": 16, "d_model": 32, "layers": 1, "heads": 2,
-    "dropout": 0.0, "learning_rate": 0.003, "weight_decay": 0.0, "batch_size": 16, "epochs": 6, "seed": 0,
+    "dropout": 0.0, "learning_rate": 0.003, "weight_decay": 0.0, "batch_size": 16, "epochs": 4, "seed": 0,
 }  # fmt: skip
 
 

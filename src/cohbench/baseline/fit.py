@@ -140,7 +140,7 @@ def fit(train_set, dev_set, vectors, p: dict, progress: bool):
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
-            total += float(loss)
+            total += loss.item()
         auc, per_config = dev_auc(model, dev_set, vectors) if dev_set else (float("nan"), {})
         history.append({"epoch": epoch, "train_loss": round(total / max(len(batches), 1), 4), "dev_auc": round(auc, 4)})
         if progress:
