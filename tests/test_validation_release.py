@@ -6,7 +6,6 @@ import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
 from cohbench import release
 from cohbench.builders import storysumm
