@@ -135,7 +135,7 @@ def test_a_confounder_from_another_split_or_the_same_story_is_named(workspace):
     assert failed["every corruption sits in the split of its source and of every inserted sentence"]["examples"] == [
         "dsd/t2:dsd link=inserted derived_from=e1 (test)"
     ]
-    assert failed["inserted sentences come from another document"]["examples"] == ["dsd/t3:dsd link=inserted derived_from=t3 (train)"]
+    assert failed["discordant sentences come from another document"]["examples"] == ["dsd/t3:dsd link=inserted derived_from=t3 (train)"]
 
 
 def test_cross_source_mismatches_recorded_by_the_build_fail(workspace):

@@ -111,6 +111,7 @@ def spans_frame(data: ConfigData) -> pd.DataFrame:
                     "resolved": bool(span["resolved"]),
                     "resolution": span["resolution"],
                     "resolution_agrees": bool(span["resolved"]) == (span["resolution"] in ("unique", "ambiguous")),
+                    "has_segment": seg is not None,
                     "segment_in_range": segment_ok,
                     "offsets_in_bounds": in_bounds,
                     "text_matches_offsets": in_bounds and text[start:end] == span["text"],
@@ -124,7 +125,7 @@ def spans_frame(data: ConfigData) -> pd.DataFrame:
 
 SPAN_COLUMNS = [
     "span_id", "type", "category", "category_matches_type", "votes", "resolved", "resolution", "resolution_agrees",
-    "segment_in_range", "offsets_in_bounds", "text_matches_offsets", "sentences_in_range",
+    "has_segment", "segment_in_range", "offsets_in_bounds", "text_matches_offsets", "sentences_in_range",
 ]  # fmt: skip
 
 
@@ -167,8 +168,8 @@ def documents_frame(configs: list[ConfigData]) -> pd.DataFrame:
 def derivations_frame(configs: list[ConfigData]) -> pd.DataFrame:
     """One row per provenance link of a corruption: its source (`corruption.source_id`, a record id or a doc_id)
     and each inserted sentence (`inserted_ids`, `<doc_id or record id>#...`). A link must stay inside the
-    corruption's split class (no confounder pool or source across splits); an inserted sentence must come from
-    another document. Links to texts the release does not hold cannot be checked and are left out."""
+    corruption's split class (no confounder pool or source across splits); a discordant sentence (DSD) must come
+    from another document. Links to texts the release does not hold cannot be checked and are left out."""
     classes: dict[str, set] = defaultdict(set)
     for data in configs:
         for r in data.records():
@@ -188,13 +189,14 @@ def derivations_frame(configs: list[ConfigData]) -> pd.DataFrame:
                 out.append(
                     {
                         "id": f"{data.name}/{r['id']}",
+                        "generator": corruption.get("generator"),
                         "link": kind,
                         "derived_from": f"{target} ({'/'.join(sorted(classes[target]))})",
                         "same_split_class": classes[target] == {own},
                         "other_document": kind == "source" or target != r["doc_id"],
                     }
                 )
-    return pd.DataFrame(out, columns=["id", "link", "derived_from", "same_split_class", "other_document"])
+    return pd.DataFrame(out, columns=["id", "generator", "link", "derived_from", "same_split_class", "other_document"])
 
 
 def actual_stats(data: ConfigData) -> dict:
