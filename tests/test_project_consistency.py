@@ -22,7 +22,9 @@ def test_schema_doc_is_generated_from_the_schema():
 def test_params_list_exactly_the_registered_corpora_and_configs():
     params = settings.params()
     assert sorted(params["corpora"]) == sorted(registry.corpora())
-    assert {c: v["corpus"] for c, v in params["configs"].items()} == {c: registry.corpus_of(c).name for c in registry.config_names()}
+    declared = {**params["configs"], **params["derived_configs"]}
+    assert len(declared) == len(params["configs"]) + len(params["derived_configs"]), "a config is declared twice"
+    assert {c: v["corpus"] for c, v in declared.items()} == {c: registry.corpus_of(c).name for c in registry.config_names()}
 
 
 def test_every_corpus_has_a_card():
