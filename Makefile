@@ -15,8 +15,9 @@ $(STAMP): pyproject.toml requirements.lock
 	$(VENV)/bin/pip check
 	touch $@
 
+# Unbuffered so that each stage's progress shows as it happens, also through a pipe.
 release: $(STAMP)
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" dvc repro
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" PYTHONUNBUFFERED=1 dvc repro
 
 # pytest exits 5 when it collects no test: say so plainly instead of failing obscurely.
 test: $(STAMP)
