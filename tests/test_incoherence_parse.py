@@ -59,16 +59,23 @@ def test_truncated_timetravel_file_is_a_clear_error():
 
 def test_storycloze_pairs_wrong_and_right_endings_under_the_timetravel_story_id(small_params):
     parsed = storycloze.parse(SC)
-    assert parsed.upstream_records == 6 and len(parsed.records) == 6
     wrong = {r["doc_id"]: r for r in parsed.records if r["id"].endswith(":wrong_ending")}
     right = {r["doc_id"]: r for r in parsed.records if r["id"].endswith(":right_ending")}
     assert wrong["t1"]["sentences"][4] == "Julie hates soccer." and wrong["t1"]["sentence_labels"] == [0, 0, 0, 0, 1]
-    assert right["d1"]["sentences"][4] == "Sam thanked the neighbour." and right["d1"]["label"] == 0
-    assert wrong["d1"]["label"] == 1 and {r["split"] for r in parsed.records} == {"test"}
+    assert right["t1"]["label"] == 0 and right["t1"]["sentence_labels"] == [0] * 5
+    assert wrong["zz"]["label"] == 1 and {r["split"] for r in parsed.records} == {"test"}
     assert parsed.notes["stories_by_timetravel_split"]["test"] == 1
     assert parsed.notes["stories_by_timetravel_split"]["not in TimeTravel configs"] == 1
     assert parsed.notes["first_four_sentences_identical_to_timetravel"] == 2
     assert storycloze.CORPUS.config("storycloze_dsd").research_only
+
+
+def test_storycloze_drops_stories_that_timetravel_trains_or_tunes_on(small_params):
+    parsed = storycloze.parse(SC)
+    # d1 is a TimeTravel dev-file story, so it sits in TimeTravel train or dev: a test-only config must not hold it.
+    assert "d1" not in {r["doc_id"] for r in parsed.records}
+    assert parsed.upstream_records == 6 and len(parsed.records) == 4
+    assert sum(parsed.dropped.values()) == 2 and set(parsed.dropped) <= {"story_in_timetravel_train", "story_in_timetravel_dev"}
 
 
 def test_storycloze_rejects_a_bad_answer_column(small_params):
