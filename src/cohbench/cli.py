@@ -242,7 +242,7 @@ def parser() -> argparse.ArgumentParser:
     add("verify", cmd_verify, "re-check every raw file and release file against its recorded sha256")
     validate = add("validate", cmd_validate, "check the release with great-expectations; one verdict line per config")
     validate.add_argument("configs", nargs="*", help="configs to check (default: every built config)")
-    validate.add_argument("--record-expected", action="store_true", help="snapshot the configs' statistics into catalog/expected/")
+    validate.add_argument("--record-expected", action="store_true", help="snapshot the configs' statistics into the expected-statistics folder (validation.expected, default catalog/expected/)")
     validate.add_argument("--no-docs", action="store_true", help="skip the HTML Data Docs")
     evaluate = add("evaluate", cmd_evaluate, "score predictions on a built config with its paper's protocol")
     evaluate.add_argument("config")

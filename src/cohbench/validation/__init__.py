@@ -2,8 +2,8 @@
 
 `validate()` reads the release's Parquet files, derives the tables of `frames.py`, runs the suites of
 `suites.py` with great-expectations and returns one verdict per config. Expected statistics are the reviewed,
-committed snapshots `catalog/expected/<config>.json` (written by `record_expected`, i.e.
-`cohbench validate CONFIG --record-expected`); any drift of row counts or label distributions fails with the
+committed snapshots `<validation.expected of params.yaml>/<config>.json`, by default `catalog/expected/`
+(written by `record_expected`, i.e. `cohbench validate CONFIG --record-expected`); any drift of row counts or label distributions fails with the
 differing statistics named. Results: `<release>/validation/<config>.json`, `release.json` and great-expectations'
 HTML Data Docs in `<release>/validation/docs/`.
 """
@@ -22,7 +22,9 @@ from . import frames, suites
 
 
 def expected_dir() -> Path:
-    return settings.catalog_dir() / "expected"
+    """The snapshots that match the release's parameters: subset-sized runs (CI) keep their own."""
+    folder = (settings.params().get("validation") or {}).get("expected")
+    return settings.project_root() / folder if folder else settings.catalog_dir() / "expected"
 
 
 def _expected_path(config: str, directory: Path | None) -> Path:
