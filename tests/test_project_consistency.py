@@ -1,12 +1,7 @@
 """The project's declarations agree with each other: schema docs, params.yaml, cards, DVC pipeline."""
 
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from project_copy import dvc_runner, tracked_copy
 
 from cohbench import registry, settings
 from cohbench.schema import FEATURES, FIELDS, schema_markdown
@@ -38,28 +33,10 @@ def test_registering_a_duplicate_name_is_an_error():
         registry.register(corpus)
 
 
-def _tracked_copy(tmp_path) -> Path:
-    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
-    copy = tmp_path / "project"
-    for name in files:
-        target = copy / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, target)
-    subprocess.run(["git", "init", "-q"], cwd=copy, check=True)
-    return copy
-
-
 @pytest.mark.integration
 def test_dvc_rebuilds_from_the_mirror_then_is_a_noop_until_a_builder_changes(mirror, tmp_path):
-    copy = _tracked_copy(tmp_path)
-    bindir = str(Path(sys.executable).parent)
-    env = {**os.environ, "PATH": bindir + os.pathsep + os.environ["PATH"], "COHBENCH_ROOT": str(copy), "DVC_NO_ANALYTICS": "1"}
-    for key in ("COHBENCH_RELEASE", "COHBENCH_RAW"):
-        env.pop(key)
-
-    def dvc(*args):
-        return subprocess.run([f"{bindir}/dvc", *args], cwd=copy, env=env, capture_output=True, text=True)
-
+    copy = tracked_copy(tmp_path)
+    dvc = dvc_runner(copy)
     run = dvc("repro", "build@storysumm")
     assert run.returncode == 0, run.stderr
     assert (copy / "cohbench/data/storysumm/test.parquet").is_file()
