@@ -478,7 +478,7 @@ def generic_statistics(con, config: str) -> dict:
         con,
         f"""SELECT generator, count(similarity) AS insertions, avg(similarity) AS mean,
                    quantile_cont(similarity, [0.05, 0.25, 0.5, 0.75, 0.95]) AS quantiles_5_25_50_75_95
-            FROM {long_view("corruptions", config)} GROUP BY ALL ORDER BY ALL""",
+            FROM {long_view("corruptions", config)} WHERE similarity IS NOT NULL GROUP BY ALL ORDER BY ALL""",
     )
     histogram = _rows(
         con,
