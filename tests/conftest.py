@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 import pytest
 
+import cohbench
 from cohbench import settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -29,13 +31,35 @@ def workspace(tmp_path, monkeypatch):
     return tmp_path
 
 
-@pytest.fixture
-def mirror(workspace, monkeypatch) -> Path:
+def _required_mirror() -> Path:
     """The real upstream mirror (../shared/data/mirror); required in CI, skipped elsewhere when absent."""
     path = _mirror()
     if not path.is_dir():
         if os.environ.get("CI"):
             pytest.fail(f"the mirror {path} is missing; CI must run with ../shared beside the project")
         pytest.skip(f"no mirror at {path}")
+    return path
+
+
+@pytest.fixture
+def mirror(workspace, monkeypatch) -> Path:
+    path = _required_mirror()
     monkeypatch.setenv("COHBENCH_MIRROR", str(path))
     return path
+
+
+@contextlib.contextmanager
+def built_from_mirror(tmp_path_factory, config: str):
+    """Build `config` from the mirror into a private release once, for a whole module's checks: (root, stats)."""
+    path = _required_mirror()
+    root = tmp_path_factory.mktemp(config)
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in {
+            "COHBENCH_RELEASE": root / "release",
+            "COHBENCH_RAW": root / "raw",
+            "COHBENCH_NETWORK": "0",
+            "COHBENCH_MIRROR": path,
+            "HF_DATASETS_CACHE": root / "hf",
+        }.items():
+            mp.setenv(key, str(value))
+        yield root, cohbench.build(config, progress=False)

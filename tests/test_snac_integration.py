@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from conftest import built_from_mirror
 
 import cohbench
 from cohbench import release
@@ -25,23 +26,8 @@ EMPTY_SCENE_SPANS = {("book_6b12", 12), ("book_175b36", 27), ("book_6b86", 15), 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     # module-scoped: build once from the mirror (and once more for the determinism check) for all checks below
-    from conftest import _mirror
-
-    if not _mirror().is_dir():
-        pytest.skip("no mirror")
-    root = tmp_path_factory.mktemp("snac")
-    mp = pytest.MonkeyPatch()
-    for key, value in {
-        "COHBENCH_RELEASE": root / "release",
-        "COHBENCH_RAW": root / "raw",
-        "COHBENCH_NETWORK": "0",
-        "COHBENCH_MIRROR": _mirror(),
-        "HF_DATASETS_CACHE": root / "hf",
-    }.items():
-        mp.setenv(key, str(value))
-    stats = cohbench.build("snac", progress=False)
-    yield root, stats, cohbench.load("snac")
-    mp.undo()
+    with built_from_mirror(tmp_path_factory, "snac") as (root, stats):
+        yield root, stats, cohbench.load("snac")
 
 
 def rows(built):

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from conftest import built_from_mirror
 
 import cohbench
 from cohbench.cli import main
@@ -11,23 +12,8 @@ from cohbench.cli import main
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     # module-scoped: build once from the mirror for all checks below
-    mp = pytest.MonkeyPatch()
-    root = tmp_path_factory.mktemp("storysumm")
-    from conftest import _mirror
-
-    if not _mirror().is_dir():
-        pytest.skip("no mirror")
-    for key, value in {
-        "COHBENCH_RELEASE": root / "release",
-        "COHBENCH_RAW": root / "raw",
-        "COHBENCH_NETWORK": "0",
-        "COHBENCH_MIRROR": _mirror(),
-        "HF_DATASETS_CACHE": root / "hf",
-    }.items():
-        mp.setenv(key, str(value))
-    stats = cohbench.build("storysumm", progress=False)
-    yield root, stats
-    mp.undo()
+    with built_from_mirror(tmp_path_factory, "storysumm") as (root, stats):
+        yield root, stats
 
 
 def test_the_built_corpus_has_the_verified_counts(built):

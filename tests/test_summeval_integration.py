@@ -4,6 +4,7 @@ import csv
 import json
 
 import pytest
+from conftest import built_from_mirror
 
 import cohbench
 from cohbench import metaeval
@@ -13,23 +14,8 @@ from cohbench.cli import main
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     # module-scoped: build once from the mirror for all checks below
-    from conftest import _mirror
-
-    if not _mirror().is_dir():
-        pytest.skip("no mirror")
-    mp = pytest.MonkeyPatch()
-    root = tmp_path_factory.mktemp("summeval")
-    for key, value in {
-        "COHBENCH_RELEASE": root / "release",
-        "COHBENCH_RAW": root / "raw",
-        "COHBENCH_NETWORK": "0",
-        "COHBENCH_MIRROR": _mirror(),
-        "HF_DATASETS_CACHE": root / "hf",
-    }.items():
-        mp.setenv(key, str(value))
-    stats = cohbench.build("summeval", progress=False)
-    yield root, stats
-    mp.undo()
+    with built_from_mirror(tmp_path_factory, "summeval") as (root, stats):
+        yield root, stats
 
 
 @pytest.fixture(scope="module")
