@@ -1,5 +1,6 @@
-"""Tiny release folders written in the release layout (data/<config>/<split>.parquet + stats/<config>.json),
-with records made through the schema, so that the SQL views, agreement and report run without a real build."""
+"""Tiny release folders written in the release layout (data/<config>/<split>.parquet + stats/<config>.json with the
+build's own `split_stats`), with records made through the schema, so that the SQL views, agreement, report,
+validation, evaluation and gate run without a real build."""
 
 from __future__ import annotations
 
@@ -9,24 +10,82 @@ from pathlib import Path
 
 import datasets
 
+from cohbench.release import split_stats
 from cohbench.schema import CATEGORIES, ERROR, ERROR_TYPES, FEATURES, OK, category_of, empty_record
+from cohbench.sources import sha256_of
+
+
+def write_config(release: Path, config: str, corpus: str, splits: dict[str, list[dict]], notes: dict | None = None) -> Path:
+    datasets.disable_progress_bars()
+    files, per_split = {}, {}
+    for split, records in splits.items():
+        for record in records:
+            record.update(corpus=corpus, config=config, split=split)
+        path = release / "data" / config / f"{split}.parquet"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ds = datasets.Dataset.from_list(records, features=FEATURES)
+        ds.to_parquet(str(path))
+        files[split] = {"path": f"data/{config}/{split}.parquet", "rows": len(records), "bytes": path.stat().st_size, "sha256": sha256_of(path)}
+        per_split[split] = split_stats(ds)
+    rows = sum(len(records) for records in splits.values())
+    stats = {
+        "config": config, "corpus": corpus, "version": "0.0.0", "licence": "test fixture", "research_only": False,
+        "upstream_records": rows, "built_records": rows, "dropped": {}, "errata": [], "inputs": [],
+        "files": files, "splits": per_split, "notes": notes or {},
+    }  # fmt: skip
+    (release / "stats").mkdir(parents=True, exist_ok=True)
+    (release / "stats" / f"{config}.json").write_text(json.dumps(stats), encoding="utf-8")
+    return release
 
 
 def write_release(root: Path, configs: dict[str, tuple[str, dict[str, list[dict]]]]) -> Path:
     """configs: name -> (corpus, {split: records}). Returns the release folder."""
     for config, (corpus, splits) in configs.items():
-        files = {}
-        for split, records in splits.items():
-            for record in records:
-                record.update(corpus=corpus, config=config, split=split)
-            path = root / "data" / config / f"{split}.parquet"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            datasets.Dataset.from_list(records, features=FEATURES).to_parquet(str(path))
-            files[split] = {"path": f"data/{config}/{split}.parquet", "rows": len(records)}
-        stats = {"config": config, "corpus": corpus, "files": files}
-        (root / "stats").mkdir(parents=True, exist_ok=True)
-        (root / "stats" / f"{config}.json").write_text(json.dumps(stats), encoding="utf-8")
+        write_config(root, config, corpus, splits)
     return root
+
+
+def record(record_id: str, doc_id: str, sentences: list[str], **fields) -> dict:
+    out = empty_record()
+    out.update(id=record_id, doc_id=doc_id, sentences=sentences, **fields)
+    return out
+
+
+def span(segment: int, start: int | None, text: str, error_type: str, sentences: list[int], votes: int = 1) -> dict:
+    """A SNaC-style span: `start` None when it could not be located; `sentences` the ones it covers."""
+    resolved = start is not None
+    return {
+        "segment": segment,
+        "start": start,
+        "end": start + len(text) if resolved else None,
+        "first_sentence": sentences[0] if sentences else None,
+        "last_sentence": sentences[-1] if sentences else None,
+        "text": text,
+        "type": ERROR_TYPES.index(error_type),
+        "category": CATEGORIES.index(category_of(error_type)),
+        "votes": votes,
+        "annotator": None,
+        "antecedents": [],
+        "resolved": resolved,
+        "resolution": "unique" if resolved else "failed",
+    }
+
+
+def snac_like(record_id: str, doc_id: str) -> dict:
+    """Two segments, three sentences, one CharE span in the second segment."""
+    segments = ["Anna met Tom. They talked.", "Bob left the farm."]
+    return record(
+        record_id,
+        doc_id,
+        ["Anna met Tom.", "They talked.", "Bob left the farm."],
+        segments=segments,
+        sentence_segments=[0, 0, 1],
+        sentence_labels=[0, 0, 1],
+        sentence_labels_min2votes=[0, 0, 1],
+        segment_labels=[0, 1],
+        spans=[span(1, 0, "Bob", "CharE", [2], votes=2)],
+        label=1,
+    )
 
 
 def snac_record(record_id: str, system: str, segments: list[list[str]], marks: list[tuple[int, str, str]]) -> dict:
@@ -48,23 +107,7 @@ def snac_record(record_id: str, system: str, segments: list[list[str]], marks: l
         resolved = start >= 0
         in_segment = [i for i, s in enumerate(sentence_segments) if s == segment]
         covered = [i for i in in_segment if resolved and starts[i] < start + len(text) and start < starts[i] + len(sentences[i])]
-        spans.append(
-            {
-                "segment": segment,
-                "start": start if resolved else None,
-                "end": start + len(text) if resolved else None,
-                "first_sentence": covered[0] if covered else None,
-                "last_sentence": covered[-1] if covered else None,
-                "text": text,
-                "type": ERROR_TYPES.index(error_type),
-                "category": CATEGORIES.index(category_of(error_type)),
-                "votes": votes,
-                "annotator": None,
-                "antecedents": [],
-                "resolved": resolved,
-                "resolution": "unique" if resolved else "failed",
-            }
-        )
+        spans.append(span(segment, start if resolved else None, text, error_type, covered, votes))
     coherent = [s for s in spans if category_of(ERROR_TYPES[s["type"]]) == "coherence" and s["first_sentence"] is not None]
     flagged = {i for s in coherent for i in range(s["first_sentence"], s["last_sentence"] + 1)}
     record.update(
@@ -101,7 +144,5 @@ def summeval_record(record_id: str, system: str, ratings: dict[str, dict[str, fl
 
 
 def plain_record(record_id: str, label: int, sentence_labels: list[int], **fields) -> dict:
-    record = empty_record()
-    record.update(id=record_id, doc_id=record_id, sentences=[f"Sentence {i}." for i in range(len(sentence_labels))],
-                  sentence_labels=sentence_labels, label=label, **fields)
-    return record
+    sentences = [f"Sentence {i}." for i in range(len(sentence_labels))]
+    return record(record_id, record_id, sentences, sentence_labels=sentence_labels, label=label, **fields)

@@ -11,7 +11,7 @@ from cohbench.baseline.gate import check
 from cohbench.cli import main
 from cohbench.release import write_index
 
-from gate_fixture import record, write_config
+from release_fixture import record, write_config
 
 NAMES = ["Anna", "Ben", "Carla", "Dev", "Ema", "Farid", "Gus", "Hana"]
 CHORES = ["baked bread", "watered the tomatoes", "fixed the fence", "swept the porch", "fed the chickens", "painted the shed"]

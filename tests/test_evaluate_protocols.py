@@ -11,7 +11,7 @@ from cohbench.cli import main
 from cohbench.protocols import PredictionsError, evaluate
 from cohbench.protocols import metrics
 
-from gate_fixture import record, snac_like, write_config
+from release_fixture import record, snac_like, write_config
 
 
 def storysumm_like(rel):

@@ -15,7 +15,7 @@ from cohbench.sources import Source
 from cohbench.validation import record_expected, validate
 
 from conftest import FIXTURES
-from gate_fixture import record, snac_like, write_config
+from release_fixture import record, snac_like, write_config
 
 
 def build_storysumm_fixture(workspace):
