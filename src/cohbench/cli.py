@@ -285,6 +285,10 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("cohbench: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (`cohbench fetch x | head`): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":
