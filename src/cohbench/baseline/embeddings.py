@@ -1,7 +1,11 @@
-"""all-MiniLM-L6-v2 sentence embeddings, computed once per distinct sentence and cached on disk.
+"""all-MiniLM-L6-v2 sentence embeddings of a run's whole sentence set, encoded in one call and cached on disk.
 
-The cache is a folder of shards (`<n>.npz`: `keys` = sha256 of the sentence text, `vectors` = float32 × 384);
-a run reads every shard, encodes only the sentences it has not seen, and adds one new shard, written atomically.
+A sentence's vector depends, in its last float bits, on the batch it was encoded in (padding length and batch
+shape change the matrix kernels), and training amplifies such bits into different scores. So a run never mixes
+vectors from earlier runs: its whole, sorted sentence set is encoded in one call, and the cache holds one file per
+set (`<sha256 of the set's keys>.npz`: `keys` = sha256 of each sentence, `vectors` = float32 x 384). The same
+set on the same kind of machine gives the same vectors, whatever ran before; re-training on the same release
+reads the file instead of encoding again.
 """
 
 from __future__ import annotations
@@ -46,25 +50,21 @@ def encoder():
 class EmbeddingCache:
     def __init__(self, folder: Path):
         self.folder = Path(folder)
-        self.vectors: dict[str, np.ndarray] = {}
-        for shard in sorted(self.folder.glob("*.npz")):
-            with np.load(shard) as data:
-                self.vectors.update(zip(data["keys"].tolist(), data["vectors"]))
 
     def embed(self, sentences: Iterable[str], batch_size: int = 256, progress: bool = True) -> dict[str, np.ndarray]:
-        """sha256 key -> vector for every sentence, encoding (and caching) only the unseen ones."""
-        wanted = {sentence_key(s): s for s in sentences}
-        missing = [(k, s) for k, s in wanted.items() if k not in self.vectors]
-        if missing:
-            if progress:
-                print(f"encoding {len(missing)} new sentence(s) with all-MiniLM-L6-v2 on {device()}", file=sys.stderr)
-            vectors = encoder().encode(
-                [s for _, s in missing], batch_size=batch_size, show_progress_bar=progress, convert_to_numpy=True
-            ).astype(np.float32)
-            keys = np.array([k for k, _ in missing])
-            self.folder.mkdir(parents=True, exist_ok=True)
-            with atomic_path(self.folder / f"{len(list(self.folder.glob('*.npz'))):05d}.npz") as tmp:
-                with open(tmp, "wb") as handle:
-                    np.savez(handle, keys=keys, vectors=vectors)
-            self.vectors.update(zip(keys.tolist(), vectors))
-        return {k: self.vectors[k] for k in wanted}
+        """sha256 key -> vector for every distinct sentence, all encoded together (or read from this set's file)."""
+        texts = sorted(set(sentences))  # the encoding order, so the batches depend only on the set
+        keys = [sentence_key(s) for s in texts]
+        path = self.folder / f"{hashlib.sha256(''.join(keys).encode()).hexdigest()}.npz"
+        if path.is_file():
+            with np.load(path) as data:
+                return dict(zip(data["keys"].tolist(), data["vectors"]))
+        if progress:
+            print(f"encoding {len(keys)} sentence(s) with all-MiniLM-L6-v2 on {device()}", file=sys.stderr)
+        vectors = encoder().encode(
+            texts, batch_size=batch_size, show_progress_bar=progress, convert_to_numpy=True
+        ).astype(np.float32)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+            np.savez(handle, keys=np.array(keys), vectors=vectors)
+        return dict(zip(keys, vectors))

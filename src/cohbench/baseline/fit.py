@@ -22,7 +22,7 @@ def device_name() -> str:
 
 def embed(groups, cache_dir, progress: bool) -> dict[str, np.ndarray]:
     sentences = {s for examples in groups for e in examples for s in e.sentences}
-    return EmbeddingCache(cache_dir).embed(sorted(sentences), progress=progress)
+    return EmbeddingCache(cache_dir).embed(sentences, progress=progress)
 
 
 def _batch(examples, vectors, dev: str):
