@@ -10,6 +10,7 @@ from pathlib import Path
 
 import datasets
 
+from cohbench.builders import snac
 from cohbench.release import split_stats
 from cohbench.schema import CATEGORIES, ERROR, ERROR_TYPES, FEATURES, OK, category_of, empty_record
 from cohbench.sources import sha256_of
@@ -108,8 +109,7 @@ def snac_record(record_id: str, system: str, segments: list[list[str]], marks: l
         in_segment = [i for i, s in enumerate(sentence_segments) if s == segment]
         covered = [i for i in in_segment if resolved and starts[i] < start + len(text) and start < starts[i] + len(sentences[i])]
         spans.append(span(segment, start if resolved else None, text, error_type, covered, votes))
-    coherent = [s for s in spans if category_of(ERROR_TYPES[s["type"]]) == "coherence" and s["first_sentence"] is not None]
-    flagged = {i for s in coherent for i in range(s["first_sentence"], s["last_sentence"] + 1)}
+    sentence_labels, segment_labels = snac.project(spans, len(sentences), len(texts))  # the builder's own projection
     record.update(
         id=record_id,
         doc_id=record_id,
@@ -117,9 +117,9 @@ def snac_record(record_id: str, system: str, segments: list[list[str]], marks: l
         sentences=sentences,
         segments=texts,
         sentence_segments=sentence_segments,
-        sentence_labels=[ERROR if i in flagged else OK for i in range(len(sentences))],
-        segment_labels=[ERROR if any(s["segment"] == g for s in coherent) else OK for g in range(len(texts))],
-        label=ERROR if coherent else OK,
+        sentence_labels=sentence_labels,
+        segment_labels=segment_labels,
+        label=ERROR if ERROR in segment_labels else OK,
         spans=spans,
     )
     return record
