@@ -16,7 +16,9 @@ from cohbench.schema import CATEGORIES, ERROR, ERROR_TYPES, FEATURES, OK, catego
 from cohbench.sources import sha256_of
 
 
-def write_config(release: Path, config: str, corpus: str, splits: dict[str, list[dict]], notes: dict | None = None) -> Path:
+def write_config(
+    release: Path, config: str, corpus: str, splits: dict[str, list[dict]], notes: dict | None = None, research_only: bool = False
+) -> Path:
     datasets.disable_progress_bars()
     files, per_split = {}, {}
     for split, records in splits.items():
@@ -30,7 +32,7 @@ def write_config(release: Path, config: str, corpus: str, splits: dict[str, list
         per_split[split] = split_stats(ds)
     rows = sum(len(records) for records in splits.values())
     stats = {
-        "config": config, "corpus": corpus, "version": "0.0.0", "licence": "test fixture", "research_only": False,
+        "config": config, "corpus": corpus, "version": "0.0.0", "licence": "test fixture", "research_only": research_only,
         "upstream_records": rows, "built_records": rows, "dropped": {}, "errata": [], "inputs": [],
         "files": files, "splits": per_split, "notes": notes or {},
     }  # fmt: skip

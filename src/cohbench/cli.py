@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
 from . import __version__
 from .errors import CohbenchError
@@ -92,6 +93,18 @@ def cmd_verify(args) -> int:
     lines.append(f"{len(results) - len(bad)} of {len(results)} files match their recorded sha256")
     _emit(args, {"ok": not bad, "files": results}, lines)
     return 1 if bad else 0
+
+
+def cmd_export(args) -> int:
+    from .export import export
+
+    result = export(Path(args.target), include_research_only=args.include_research_only)
+    lines = [f"exported {len(result['configs'])} config(s) to {result['target']}: {', '.join(result['configs'])}"]
+    if result["left_out_research_only"]:
+        lines.append(f"left out (research only): {', '.join(result['left_out_research_only'])}; "
+                     "pass --include-research-only to include them")
+    _emit(args, result, lines)
+    return 0
 
 
 def cmd_metaeval(args) -> int:
@@ -230,6 +243,9 @@ def parser() -> argparse.ArgumentParser:
         return command
 
     add("list", cmd_list, "configs with their versions, licences and built row counts")
+    export = add("export", cmd_export, "write a shareable copy of the release (research-only configs left out)")
+    export.add_argument("target", help="a new or empty folder")
+    export.add_argument("--include-research-only", action="store_true", help="also copy research-only configs")
     fetch = add("fetch", cmd_fetch, "resolve and verify upstream files (cache, then mirror, then network)")
     fetch.add_argument("names", nargs="*", help="corpora or configs (default: all)")
     fetch.add_argument("--mirror", help="mirror folder laid out as HOST/URL-PATH (overrides COHBENCH_MIRROR)")

@@ -1,0 +1,48 @@
+"""A shareable copy of the release (to publish, e.g. push to a dataset hub): Parquet, stats, card and manifest of
+the configs whose licence allows it. Research-only configs (Story Cloze) stay out unless asked for by name of the
+option, and the copy's card and manifest list only what it holds."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from . import settings
+from .atomic import atomic_dir
+from .errors import ReleaseError
+from .release import built_configs, stats_path, write_index
+from .sources import sha256_of
+
+# The baseline's scores travel with the card; its per-record predictions stay in the working release.
+BASELINE_FILES = ("metrics.json", "metrics.md", "gate.json")
+
+
+def export(target: Path, *, include_research_only: bool = False, release: Path | None = None) -> dict:
+    """Write the shareable copy to `target` (which must not exist or be empty); returns what went in and out."""
+    release = release or settings.release_dir()
+    configs = built_configs(release)
+    if not configs:
+        raise ReleaseError(f"nothing is built in {release}; run make release (or cohbench build CONFIG) first")
+    target = Path(target).resolve()
+    if target == release.resolve() or release.resolve() in target.parents:
+        raise ReleaseError(f"export to a folder outside the release {release}, not {target}")
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise ReleaseError(f"{target} exists and is not empty; export writes a new folder, choose another or remove it")
+    kept = {n: s for n, s in configs.items() if include_research_only or not s["research_only"]}
+    left_out = sorted(set(configs) - set(kept))
+    with atomic_dir(target) as tmp:
+        for name, stats in kept.items():
+            for entry in stats["files"].values():
+                source = release / entry["path"]
+                if not source.is_file() or sha256_of(source) != entry["sha256"]:
+                    raise ReleaseError(f"{source} is missing or differs from its recorded sha256; rebuild {name} first")
+                (tmp / entry["path"]).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, tmp / entry["path"])
+            stats_path(tmp, name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(stats_path(release, name), stats_path(tmp, name))
+        for file in BASELINE_FILES:
+            if (release / "baseline" / file).is_file():
+                (tmp / "baseline").mkdir(exist_ok=True)
+                shutil.copyfile(release / "baseline" / file, tmp / "baseline" / file)
+        write_index(tmp)
+    return {"target": str(target), "configs": sorted(kept), "left_out_research_only": left_out}

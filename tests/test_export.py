@@ -1,0 +1,58 @@
+"""`cohbench export`: a shareable copy of the release that leaves research-only configs out unless asked, whose
+card and manifest list only what it holds, and that never overwrites a folder or copies a damaged file."""
+
+import json
+
+import pytest
+from datasets import load_dataset
+from release_fixture import plain_record, write_config
+
+from cohbench.cli import main
+from cohbench.export import export
+
+
+@pytest.fixture
+def release(workspace):
+    root = workspace / "release"
+    write_config(root, "open_dsd", "toy", {"test": [plain_record("a", 1, [0, 1]), plain_record("b", 0, [0, 0])]})
+    write_config(root, "cloze_dsd", "toy", {"test": [plain_record("c", 1, [1, 0])]}, research_only=True)
+    (root / "baseline" / "predictions").mkdir(parents=True)
+    (root / "baseline" / "metrics.md").write_text("## Baseline (machine-written)\n")
+    (root / "baseline" / "predictions" / "open_dsd.jsonl").write_text("{}\n")
+    return root
+
+
+def test_research_only_configs_stay_out_of_the_copy_and_its_card(release, workspace, capsys):
+    target = workspace / "share"
+    assert main(["export", str(target)]) == 0
+    out = capsys.readouterr().out
+    assert "left out (research only): cloze_dsd" in out and "--include-research-only" in out
+    assert sorted(p.name for p in (target / "data").iterdir()) == ["open_dsd"]
+    assert list(json.loads((target / "manifest.json").read_text())["configs"]) == ["open_dsd"]
+    card = (target / "README.md").read_text()
+    assert "cloze_dsd" not in card and "## Baseline (machine-written)" in card
+    assert not (target / "baseline" / "predictions").exists()
+    assert load_dataset(str(target), "open_dsd", split="test")["id"] == ["a", "b"]
+
+
+def test_research_only_configs_go_in_when_asked(release, workspace):
+    result = export(workspace / "share", include_research_only=True, release=release)
+    assert result["configs"] == ["cloze_dsd", "open_dsd"] and result["left_out_research_only"] == []
+    assert load_dataset(str(workspace / "share"), "cloze_dsd", split="test")["id"] == ["c"]
+
+
+def test_a_non_empty_target_is_refused_and_left_as_it_was(release, workspace, capsys):
+    target = workspace / "share"
+    target.mkdir()
+    (target / "mine.txt").write_text("keep")
+    assert main(["export", str(target)]) == 1
+    assert "exists and is not empty" in capsys.readouterr().err
+    assert [p.name for p in target.iterdir()] == ["mine.txt"]
+
+
+def test_a_damaged_release_file_stops_the_export_without_output(release, workspace, capsys):
+    (release / "data" / "open_dsd" / "test.parquet").write_bytes(b"truncated")
+    assert main(["export", str(workspace / "share")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "differs from its recorded sha256" in err and "\n" not in err
+    assert not (workspace / "share").exists()
