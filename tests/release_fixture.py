@@ -94,7 +94,6 @@ def snac_like(record_id: str, doc_id: str) -> dict:
 def snac_record(record_id: str, system: str, segments: list[list[str]], marks: list[tuple[int, str, str]]) -> dict:
     """A SNaC-like record. segments: the sentences of each segment; marks: one (segment, span text, type) per
     annotator mark. Identical marks are merged into one span with their count as votes, as upstream does."""
-    record = empty_record()
     sentences, sentence_segments, starts = [], [], []
     for index, segment in enumerate(segments):
         offset = 0
@@ -112,11 +111,11 @@ def snac_record(record_id: str, system: str, segments: list[list[str]], marks: l
         covered = [i for i in in_segment if resolved and starts[i] < start + len(text) and start < starts[i] + len(sentences[i])]
         spans.append(span(segment, start if resolved else None, text, error_type, covered, votes))
     sentence_labels, segment_labels = snac.project(spans, len(sentences), len(texts))  # the builder's own projection
-    record.update(
-        id=record_id,
-        doc_id=record_id,
+    return record(
+        record_id,
+        record_id,
+        sentences,
         system=system,
-        sentences=sentences,
         segments=texts,
         sentence_segments=sentence_segments,
         sentence_labels=sentence_labels,
@@ -124,17 +123,15 @@ def snac_record(record_id: str, system: str, segments: list[list[str]], marks: l
         label=ERROR if ERROR in segment_labels else OK,
         spans=spans,
     )
-    return record
 
 
 def summeval_record(record_id: str, system: str, ratings: dict[str, dict[str, float]]) -> dict:
     """ratings: annotator id (expert_1, crowd_3, expert_mean) -> {dimension: score}."""
-    record = empty_record()
-    record.update(
-        id=record_id,
-        doc_id=record_id.split("-")[0],
+    return record(
+        record_id,
+        record_id.split("-")[0],
+        ["A summary."],
         system=system,
-        sentences=["A summary."],
         ratings=[
             {"annotator": annotator, "annotator_type": annotator.rsplit("_", 1)[0] if "mean" not in annotator else "expert_mean",
              "dimension": dimension, "score": score}
@@ -142,7 +139,6 @@ def summeval_record(record_id: str, system: str, ratings: dict[str, dict[str, fl
             for dimension, score in scores.items()
         ],
     )
-    return record
 
 
 def plain_record(record_id: str, label: int, sentence_labels: list[int], **fields) -> dict:

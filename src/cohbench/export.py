@@ -1,6 +1,6 @@
 """A shareable copy of the release (to publish, e.g. push to a dataset hub): Parquet, stats, card and manifest of
-the configs whose licence allows it. Research-only configs (Story Cloze) stay out unless asked for by name of the
-option, and the copy's card and manifest list only what it holds."""
+the configs whose licence allows it. Research-only configs (Story Cloze, SummEval's news text) stay out unless
+`include_research_only`, and the copy's card and manifest list only what it holds."""
 
 from __future__ import annotations
 
