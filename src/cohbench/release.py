@@ -14,18 +14,17 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-import datasets
-import pyarrow.parquet as pq
 import yaml
 
 from . import __version__, settings
 from .atomic import atomic_dir, write_text
 from .errors import ReleaseError
-from .fetch import corpus_cache, erratum_path, fetch
-from .hf import builder_for, split_sort_key
 from .registry import corpora, corpus_of, lookup
-from .schema import BINARY_LABELS, ERROR_TYPES, FEATURES, GAP_LABELS
+from .schema import BINARY_LABELS, ERROR_TYPES, GAP_LABELS
 from .sources import sha256_of
+
+# `datasets` (and the builder that needs it) is imported where it is used: reading the stats of a release
+# (`cohbench sql`, `list`, `evaluate`) should not pay its half-second import.
 
 
 def _label_counts(values, names) -> dict:
@@ -40,7 +39,7 @@ def _flat(column) -> list:
     return [value for row in column for value in row]
 
 
-def split_stats(ds: datasets.Dataset) -> dict:
+def split_stats(ds) -> dict:
     """Counts of one split that a reader of the card, and a drift check, care about."""
     spans = _flat(ds["spans"])
     return {
@@ -71,6 +70,11 @@ def build(
     """Build one config into the release folder and return its stats. Nothing is replaced unless all succeeds.
 
     `corpus` defaults to the registered owner of `config`; `paths` to the verified files `fetch` resolves."""
+    import datasets
+
+    from .fetch import fetch
+    from .hf import builder_for, split_sort_key
+
     release = release or settings.release_dir()
     corpus = corpus or corpus_of(config)
     spec = corpus.config(config)
@@ -150,6 +154,10 @@ def list_configs(release: Path | None = None) -> list[dict]:
 
 
 def _card_front_matter(configs: dict[str, dict]) -> dict:
+    import datasets
+
+    from .schema import FEATURES
+
     info_entries, config_entries = [], []
     for name, stats in configs.items():
         config_entries.append(
@@ -271,6 +279,10 @@ def write_index(release: Path | None = None) -> None:
 
 def verify(release: Path | None = None) -> list[dict]:
     """Re-hash every raw input and every release file against the recorded sha256; one result per file."""
+    import pyarrow.parquet as pq
+
+    from .fetch import corpus_cache, erratum_path
+
     release = release or settings.release_dir()
     manifest_file = release / "manifest.json"
     if not manifest_file.is_file():
@@ -302,6 +314,8 @@ def verify(release: Path | None = None) -> list[dict]:
 
 def load(config: str, split: str | None = None, release: Path | None = None):
     """`datasets.load_dataset` on the release folder, from any working directory."""
+    import datasets
+
     release = release or settings.release_dir()
     if config not in built_configs(release):
         raise ReleaseError(f"config {config!r} is not built in {release}; run `cohbench build {config}`")

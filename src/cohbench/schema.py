@@ -7,11 +7,8 @@ Fields that do not apply to a config are null or empty. Polarity is the same eve
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-
-import datasets
-import pyarrow as pa
-from datasets import ClassLabel, List, Value
 
 # SNaC's taxonomy (Goyal et al. 2022, §3.2): the first four are coherence errors, the rest language errors.
 ERROR_TYPES = ("CharE", "RefE", "SceneE", "InconE", "RepE", "GramE", "CorefE")
@@ -38,97 +35,121 @@ class Field:
     doc: str
 
 
-SPAN_FIELDS = (
-    Field("segment", Value("int32"), "Index into `segments` of the text the offsets refer to."),
-    Field("start", Value("int32"), "Start character offset in `segments[segment]`; null when unresolved."),
-    Field("end", Value("int32"), "End offset (exclusive): `segments[segment][start:end] == text` when resolved."),
-    Field("first_sentence", Value("int32"), "Index into `sentences` of the first sentence the span covers."),
-    Field("last_sentence", Value("int32"), "Index of the last sentence the span covers (inclusive)."),
-    Field("text", Value("string"), "The span as the annotators marked it."),
-    Field("type", ClassLabel(names=list(ERROR_TYPES)), "Error type (SNaC taxonomy)."),
-    Field("category", ClassLabel(names=list(CATEGORIES)), "coherence or language error (SNaC §3.2)."),
-    Field("votes", Value("int32"), "How many annotators marked this span with this type."),
-    Field("annotator", Value("string"), "Annotator id where upstream gives one, else null."),
-    Field("antecedents", List(Value("string")), "Antecedent spans (InconE/RepE: the text contradicted or repeated)."),
-    Field("resolved", Value("bool"), "Whether the span string was located in its segment."),
-    Field("resolution", Value("string"), "unique, ambiguous (several matches; a documented rule chose) or failed."),
-)
-
-RATING_FIELDS = (
-    Field("annotator", Value("string"), "Annotator id (a documented convention where upstream gives list positions)."),
-    Field("annotator_type", Value("string"), "expert, crowd, or expert_mean (a mean over experts, no single rater)."),
-    Field("dimension", Value("string"), "What was rated, e.g. coherence."),
-    Field("score", Value("float32"), "The rating on the dimension's scale."),
-)
-
-EXPLANATION_FIELDS = (
-    Field("sentence", Value("int32"), "Index into `sentences` the explanation is about; null if not alignable."),
-    Field("text", Value("string"), "The annotators' explanation of the error."),
-)
-
-CORRUPTION_FIELDS = (
-    Field("generator", Value("string"), "Registered corruption generator that made this record."),
-    Field("seed", Value("int64"), "Seed the generator ran with."),
-    Field("source_id", Value("string"), "`id` of the coherent record the corruption was made from."),
-    Field("positions", List(Value("int32")), "Sentence (or gap) positions the generator altered."),
-    Field("inserted_ids", List(Value("string")), "Ids of sentences inserted from elsewhere, one per position."),
-    Field("similarities", List(Value("float32")), "Similarity of each inserted sentence to the one it replaced."),
-    Field("ranks", List(Value("int32")), "Retrieval rank of each inserted sentence among its candidates."),
-)
-
-
 def _struct(fields: tuple[Field, ...]) -> dict:
     return {field.name: field.feature for field in fields}
 
 
-FIELDS = (
-    Field("id", Value("string"), "Stable id derived from upstream keys; join predictions on it."),
-    Field("corpus", Value("string"), "Corpus module the record comes from (snac, summeval, storysumm, ...)."),
-    Field("config", Value("string"), "Release config the record belongs to."),
-    Field("split", Value("string"), "train, dev/val, or test."),
-    Field("doc_id", Value("string"), "Leakage unit: the source document or story. Never in two splits."),
-    Field("system", Value("string"), "Generating system or model id (e.g. SummEval M8, StorySumm gpt-4)."),
-    Field("system_name", Value("string"), "Human-readable name of the system, where known."),
-    Field("system_extractive", Value("bool"), "Whether the system is extractive; null where not applicable."),
-    Field("difficulty", Value("string"), "Corpus-defined difficulty of detecting the error (StorySumm: easy/hard)."),
-    Field("source_text", Value("string"), "The text that was summarised, where its licence allows; else null."),
-    Field("references", List(Value("string")), "Reference summaries."),
-    Field("text_variant", Value("string"), "How the evaluated text was obtained when not verbatim (e.g. tokenised)."),
-    Field("sentences", List(Value("string")), "The evaluated text, one entry per sentence."),
-    Field("segments", List(Value("string")), "Annotation units (SNaC: 2-4 sentence segments), where they exist."),
-    Field("sentence_segments", List(Value("int32")), "Index into `segments` of each sentence."),
-    Field("sentence_labels", List(ClassLabel(names=list(BINARY_LABELS))), "Per sentence: 1 = has an error."),
-    Field(
-        "sentence_labels_min2votes",
-        List(ClassLabel(names=list(BINARY_LABELS))),
-        "Per sentence, counting only errors marked by at least 2 annotators.",
-    ),
-    Field("segment_labels", List(ClassLabel(names=list(BINARY_LABELS))), "Per segment: 1 = has an error."),
-    Field(
-        "segment_labels_min2votes",
-        List(ClassLabel(names=list(BINARY_LABELS))),
-        "Per segment, counting only errors marked by at least 2 annotators.",
-    ),
-    Field("gap_labels", List(ClassLabel(names=list(GAP_LABELS))), "Per gap between sentences i and i+1: 1 = missing."),
-    Field("label", ClassLabel(names=list(BINARY_LABELS)), "Whole text: 1 = has an error; -1 = no label."),
-    Field("spans", List(_struct(SPAN_FIELDS)), "Error spans."),
-    Field("ratings", List(_struct(RATING_FIELDS)), "Ratings, one entry per annotator and dimension."),
-    Field("explanations", List(_struct(EXPLANATION_FIELDS)), "Written explanations of errors."),
-    Field("claims", List(Value("string")), "Atomic claims of the evaluated text, where upstream gives them."),
-    Field("corruption", _struct(CORRUPTION_FIELDS), "Provenance of a synthetic corruption; null for real texts."),
-    Field("defects", List(Value("string")), "Upstream inconsistencies in this record, kept as found."),
-)
+@functools.cache
+def _declared() -> dict:
+    """The fields, declared in `datasets` types. Built on first use, not at import: importing `datasets` costs
+    about half a second, which `cohbench sql` and the label constants above never need."""
+    from datasets import ClassLabel, Features, List, Value
 
-FEATURES = datasets.Features(_struct(FIELDS))
-ARROW_SCHEMA: pa.Schema = FEATURES.arrow_schema
+    SPAN_FIELDS = (
+        Field("segment", Value("int32"), "Index into `segments` of the text the offsets refer to."),
+        Field("start", Value("int32"), "Start character offset in `segments[segment]`; null when unresolved."),
+        Field("end", Value("int32"), "End offset (exclusive): `segments[segment][start:end] == text` when resolved."),
+        Field("first_sentence", Value("int32"), "Index into `sentences` of the first sentence the span covers."),
+        Field("last_sentence", Value("int32"), "Index of the last sentence the span covers (inclusive)."),
+        Field("text", Value("string"), "The span as the annotators marked it."),
+        Field("type", ClassLabel(names=list(ERROR_TYPES)), "Error type (SNaC taxonomy)."),
+        Field("category", ClassLabel(names=list(CATEGORIES)), "coherence or language error (SNaC §3.2)."),
+        Field("votes", Value("int32"), "How many annotators marked this span with this type."),
+        Field("annotator", Value("string"), "Annotator id where upstream gives one, else null."),
+        Field("antecedents", List(Value("string")), "Antecedent spans (InconE/RepE: the text contradicted or repeated)."),
+        Field("resolved", Value("bool"), "Whether the span string was located in its segment."),
+        Field("resolution", Value("string"), "unique, ambiguous (several matches; a documented rule chose) or failed."),
+    )
 
-_NESTED = {"spans": SPAN_FIELDS, "ratings": RATING_FIELDS, "explanations": EXPLANATION_FIELDS, "corruption": CORRUPTION_FIELDS}
+    RATING_FIELDS = (
+        Field("annotator", Value("string"), "Annotator id (a documented convention where upstream gives list positions)."),
+        Field("annotator_type", Value("string"), "expert, crowd, or expert_mean (a mean over experts, no single rater)."),
+        Field("dimension", Value("string"), "What was rated, e.g. coherence."),
+        Field("score", Value("float32"), "The rating on the dimension's scale."),
+    )
+
+    EXPLANATION_FIELDS = (
+        Field("sentence", Value("int32"), "Index into `sentences` the explanation is about; null if not alignable."),
+        Field("text", Value("string"), "The annotators' explanation of the error."),
+    )
+
+    CORRUPTION_FIELDS = (
+        Field("generator", Value("string"), "Registered corruption generator that made this record."),
+        Field("seed", Value("int64"), "Seed the generator ran with."),
+        Field("source_id", Value("string"), "`id` of the coherent record the corruption was made from."),
+        Field("positions", List(Value("int32")), "Sentence (or gap) positions the generator altered."),
+        Field("inserted_ids", List(Value("string")), "Ids of sentences inserted from elsewhere, one per position."),
+        Field("similarities", List(Value("float32")), "Similarity of each inserted sentence to the one it replaced."),
+        Field("ranks", List(Value("int32")), "Retrieval rank of each inserted sentence among its candidates."),
+    )
+
+
+    FIELDS = (
+        Field("id", Value("string"), "Stable id derived from upstream keys; join predictions on it."),
+        Field("corpus", Value("string"), "Corpus module the record comes from (snac, summeval, storysumm, ...)."),
+        Field("config", Value("string"), "Release config the record belongs to."),
+        Field("split", Value("string"), "train, dev/val, or test."),
+        Field("doc_id", Value("string"), "Leakage unit: the source document or story. Never in two splits."),
+        Field("system", Value("string"), "Generating system or model id (e.g. SummEval M8, StorySumm gpt-4)."),
+        Field("system_name", Value("string"), "Human-readable name of the system, where known."),
+        Field("system_extractive", Value("bool"), "Whether the system is extractive; null where not applicable."),
+        Field("difficulty", Value("string"), "Corpus-defined difficulty of detecting the error (StorySumm: easy/hard)."),
+        Field("source_text", Value("string"), "The text that was summarised, where its licence allows; else null."),
+        Field("references", List(Value("string")), "Reference summaries."),
+        Field("text_variant", Value("string"), "How the evaluated text was obtained when not verbatim (e.g. tokenised)."),
+        Field("sentences", List(Value("string")), "The evaluated text, one entry per sentence."),
+        Field("segments", List(Value("string")), "Annotation units (SNaC: 2-4 sentence segments), where they exist."),
+        Field("sentence_segments", List(Value("int32")), "Index into `segments` of each sentence."),
+        Field("sentence_labels", List(ClassLabel(names=list(BINARY_LABELS))), "Per sentence: 1 = has an error."),
+        Field(
+            "sentence_labels_min2votes",
+            List(ClassLabel(names=list(BINARY_LABELS))),
+            "Per sentence, counting only errors marked by at least 2 annotators.",
+        ),
+        Field("segment_labels", List(ClassLabel(names=list(BINARY_LABELS))), "Per segment: 1 = has an error."),
+        Field(
+            "segment_labels_min2votes",
+            List(ClassLabel(names=list(BINARY_LABELS))),
+            "Per segment, counting only errors marked by at least 2 annotators.",
+        ),
+        Field("gap_labels", List(ClassLabel(names=list(GAP_LABELS))), "Per gap between sentences i and i+1: 1 = missing."),
+        Field("label", ClassLabel(names=list(BINARY_LABELS)), "Whole text: 1 = has an error; -1 = no label."),
+        Field("spans", List(_struct(SPAN_FIELDS)), "Error spans."),
+        Field("ratings", List(_struct(RATING_FIELDS)), "Ratings, one entry per annotator and dimension."),
+        Field("explanations", List(_struct(EXPLANATION_FIELDS)), "Written explanations of errors."),
+        Field("claims", List(Value("string")), "Atomic claims of the evaluated text, where upstream gives them."),
+        Field("corruption", _struct(CORRUPTION_FIELDS), "Provenance of a synthetic corruption; null for real texts."),
+        Field("defects", List(Value("string")), "Upstream inconsistencies in this record, kept as found."),
+    )
+
+    FEATURES = Features(_struct(FIELDS))
+
+    nested = {"spans": SPAN_FIELDS, "ratings": RATING_FIELDS, "explanations": EXPLANATION_FIELDS, "corruption": CORRUPTION_FIELDS}
+    return {
+        "SPAN_FIELDS": SPAN_FIELDS,
+        "RATING_FIELDS": RATING_FIELDS,
+        "EXPLANATION_FIELDS": EXPLANATION_FIELDS,
+        "CORRUPTION_FIELDS": CORRUPTION_FIELDS,
+        "FIELDS": FIELDS,
+        "FEATURES": FEATURES,
+        "ARROW_SCHEMA": FEATURES.arrow_schema,
+        "NESTED": nested,
+    }
+
+
+def __getattr__(name: str):
+    """FIELDS, FEATURES, ARROW_SCHEMA and the nested field tuples, declared on first access (PEP 562)."""
+    if name in ("SPAN_FIELDS", "RATING_FIELDS", "EXPLANATION_FIELDS", "CORRUPTION_FIELDS", "FIELDS", "FEATURES", "ARROW_SCHEMA"):
+        return _declared()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def empty_record() -> dict:
     """A record with every field null or empty; builders fill in what applies."""
+    from datasets import List
+
     record = {}
-    for field in FIELDS:
+    for field in _declared()["FIELDS"]:
         is_list = isinstance(field.feature, List)
         record[field.name] = [] if is_list else None
     record["label"] = NO_LABEL
@@ -136,6 +157,8 @@ def empty_record() -> dict:
 
 
 def _type_name(feature) -> str:
+    from datasets import ClassLabel, List, Value
+
     if isinstance(feature, ClassLabel):
         return "ClassLabel(" + ", ".join(f"{i}={name}" for i, name in enumerate(feature.names)) + ")"
     if isinstance(feature, Value):
@@ -159,9 +182,10 @@ def schema_markdown() -> str:
         "| field | type | meaning |",
         "| --- | --- | --- |",
     ]
-    for field in FIELDS:
+    declared = _declared()
+    for field in declared["FIELDS"]:
         lines.append(f"| `{field.name}` | {_type_name(field.feature)} | {field.doc} |")
-    for name, fields in _NESTED.items():
+    for name, fields in declared["NESTED"].items():
         lines += ["", f"## `{name}` entries", "", "| field | type | meaning |", "| --- | --- | --- |"]
         lines += [f"| `{f.name}` | {_type_name(f.feature)} | {f.doc} |" for f in fields]
     return "\n".join(lines) + "\n"
