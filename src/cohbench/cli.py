@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import __version__
+from . import __version__, settings
 from .errors import CohbenchError
 
 
@@ -164,29 +164,28 @@ def cmd_validate(args) -> int:
 def cmd_sql(args) -> int:
     from . import sql
 
-    con = sql.db()
     statement = args.query
     if statement is None and not sys.stdin.isatty():
         statement = sys.stdin.read()
-    if statement is None:
-        sql.shell(con)
-        return 0
-    if args.output:
-        fmt = args.format or (args.output.rsplit(".", 1)[-1] if "." in args.output else "")
-        rows = sql.export(statement, args.output, fmt, con)
-        print(f"wrote {rows} rows to {args.output} ({fmt})", file=sys.stderr)
-        return 0
-    if args.format == "parquet":
+    if args.format == "parquet" and not args.output:
         raise CohbenchError("--format parquet needs --output FILE")
-    table = sql.query(statement, con)
-    if args.json or args.format == "json":
-        print(sql.to_json(table))
-    elif args.format == "csv":
-        import pyarrow.csv
-
-        pyarrow.csv.write_csv(table, sys.stdout.buffer)
-    else:
-        print(sql.render(table, args.max_rows), end="")
+    if args.output:
+        settings.user_output(args.output)  # refused before the release is loaded
+    con = sql.db(memory=args.memory_limit)
+    if statement is None:
+        sql.shell(con, args.max_rows)
+        return 0
+    with sql.interruptible(con):
+        if args.output:
+            fmt = args.format or (args.output.rsplit(".", 1)[-1] if "." in args.output else "")
+            rows = sql.write(statement, args.output, fmt, con)
+            print(f"wrote {rows} rows to {args.output} ({fmt})", file=sys.stderr)
+        elif args.json or args.format == "json":
+            sql.stream_to(statement, sys.stdout.buffer, "json", con)
+        elif args.format == "csv":
+            sql.stream_to(statement, sys.stdout.buffer, "csv", con)
+        else:
+            print(sql.render(*sql.head(statement, args.max_rows, con), max_rows=args.max_rows), end="")
     return 0
 
 
@@ -282,6 +281,7 @@ def parser() -> argparse.ArgumentParser:
     sql.add_argument("--format", choices=("csv", "json", "parquet"), help="output format (default: a table on the terminal)")
     sql.add_argument("--output", help="write the result to this file instead of stdout")
     sql.add_argument("--max-rows", type=int, default=40, help="rows shown in the terminal table (default 40)")
+    sql.add_argument("--memory-limit", help="DuckDB memory limit for the query, e.g. 8GB (default: COHBENCH_SQL_MEMORY or 4GB)")
     agreement = add("agreement", cmd_agreement, "agreement and distribution statistics of one built config")
     agreement.add_argument("config")
     report = add("report", cmd_report, "write the statistics report (JSON, Markdown, plots) to catalog/stats")

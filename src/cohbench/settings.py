@@ -54,3 +54,15 @@ def mirror_dirs() -> list[Path]:
 
 def network_allowed() -> bool:
     return os.environ.get("COHBENCH_NETWORK", "1") != "0"
+
+
+def user_output(path) -> Path:
+    """A file or folder a user named for cohbench to write, refused when it lies inside the release folder
+    (the release changes only through `cohbench build`, `index` and `validate`)."""
+    from .errors import CohbenchError
+
+    target = Path(path).expanduser().resolve()
+    release = release_dir()
+    if target == release or release in target.parents:
+        raise CohbenchError(f"refusing to write {path}: it is inside the release folder {release}; choose a path outside it")
+    return target

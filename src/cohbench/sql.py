@@ -1,4 +1,9 @@
-"""SQL over the release: a DuckDB connection with views over the release's Parquet files (nothing is copied).
+"""SQL over the release: a sandboxed, in-memory DuckDB connection holding the release's records.
+
+The connection is a sandbox: the release is loaded into memory, then file access, extensions and configuration are
+locked, so a query can read the release and nothing else and write nowhere (`--output` is written by cohbench from
+the streamed result, not by DuckDB). A memory limit (`COHBENCH_SQL_MEMORY`, default 4GB) bounds every query, with
+no spilling to disk.
 
 Views (documented with example queries in `catalog/SQL.md`):
 - one per built config, named like the config (`"name"` quoting where it has a hyphen), one row per record;
@@ -11,14 +16,17 @@ Views (documented with example queries in `catalog/SQL.md`):
 from __future__ import annotations
 
 import code
+import contextlib
 import json
+import os
+import signal
 import sys
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
-from . import settings
+from . import jsonout, settings
 from .atomic import atomic_path
 from .errors import CohbenchError, ReleaseError
 from .release import built_configs
@@ -26,6 +34,9 @@ from .schema import CATEGORIES, ERROR_TYPES
 
 LONG_VIEWS = ("records", "spans", "sentences", "ratings", "corruptions", "snac_training")
 FORMATS = ("csv", "json", "parquet")
+DEFAULT_MEMORY_LIMIT = "4GB"
+BATCH_ROWS = 10_000
+_DATA_SCHEMA = "release_data"  # the loaded tables; users query the views over them
 
 
 class QueryError(CohbenchError):
@@ -132,8 +143,15 @@ def config_files(release: Path | None = None) -> dict[str, list[Path]]:
     return files
 
 
-def db(release: Path | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with a view per built config and the long views over them."""
+def memory_limit() -> str:
+    return os.environ.get("COHBENCH_SQL_MEMORY") or DEFAULT_MEMORY_LIMIT
+
+
+def db(release: Path | None = None, *, memory: str | None = None) -> duckdb.DuckDBPyConnection:
+    """A sandboxed in-memory DuckDB connection with a view per built config and the long views over them.
+
+    The records are copied into memory before the sandbox is locked: DuckDB's allowed paths would let a query
+    overwrite the very files it may read."""
     release = release or settings.release_dir()
     files = config_files(release)
     if not files:
@@ -143,17 +161,35 @@ def db(release: Path | None = None) -> duckdb.DuckDBPyConnection:
         raise ReleaseError(f"config {clash[0]!r} has the name of a SQL view; rename the config")
     con = duckdb.connect()
     con.execute("SET enable_progress_bar = false")  # long statistics queries would draw bars over the output
+    con.execute(f"CREATE SCHEMA {_DATA_SCHEMA}")
     for config, paths in files.items():
-        con.execute(f"CREATE VIEW {_ident(config)} AS SELECT * FROM {_parquet(paths)}")
-    con.execute(f"CREATE VIEW records AS SELECT * FROM {_parquet([p for paths in files.values() for p in paths])}")
+        table = f"{_DATA_SCHEMA}.{_ident(config)}"
+        try:
+            con.execute(f"CREATE TABLE {table} AS SELECT * FROM {_parquet(paths)}")
+        except duckdb.Error as error:
+            raise ReleaseError(f"{config}'s Parquet files cannot be read ({_one_line(error, con)}); run `cohbench verify`") from None
+        con.execute(f"CREATE VIEW {_ident(config)} AS SELECT * FROM {table}")
+    union = " UNION ALL ".join(f"SELECT * FROM {_DATA_SCHEMA}.{_ident(config)}" for config in files)
+    con.execute(f"CREATE VIEW records AS {union}")
     for name, body in _LONG_VIEW_SQL.items():
         con.execute(f"CREATE VIEW {name} AS {body.replace('__SOURCE__', 'records')}")
+    _lock(con, memory or memory_limit())
     return con
+
+
+def _lock(con: duckdb.DuckDBPyConnection, memory: str) -> None:
+    try:
+        con.execute(f"SET memory_limit = {_literal(memory)}")
+    except duckdb.Error:
+        raise QueryError(f"memory limit {memory!r} is not a size DuckDB understands; use e.g. 4GB or 500MB") from None
+    con.execute("SET temp_directory = ''")  # no spilling: a query over the limit fails instead of writing files
+    con.execute("SET enable_external_access = false")  # no files, no ATTACH, no extensions
+    con.execute("SET lock_configuration = true")  # and no statement can turn that back on
 
 
 def long_view(name: str, config: str) -> str:
     """A long view (spans, sentences, ratings, corruptions) of one config, as a parenthesised relation to select
-    from: the same rows as `SELECT * FROM <name> WHERE config = ...`, without reading the other configs' files."""
+    from: the same rows as `SELECT * FROM <name> WHERE config = ...`, without reading the other configs' rows."""
     if name not in ("spans", "sentences", "ratings", "corruptions"):
         raise QueryError(f"no per-config form of view {name!r}")
     return f"({_LONG_VIEW_SQL[name].replace('__SOURCE__', view_reference(config))})"
@@ -179,49 +215,153 @@ def _one_line(error: duckdb.Error, con: duckdb.DuckDBPyConnection) -> str:
     return message
 
 
-def query(sql: str, con: duckdb.DuckDBPyConnection | None = None):
-    """Run one SQL statement; returns a pyarrow Table. Errors become one-line `QueryError`s."""
-    con = con or db()
+def _statement(sql: str) -> str:
+    statement = sql.strip().rstrip(";").strip()
+    if not statement:
+        raise QueryError("the query is empty; give one SQL statement, e.g. SELECT count(*) FROM records")
+    return statement
+
+
+@contextlib.contextmanager
+def interruptible(*cons: duckdb.DuckDBPyConnection):
+    """Ctrl-C interrupts the queries running on `cons` (DuckDB would otherwise finish them first); the
+    interrupted statement raises KeyboardInterrupt."""
+
+    def interrupt(*_):
+        for con in cons:
+            con.interrupt()
+
     try:
-        relation = con.sql(sql)
-        return relation.to_arrow_table() if relation is not None else pa.table({})
+        previous = signal.signal(signal.SIGINT, interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    except duckdb.InterruptException:
+        raise KeyboardInterrupt from None
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _relation(sql: str, con: duckdb.DuckDBPyConnection):
+    try:
+        return con.sql(_statement(sql))
+    except duckdb.InterruptException:
+        raise
     except duckdb.Error as error:
         raise QueryError(_one_line(error, con)) from None
 
 
-def export(sql: str, output: Path, fmt: str, con: duckdb.DuckDBPyConnection | None = None) -> int:
-    """Write a query's result to `output` as csv, json (an array of objects) or parquet; returns the row count."""
+def batches(sql: str, con: duckdb.DuckDBPyConnection | None = None, rows: int = BATCH_ROWS):
+    """The result of one SQL statement as record batches, computed as they are read (a statement without a
+    result, such as CREATE, yields nothing). Errors become one-line `QueryError`s."""
+    con = con or db()
+    relation = _relation(sql, con)
+    if relation is None:
+        return
+    try:
+        reader = relation.to_arrow_reader(rows)
+        yield from reader
+    except duckdb.InterruptException:
+        raise
+    except duckdb.Error as error:
+        raise QueryError(_one_line(error, con)) from None
+
+
+def query(sql: str, con: duckdb.DuckDBPyConnection | None = None):
+    """Run one SQL statement; returns a pyarrow Table. Errors become one-line `QueryError`s."""
+    con = con or db()
+    relation = _relation(sql, con)
+    try:
+        return relation.to_arrow_table() if relation is not None else pa.table({})
+    except duckdb.InterruptException:
+        raise
+    except duckdb.Error as error:
+        raise QueryError(_one_line(error, con)) from None
+
+
+def head(sql: str, max_rows: int, con: duckdb.DuckDBPyConnection | None = None) -> tuple[pa.Table, bool]:
+    """The first `max_rows` rows of a result and whether there are more: no more than one extra row is fetched."""
+    kept, taken = [], 0
+    for batch in batches(sql, con, rows=max(1, min(max_rows + 1, BATCH_ROWS))):
+        if taken + batch.num_rows > max_rows:
+            kept.append(batch.slice(0, max_rows - taken))
+            return pa.Table.from_batches(kept), True
+        kept.append(batch)
+        taken += batch.num_rows
+    return (pa.Table.from_batches(kept) if kept else pa.table({})), False
+
+
+_COPY_OPTIONS = {"csv": "FORMAT csv, HEADER true", "json": "FORMAT json, ARRAY true", "parquet": "FORMAT parquet"}
+
+
+def write(sql: str, output: Path, fmt: str, con: duckdb.DuckDBPyConnection | None = None) -> int:
+    """Write a query's result to `output` as csv, json (an array of objects) or parquet; returns the row count.
+    `output` may not lie inside the release. The sandbox cannot write, so its result streams, batch by batch, into
+    a second connection that runs only this fixed COPY."""
     if fmt not in FORMATS:
         raise QueryError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    output = settings.user_output(output)
     con = con or db()
-    options = {"csv": "FORMAT csv, HEADER true", "json": "FORMAT json, ARRAY true", "parquet": "FORMAT parquet"}[fmt]
-    statement = sql.strip().rstrip(";")
-    with atomic_path(Path(output)) as tmp:
+    relation = _relation(sql, con)
+    if relation is None:
+        raise QueryError("the statement returns no rows to write; give a SELECT")
+    writer = duckdb.connect()
+    writer.execute("SET enable_progress_bar = false")
+    with atomic_path(output) as tmp, interruptible(con, writer):
         try:
-            con.execute(f"COPY ({statement}) TO {_literal(str(tmp))} ({options})")
-            rows = con.execute(f"SELECT count(*) FROM ({statement})").fetchone()[0]
+            writer.register("result", relation.to_arrow_reader(BATCH_ROWS))
+            (rows,) = writer.execute(f"COPY (SELECT * FROM result) TO {_literal(str(tmp))} ({_COPY_OPTIONS[fmt]})").fetchone()
+        except duckdb.InterruptException:
+            raise KeyboardInterrupt from None
         except duckdb.Error as error:
             raise QueryError(_one_line(error, con)) from None
     return rows
 
 
-def render(table, max_rows: int = 40) -> str:
-    """A text table for the terminal (DuckDB's own box rendering)."""
-    return str(duckdb.from_arrow(table).limit(max_rows)) + (
-        f"({table.num_rows} rows, first {max_rows} shown)\n" if table.num_rows > max_rows else ""
-    )
+export = write  # the Python API's name for it
+
+
+def stream_to(sql: str, sink, fmt: str, con: duckdb.DuckDBPyConnection | None = None) -> int:
+    """Write a query's result to a binary stream (stdout) as csv or json, batch by batch; returns the row count."""
+    import pyarrow.csv
+
+    rows, writer = 0, None
+    if fmt == "json":
+        sink.write(b"[")
+    for batch in batches(sql, con or db()):
+        if fmt == "json":
+            for row in batch.to_pylist():
+                sink.write(((",\n  " if rows else "\n  ") + jsonout.dumps(row)).encode("utf-8"))
+                rows += 1
+            continue
+        writer = writer or pyarrow.csv.CSVWriter(sink, batch.schema)
+        writer.write_batch(batch)
+        rows += batch.num_rows
+    if fmt == "json":
+        sink.write(b"\n]\n" if rows else b"]\n")
+    elif writer is not None:
+        writer.close()
+    sink.flush()
+    return rows
+
+
+def render(table, more: bool = False, max_rows: int = 40) -> str:
+    """A text table for the terminal (DuckDB's own box rendering); `more`: the result has rows not shown."""
+    return str(duckdb.from_arrow(table).limit(max_rows)) + (f"(first {min(table.num_rows, max_rows)} rows shown)\n" if more else "")
 
 
 def to_json(table) -> str:
-    return json.dumps(table.to_pylist(), indent=2, ensure_ascii=False, default=str)
+    return jsonout.dumps(table.to_pylist(), indent=2)
 
 
 class _Shell(code.InteractiveConsole):
     """A small SQL prompt: statements end with `;`; `.views` lists the views; `.quit` or Ctrl-D leaves."""
 
-    def __init__(self, con):
+    def __init__(self, con, max_rows: int = 40):
         super().__init__()
-        self.con = con
+        self.con, self.max_rows = con, max_rows
 
     def runsource(self, source, filename="<input>", symbol="single"):
         text = source.strip()
@@ -234,13 +374,16 @@ class _Shell(code.InteractiveConsole):
             return True  # wait for the rest of the statement
         if text:
             try:
-                print(render(query(text, self.con)), end="")
+                with interruptible(self.con):
+                    print(render(*head(text, self.max_rows, self.con), max_rows=self.max_rows), end="")
             except QueryError as error:
                 print(f"error: {error}")
+            except KeyboardInterrupt:
+                print("interrupted")
         return False
 
 
-def shell(con: duckdb.DuckDBPyConnection | None = None) -> None:
+def shell(con: duckdb.DuckDBPyConnection | None = None, max_rows: int = 40) -> None:
     """Interactive SQL prompt over the release views (there is no DuckDB CLI in the environment)."""
     con = con or db()
     try:
@@ -250,7 +393,7 @@ def shell(con: duckdb.DuckDBPyConnection | None = None) -> None:
     banner = f"cohbench SQL (DuckDB {duckdb.__version__}); views: {', '.join(views(con))}\nend statements with ';', .views lists views, .quit leaves"
     sys.ps1, sys.ps2 = "sql> ", "...> "
     try:
-        _Shell(con).interact(banner=banner, exitmsg="")
+        _Shell(con, max_rows).interact(banner=banner, exitmsg="")
     except SystemExit:
         pass
 

@@ -1,0 +1,158 @@
+"""`cohbench sql` and `cohbench.db()` are a sandbox: they read the release and nothing else, write nowhere but the
+`--output` file (never inside the release), stream results, keep to a memory limit and stop on Ctrl-C."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import cohbench
+from cohbench import cli, sql
+from cohbench.release import write_index
+from snac_toy import write_toy_release
+
+
+def fingerprint(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def release(workspace, monkeypatch):
+    root = write_toy_release(workspace / "release")
+    write_index(root)
+    return root
+
+
+def one_error_line(capsys) -> str:
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cohbench: error: "), captured.err
+    assert "Traceback" not in captured.out + captured.err
+    return lines[0]
+
+
+def hostile_statements(release: Path, tmp: Path) -> list[str]:
+    data = release / "data" / "snac" / "test.parquet"
+    return [
+        f"COPY (SELECT 42 AS x) TO '{data}' (FORMAT parquet)",
+        f"COPY (SELECT 42 AS x) TO '{data}' (FORMAT parquet, USE_TMP_FILE false, OVERWRITE true)",
+        f"COPY (SELECT 42 AS x) TO '{tmp / 'out.csv'}'",
+        f"SELECT * FROM read_parquet('{data}')",  # even the release's own files: only the loaded views are readable
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "SELECT * FROM glob('/root/**')",
+        f"ATTACH '{tmp / 'new.db'}' AS other",
+        "INSTALL httpfs",
+        "LOAD httpfs",
+        f"EXPORT DATABASE '{tmp / 'dump'}'",
+        "SET enable_external_access = true",
+        "SET memory_limit = '1TB'",
+        f"SET temp_directory = '{tmp / 'spill'}'",
+    ]
+
+
+def test_sql_reads_only_the_release_and_writes_nowhere(release, tmp_path, capsys):
+    before, elsewhere = fingerprint(release), tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for statement in hostile_statements(release, elsewhere):
+        assert cli.main(["sql", statement]) == 1, statement
+        one_error_line(capsys)
+    assert fingerprint(release) == before and not any(elsewhere.iterdir())
+    assert cli.main(["sql", "SELECT count(*) AS n FROM snac", "--json"]) == 0
+    assert '"n": 2' in capsys.readouterr().out
+
+
+def test_python_connection_is_the_same_sandbox(release, tmp_path):
+    con = cohbench.db()
+    target = release / "data" / "snac" / "train.parquet"
+    before = target.read_bytes()
+    with pytest.raises(duckdb.Error):
+        con.execute(f"COPY (SELECT 42 AS x) TO '{target}' (FORMAT parquet, USE_TMP_FILE false, OVERWRITE true)")
+    with pytest.raises(duckdb.Error):
+        con.execute("SET lock_configuration = false")
+    assert target.read_bytes() == before
+
+
+@pytest.mark.parametrize("inside", ["manifest.json", "data/snac/test.parquet", "new.csv", "data/new/x.parquet"])
+def test_output_inside_the_release_is_refused(release, capsys, inside):
+    before = fingerprint(release)
+    assert cli.main(["sql", "SELECT 1 AS x", "--format", "csv", "--output", str(release / inside)]) == 1
+    assert "inside the release folder" in one_error_line(capsys)
+    assert fingerprint(release) == before
+
+
+def test_output_through_a_symlink_into_the_release_is_refused(release, tmp_path, capsys):
+    (tmp_path / "link").symlink_to(release)
+    assert cli.main(["sql", "SELECT 1 AS x", "--output", str(tmp_path / "link" / "manifest.json")]) == 1
+    assert "inside the release folder" in one_error_line(capsys)
+
+
+def test_an_empty_statement_is_one_line(release, capsys):
+    assert cli.main(["sql", "  ;"]) == 1
+    assert "the query is empty" in one_error_line(capsys)
+
+
+def test_display_fetches_only_the_rows_it_shows(release, capsys):
+    # 10^10 rows would never finish, let alone fit in 64 MB; the terminal table needs 5 of them
+    statement = "SELECT a.text, b.text, r.range FROM sentences a, sentences b, range(10000000000) r"
+    started = time.perf_counter()
+    assert cli.main(["sql", statement, "--max-rows", "5", "--memory-limit", "64MB"]) == 0
+    out = capsys.readouterr().out
+    assert "first 5 rows shown" in out and time.perf_counter() - started < 30
+
+
+def test_output_is_written_in_batches_within_the_memory_limit(release, tmp_path, capsys):
+    # 3 million rows of ~60 bytes: more than the 32 MB limit if the result were built whole
+    target = tmp_path / "big.parquet"
+    statement = "SELECT r.range AS n, repeat('x', 50) AS pad FROM range(3000000) r"
+    assert cli.main(["sql", statement, "--output", str(target), "--memory-limit", "32MB"]) == 0
+    assert "wrote 3000000 rows" in capsys.readouterr().err
+    import pyarrow.parquet as pq
+
+    assert pq.ParquetFile(target).metadata.num_rows == 3000000
+
+
+def test_a_query_over_the_memory_limit_is_one_line(release, capsys):
+    assert cli.main(["sql", "SELECT list(range) FROM range(50000000)", "--memory-limit", "32MB"]) == 1
+    assert "memory" in one_error_line(capsys).lower()
+    assert cli.main(["sql", "SELECT 1", "--memory-limit", "lots"]) == 1
+    assert "memory limit 'lots'" in one_error_line(capsys)
+
+
+SLOW = "SELECT count(*) FROM range(100000000) a, range(100000) b WHERE (a.range * b.range) % 7 = 3"
+
+
+def test_ctrl_c_stops_a_running_query_with_one_line_and_130(release):
+    process = subprocess.Popen(
+        [sys.executable, "-c", "import sys, cohbench.cli as c; print('started', file=sys.stderr, flush=True); sys.exit(c.main(sys.argv[1:]))", "sql", SLOW],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)},
+    )  # fmt: skip
+    assert process.stderr.readline().strip() == b"started"
+    time.sleep(4)  # imports, loading the release, and well into the query
+    process.send_signal(signal.SIGINT)
+    try:
+        code = process.wait(timeout=15)
+    finally:
+        process.kill()
+    err = process.stderr.read().decode()
+    assert code == 130 and err.strip() == "cohbench: interrupted", err
+
+
+def test_ctrl_c_in_the_prompt_stops_the_query_and_keeps_the_prompt(release, capsys):
+    prompt = sql._Shell(sql.db())
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    started = time.perf_counter()
+    prompt.push(SLOW + ";")
+    assert time.perf_counter() - started < 15
+    assert capsys.readouterr().out.strip() == "interrupted"
+    prompt.push("SELECT count(*) AS n FROM snac;")
+    assert "2" in capsys.readouterr().out
