@@ -63,7 +63,7 @@ TYPE_NAMES = _names(ERROR_TYPES)
 CATEGORY_NAMES = _names(CATEGORIES)
 
 # Each long view reads `records` (its `__SOURCE__`), so it covers whichever configs are built and is empty where
-# none applies; `long_view` gives the same rows for one config, reading only that config's files.
+# none applies; `long_view` gives the same rows for one config, reading only that config's rows.
 _LONG_VIEW_SQL = {
     "spans": f"""
         SELECT r.config, r.corpus, r.id AS record_id, r.split, r.doc_id, r.system, r.system_name,
