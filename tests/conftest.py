@@ -63,3 +63,11 @@ def built_from_mirror(tmp_path_factory, config: str):
         }.items():
             mp.setenv(key, str(value))
         yield root, cohbench.build(config, progress=False)
+
+
+@pytest.fixture
+def every_protocol(workspace):
+    """The tiny release of `release_fixture.write_every_protocol` as the release folder (COHBENCH_RELEASE)."""
+    from release_fixture import write_every_protocol
+
+    return write_every_protocol(workspace / "release")

@@ -114,6 +114,9 @@ def cmd_metaeval(args) -> int:
         raise CohbenchError(f"meta-evaluation is defined for summeval only, not {args.corpus!r}")
     if bool(args.scores) == bool(args.measure):
         raise CohbenchError("give --scores FILE or --measure NAME (one of them)")
+    for output in (args.plot, args.bias_table):
+        if output:
+            settings.user_output(output)  # both refused before either is written
     result = evaluate(
         args.scores, measure=args.measure, allow_missing=args.allow_missing, bootstrap=args.bootstrap, seed=args.seed, plot=args.plot
     )

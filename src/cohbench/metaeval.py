@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import settings
 from .errors import CohbenchError
 
 CONFIG = "summeval"
@@ -462,6 +463,8 @@ def evaluate(
         raise ScoresError("give either scores to evaluate or the name of a reference measure, not both or neither")
     if bootstrap < 0:
         raise ScoresError(f"the number of bootstrap samples must be 0 or more, got {bootstrap}")
+    if plot:
+        plot = settings.user_output(plot)  # refused before any work
     started = time.perf_counter()
     human = human or (human_scores(records) if records is not None else load_human())
     pred = reference_scores(measure, human, seed) if measure else score_grid(scores, human, allow_missing=allow_missing)
@@ -521,7 +524,7 @@ def write_bias_table(result: dict, path: Path) -> None:
 
     from .atomic import atomic_path
 
-    path = Path(path)
+    path = settings.user_output(path)
     with atomic_path(path) as tmp:
         if path.suffix.lower() == ".json":
             tmp.write_text(json.dumps(bias_table(result), indent=2) + "\n", encoding="utf-8")

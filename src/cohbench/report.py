@@ -19,6 +19,7 @@ import matplotlib.ticker  # noqa: E402
 from . import settings  # noqa: E402
 from .agreement import SIMILARITY_BIN, release_statistics  # noqa: E402
 from .atomic import atomic_dir  # noqa: E402
+from .errors import CohbenchError  # noqa: E402
 from .schema import COHERENCE_ERROR_TYPES, ERROR_TYPES  # noqa: E402
 from .sql import db  # noqa: E402
 
@@ -379,10 +380,22 @@ def _json(obj) -> str:
     return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
 
 
+def _report_folder(output: Path) -> Path:
+    target = settings.user_output(output)
+    if target.exists() and not target.is_dir():
+        raise CohbenchError(f"{output} is a file; the report is written to a folder")
+    if target.is_dir() and any(target.iterdir()) and not (target / "statistics.json").is_file():
+        raise CohbenchError(f"{output} holds other files and no earlier report; write the report to a new or empty folder")
+    return target
+
+
 def report(output: Path | None = None, release: Path | None = None) -> dict:
     """Compute every statistic of the release and write statistics.json, report.md and the plots to `output`
-    (default `catalog/stats/`), all or nothing. Returns the statistics."""
-    output = Path(output) if output else settings.catalog_dir() / "stats"
+    (default `catalog/stats/`), all or nothing, replacing the folder. Returns the statistics.
+
+    A folder a user names must lie outside the release and be new, empty or an earlier report: the report
+    replaces the whole folder, and that must never be someone's other files."""
+    output = _report_folder(Path(output)) if output else settings.catalog_dir() / "stats"
     statistics = release_statistics(db(release))
     plots = {}
     with atomic_dir(output) as tmp:
