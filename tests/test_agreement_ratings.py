@@ -78,4 +78,4 @@ def test_agreement_command_prints_the_statistics(release, capsys):
     assert cli.main(["agreement", "summeval"]) == 0
     assert "| coherence | crowd |" in capsys.readouterr().out
     assert cli.main(["agreement", "nosuchconfig"]) == 1
-    assert "not built" in capsys.readouterr().err
+    assert "unknown config 'nosuchconfig'" in capsys.readouterr().err

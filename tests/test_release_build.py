@@ -14,6 +14,7 @@ from cohbench.registry import ConfigSpec
 from cohbench.sources import Source
 
 from conftest import FIXTURES
+from release_fixture import record, write_config
 
 FIXTURE = FIXTURES / "storysumm" / "storysumm.json"
 
@@ -93,6 +94,12 @@ def test_verify_finds_a_tampered_release_file(workspace):
     assert [r["path"] for r in bad] == [str(target)]
 
 
-def test_loading_a_config_that_is_not_built_says_how_to_build_it(workspace):
+def test_loading_a_config_that_is_not_built_says_how_to_build_it_and_a_typo_gets_the_closest_name(workspace):
+    folder = workspace / "release"
+    with pytest.raises(ReleaseError, match="no cohbench release found"):
+        release.load("storysumm", release=folder)
+    write_config(folder, "snac", "snac", {"test": [record("a", "d", ["One."])]})
     with pytest.raises(ReleaseError, match="cohbench build storysumm"):
-        release.load("storysumm", release=workspace / "release")
+        release.load("storysumm", release=folder)
+    with pytest.raises(ReleaseError, match="unknown config 'snacc'; did you mean 'snac'"):
+        release.load("snacc", release=folder)

@@ -100,8 +100,8 @@ def test_views_work_with_only_some_configs_built(tmp_path):
     assert con.execute("SELECT count(*) FROM sentences").fetchone()[0] == 2
 
 
-def test_no_built_config_is_a_clear_error(tmp_path):
-    with pytest.raises(ReleaseError, match="no config is built"):
+def test_no_built_config_is_a_clear_error_naming_where_it_looked(tmp_path):
+    with pytest.raises(ReleaseError, match=f"no cohbench release found \\(looked in: {tmp_path / 'empty'} \\(the release argument\\)\\)"):
         sql.db(tmp_path / "empty")
 
 

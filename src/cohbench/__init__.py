@@ -3,11 +3,12 @@
 __version__ = "0.1.0"
 
 
-def load(config: str, split: str | None = None):
-    """Load a built config from the release folder (works from any working directory, offline)."""
+def load(config: str, split: str | None = None, release=None):
+    """Load a built config (works from any working directory, offline). The release folder is `release`, else
+    COHBENCH_RELEASE, else the first of ./cohbench of a checkout, ./cohbench, ~/.local/share/cohbench that holds one."""
     from .release import load as _load
 
-    return _load(config, split=split)
+    return _load(config, split=split, release=release)
 
 
 def build(config: str, *, progress: bool = True) -> dict:
@@ -47,11 +48,11 @@ def validate(configs: list[str] | None = None, *, docs: bool = True) -> dict:
     return _validate(configs, docs=docs)
 
 
-def evaluate(config: str, predictions, *, split: str | None = None, threshold: float | None = None) -> dict:
+def evaluate(config: str, predictions, *, split: str | None = None, threshold: float | None = None, release=None) -> dict:
     """Score predictions (JSONL path or dicts keyed by release id) with the config's protocol (`cohbench evaluate`)."""
     from .protocols import evaluate as _evaluate
 
-    return _evaluate(config, predictions, split=split, threshold=threshold)
+    return _evaluate(config, predictions, split=split, threshold=threshold, release=release)
 
 
 def train() -> dict:
@@ -68,11 +69,11 @@ def gate() -> dict:
     return check()
 
 
-def db():
+def db(release=None):
     """A DuckDB connection with views over the release's Parquet files (`cohbench sql`; catalog/SQL.md)."""
     from .sql import db as _db
 
-    return _db()
+    return _db(release)
 
 
 def agreement_statistics(config: str) -> dict:

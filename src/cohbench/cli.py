@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -21,6 +22,7 @@ def _emit(args, payload, lines) -> None:
 
 
 def cmd_list(args) -> int:
+    from . import settings
     from .release import list_configs
 
     rows = list_configs()
@@ -28,6 +30,8 @@ def cmd_list(args) -> int:
     for row in rows:
         counts = ", ".join(f"{s} {n}" for s, n in row["rows"].items()) if row["built"] else "not built"
         lines.append(f"{row['config']:<22} {row['version']:<8} {counts:<32} {row['licence']}")
+    release = settings.release_dir()
+    lines.append(f"release folder: {release}" if settings.holds_release(release) else settings.no_release_message())
     _emit(args, rows, lines)
     return 0
 
@@ -233,6 +237,23 @@ def cmd_gate(args) -> int:
     return 0 if result["ok"] else 1
 
 
+def _extra_providing(module: str) -> str | None:
+    """The extra of cohbench's own metadata whose distribution provides `module` (named alike), if any."""
+    from importlib import metadata
+
+    try:
+        requirements = metadata.requires("cohbench") or []
+    except metadata.PackageNotFoundError:
+        return None
+    for requirement in requirements:
+        name, _, marker = requirement.partition(";")
+        distribution = re.split(r"[\s=<>!~\[(]", name.strip(), maxsplit=1)[0]
+        extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)", marker)
+        if extra and distribution.lower().replace("-", "_") == module:
+            return extra.group(1)
+    return None
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="cohbench", description=__doc__)
     top.add_argument("--version", action="version", version=f"cohbench {__version__}")
@@ -241,6 +262,8 @@ def parser() -> argparse.ArgumentParser:
     def add(name, func, help_text):
         command = sub.add_parser(name, help=help_text, description=help_text)
         command.add_argument("--json", action="store_true", help="write figures to stdout as JSON")
+        command.add_argument("--release", help="release folder (default: COHBENCH_RELEASE, else the first of a checkout's cohbench/, ./cohbench, "
+                             "~/.local/share/cohbench that holds one)")
         command.set_defaults(func=func)
         return command
 
@@ -296,10 +319,20 @@ def main(argv=None) -> int:
     args = parser().parse_args(argv)
     if getattr(args, "mirror", None):
         os.environ["COHBENCH_MIRROR"] = args.mirror
+    if getattr(args, "release", None):
+        os.environ["COHBENCH_RELEASE"] = args.release
     try:
         return args.func(args)
     except CohbenchError as error:
         print(f"cohbench: error: {error}", file=sys.stderr)
+        return 1
+    except ModuleNotFoundError as error:
+        module = (error.name or "").split(".")[0]
+        extra = _extra_providing(module)
+        if extra is None:
+            raise
+        print(f"cohbench: error: `cohbench {args.command}` needs {module}, which the [{extra}] extra installs: "
+              f"pip install 'cohbench[{extra}]' torch==2.13.0", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("cohbench: interrupted", file=sys.stderr)

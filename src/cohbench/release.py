@@ -133,6 +133,33 @@ def built_configs(release: Path | None = None) -> dict[str, dict]:
     return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(stats_dir.glob("*.json"))}
 
 
+def require_release(release: Path | None = None) -> tuple[Path, dict[str, dict]]:
+    """The release folder (`release`, else `settings.release_dir()`) and its built configs; an error naming every
+    place looked when there is none."""
+    folder = Path(release).resolve() if release else settings.release_dir()
+    built = built_configs(folder)
+    if not built:
+        raise ReleaseError(settings.no_release_message(release))
+    return folder, built
+
+
+def require_built(config: str, release: Path | None = None) -> tuple[Path, dict]:
+    """The release folder and the stats of one built config; on a typo, the closest config name."""
+    import difflib
+
+    from .registry import config_names
+
+    folder, built = require_release(release)
+    if config in built:
+        return folder, built[config]
+    known = config_names()
+    if config not in known:
+        close = difflib.get_close_matches(config, known, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ReleaseError(f"unknown config {config!r}; {hint}known configs: {', '.join(known)}")
+    raise ReleaseError(f"config {config!r} is not built in {folder}; run `cohbench build {config}`")
+
+
 def list_configs(release: Path | None = None) -> list[dict]:
     """Every registered config with its version, licence and, where built, row counts per split."""
     built = built_configs(release)
@@ -313,10 +340,9 @@ def verify(release: Path | None = None) -> list[dict]:
 
 
 def load(config: str, split: str | None = None, release: Path | None = None):
-    """`datasets.load_dataset` on the release folder, from any working directory."""
+    """`datasets.load_dataset` on the release folder (`release`, else `settings.release_dir()`), from any working
+    directory."""
     import datasets
 
-    release = release or settings.release_dir()
-    if config not in built_configs(release):
-        raise ReleaseError(f"config {config!r} is not built in {release}; run `cohbench build {config}`")
-    return datasets.load_dataset(str(release), config, split=split)
+    folder, _ = require_built(config, release)
+    return datasets.load_dataset(str(folder), config, split=split)

@@ -1,7 +1,9 @@
 """Where cohbench reads and writes. Environment variables override the project's defaults.
 
 - COHBENCH_ROOT     project root (default: the checkout this package is installed from, else the cwd)
-- COHBENCH_RELEASE  release folder (default: <root>/cohbench)
+- COHBENCH_RELEASE  release folder. Without it, the first of these that holds a release: <root>/cohbench (a
+                    checkout), ./cohbench, then the user's data folder ($XDG_DATA_HOME/cohbench, default
+                    ~/.local/share/cohbench) - the place for a release used from anywhere after `pip install`
 - COHBENCH_RAW      local raw-file cache (default: <root>/raw)
 - COHBENCH_MIRROR   mirror folder(s) laid out as HOST/URL-PATH, separated by os.pathsep
                     (default: `sources.mirror` in <root>/params.yaml)
@@ -32,8 +34,38 @@ def params() -> dict:
     return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
 
 
+def release_places() -> list[tuple[Path, str]]:
+    """Where a release is looked for, in order, each with why it is looked at."""
+    if os.environ.get("COHBENCH_RELEASE"):
+        return [(Path(os.environ["COHBENCH_RELEASE"]).resolve(), "COHBENCH_RELEASE")]
+    data_home = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    places = [
+        (project_root() / "cohbench", "the project's release folder"),
+        (Path.cwd() / "cohbench", "./cohbench"),
+        (data_home / "cohbench", "the user's data folder"),
+    ]
+    unique = {}
+    for path, why in places:
+        unique.setdefault(path.resolve(), why)
+    return list(unique.items())
+
+
+def holds_release(path: Path) -> bool:
+    return (path / "stats").is_dir() or (path / "manifest.json").is_file()
+
+
 def release_dir() -> Path:
-    return Path(os.environ.get("COHBENCH_RELEASE") or project_root() / "cohbench").resolve()
+    """The release folder: COHBENCH_RELEASE, else the first of `release_places` that holds a release, else the
+    first of them (where a build writes a new one)."""
+    places = [path for path, _ in release_places()]
+    return next((path for path in places if holds_release(path)), places[0])
+
+
+def no_release_message(release: Path | None = None) -> str:
+    """One line naming every place a release was looked for, and how to point at one."""
+    places = [(release.resolve(), "the release argument")] if release else release_places()
+    looked = "; ".join(f"{path} ({why})" for path, why in places)
+    return f"no cohbench release found (looked in: {looked}); pass --release DIR (release= in Python) or set COHBENCH_RELEASE"
 
 
 def raw_cache_dir() -> Path:

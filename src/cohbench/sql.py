@@ -29,7 +29,7 @@ import pyarrow as pa
 from . import jsonout, settings
 from .atomic import atomic_path
 from .errors import CohbenchError, ReleaseError
-from .release import built_configs
+from .release import require_release
 from .schema import CATEGORIES, ERROR_TYPES
 
 LONG_VIEWS = ("records", "spans", "sentences", "ratings", "corruptions", "snac_training")
@@ -132,9 +132,9 @@ _LONG_VIEW_SQL = {
 
 def config_files(release: Path | None = None) -> dict[str, list[Path]]:
     """Parquet files of every built config, from the stats the build wrote (the release's own record)."""
-    release = release or settings.release_dir()
+    release, built = require_release(release)
     files = {}
-    for config, stats in built_configs(release).items():
+    for config, stats in built.items():
         paths = [release / f["path"] for f in stats["files"].values()]
         missing = [p for p in paths if not p.is_file()]
         if missing:
@@ -152,10 +152,7 @@ def db(release: Path | None = None, *, memory: str | None = None) -> duckdb.Duck
 
     The records are copied into memory before the sandbox is locked: DuckDB's allowed paths would let a query
     overwrite the very files it may read."""
-    release = release or settings.release_dir()
     files = config_files(release)
-    if not files:
-        raise ReleaseError(f"no config is built in {release}; run `cohbench build CONFIG` first")
     clash = sorted(set(files) & set(LONG_VIEWS))
     if clash:
         raise ReleaseError(f"config {clash[0]!r} has the name of a SQL view; rename the config")

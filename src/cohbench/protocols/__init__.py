@@ -25,10 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import settings
-from ..errors import CohbenchError, ReleaseError
+from ..errors import CohbenchError
 from ..hf import split_sort_key
-from ..release import built_configs
+from ..release import require_built
 from ..schema import COHERENCE_ERROR_TYPES, ERROR_TYPES
 from . import metrics
 
@@ -73,13 +72,11 @@ def read_predictions(source) -> dict[str, dict]:
     return out
 
 
-def _load(config: str, release: Path) -> dict[str, list[dict]]:
+def _load(config: str, release: Path | None) -> dict[str, list[dict]]:
     from ..validation.frames import read_config
 
-    built = built_configs(release)
-    if config not in built:
-        raise ReleaseError(f"config {config!r} is not built in {release}; run `cohbench build {config}`")
-    splits = read_config(release, config, built[config]).splits
+    release, stats = require_built(config, release)
+    splits = read_config(release, config, stats).splits
     return {split: splits[split] for split in sorted(splits, key=split_sort_key)}
 
 
@@ -312,7 +309,6 @@ def evaluate(
     release: Path | None = None,
 ) -> dict:
     """Score `predictions` (a JSONL path or dicts) on a built config with its protocol; see the module docstring."""
-    release = release or settings.release_dir()
     splits = _load(config, release)
     protocol = protocol_of(config, splits)
     if protocol == "metaeval":

@@ -18,7 +18,7 @@ from .. import settings
 from ..atomic import atomic_dir, write_text
 from ..errors import ReleaseError
 from ..release import built_configs
-from . import frames, suites
+from . import frames
 
 
 def expected_dir() -> Path:
@@ -59,6 +59,8 @@ def record_expected(config: str, *, release: Path | None = None, directory: Path
 
 
 def _config_tables(data: frames.ConfigData, expected_file: Path) -> list[suites.Table]:
+    from . import suites  # great-expectations: the [validate] extra; frames serve `evaluate` without it
+
     tables = [suites.records_table(data.name, data.stats["corpus"], frames.records_frame(data))]
     spans = frames.spans_frame(data)
     if len(spans):
@@ -100,7 +102,7 @@ def validate(
     """Validate `configs` (default: every built config) and the release-wide leakage checks.
 
     Returns {"ok", "configs": {name: verdict}, "release": verdict}; each verdict has a one-line `line`."""
-    from . import gx
+    from . import gx, suites
 
     release = release or settings.release_dir()
     everything = _release_configs(release)
