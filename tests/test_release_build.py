@@ -9,7 +9,7 @@ from datasets import load_dataset
 
 from cohbench import release
 from cohbench.builders import storysumm
-from cohbench.errors import ParseError, ReleaseError
+from cohbench.errors import ParseError, RegistryError, ReleaseError
 from cohbench.registry import ConfigSpec
 from cohbench.sources import Source
 
@@ -101,5 +101,5 @@ def test_loading_a_config_that_is_not_built_says_how_to_build_it_and_a_typo_gets
     write_config(folder, "snac", "snac", {"test": [record("a", "d", ["One."])]})
     with pytest.raises(ReleaseError, match="cohbench build storysumm"):
         release.load("storysumm", release=folder)
-    with pytest.raises(ReleaseError, match="unknown config 'snacc'; did you mean 'snac'"):
+    with pytest.raises(RegistryError, match="unknown config .snacc.; did you mean .snac."):
         release.load("snacc", release=folder)

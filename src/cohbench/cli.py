@@ -145,6 +145,17 @@ def cmd_metaeval(args) -> int:
     return 0
 
 
+def cmd_cite(args) -> int:
+    from .card import CITATION, citation
+    from .registry import corpus_of
+
+    for config in args.configs:
+        corpus_of(config)  # every name is checked before anything is printed
+    text = "\n".join(citation(config) for config in args.configs) if args.configs else CITATION + "\n"
+    _emit(args, {"bibtex": text}, [text.rstrip()])
+    return 0
+
+
 def cmd_schema(args) -> int:
     from .schema import schema_markdown
 
@@ -292,6 +303,8 @@ def parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--threshold", type=float, help="predict an error when score >= T (default: tuned on the dev split)")
     add("train", cmd_train, "train the bundled baseline (Cai et al. sentence-level detector) and score every applicable config")
     add("gate", cmd_gate, "fail unless the baseline's scores clear the floors in params.yaml (baseline.floors)")
+    cite = add("cite", cmd_cite, "print the BibTeX to cite for configs (their corpora's papers and cohbench)")
+    cite.add_argument("configs", nargs="*", help="configs (default: cohbench itself)")
     add("schema", cmd_schema, "print the schema documentation (catalog/SCHEMA.md)")
     metaeval = add("metaeval", cmd_metaeval, "score a coherence measure against SummEval's expert ratings (tau_sys/sum/pair/intra, Acc_pair, bias matrix)")
     metaeval.add_argument("corpus", choices=["summeval"], help="the corpus with human coherence ratings")

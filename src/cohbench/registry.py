@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
 from collections.abc import Callable, Mapping
@@ -52,6 +53,8 @@ class Corpus:
     configs: tuple[ConfigSpec, ...]
     parse: Callable[[Mapping[str, Path], str], Parsed]
     errata: tuple[Erratum, ...] = ()
+    licence_id: str = "other"  # the Hugging Face Hub's licence identifier; "other" where no single licence applies
+    licence_url: str = ""  # where the licence is stated (default: the homepage)
 
     def config(self, name: str) -> ConfigSpec:
         for spec in self.configs:
@@ -104,7 +107,9 @@ def config_names() -> list[str]:
 def corpus_of(config: str) -> Corpus:
     _discover()
     if config not in _CONFIG_OWNER:
-        raise RegistryError(f"unknown config {config!r}; known configs: {', '.join(sorted(_CONFIG_OWNER))}")
+        close = difflib.get_close_matches(config, sorted(_CONFIG_OWNER), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise RegistryError(f"unknown config {config!r}; {hint}known configs: {', '.join(sorted(_CONFIG_OWNER))}")
     return _CORPORA[_CONFIG_OWNER[config]]
 
 

@@ -14,10 +14,9 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-import yaml
-
 from . import __version__, settings
 from .atomic import atomic_dir, write_text
+from .card import card_markdown
 from .errors import ReleaseError
 from .registry import corpora, corpus_of, lookup
 from .schema import BINARY_LABELS, ERROR_TYPES, GAP_LABELS
@@ -145,18 +144,10 @@ def require_release(release: Path | None = None) -> tuple[Path, dict[str, dict]]
 
 def require_built(config: str, release: Path | None = None) -> tuple[Path, dict]:
     """The release folder and the stats of one built config; on a typo, the closest config name."""
-    import difflib
-
-    from .registry import config_names
-
     folder, built = require_release(release)
     if config in built:
         return folder, built[config]
-    known = config_names()
-    if config not in known:
-        close = difflib.get_close_matches(config, known, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ReleaseError(f"unknown config {config!r}; {hint}known configs: {', '.join(known)}")
+    corpus_of(config)  # an unknown name: the closest one
     raise ReleaseError(f"config {config!r} is not built in {folder}; run `cohbench build {config}`")
 
 
@@ -178,100 +169,6 @@ def list_configs(release: Path | None = None) -> list[dict]:
                 }
             )
     return rows
-
-
-def _card_front_matter(configs: dict[str, dict]) -> dict:
-    import datasets
-
-    from .schema import FEATURES
-
-    info_entries, config_entries = [], []
-    for name, stats in configs.items():
-        config_entries.append(
-            {
-                "config_name": name,
-                "data_files": [{"split": split, "path": f["path"]} for split, f in stats["files"].items()],
-            }
-        )
-        info = datasets.DatasetInfo(features=FEATURES)._to_yaml_dict()
-        info_entries.append(
-            {
-                "config_name": name,
-                "features": info["features"],
-                "splits": [{"name": split, "num_examples": f["rows"], "num_bytes": f["bytes"]} for split, f in stats["files"].items()],
-            }
-        )
-    return {
-        "pretty_name": "cohbench",
-        "language": ["en"],
-        "license": "other",
-        "configs": config_entries,
-        "dataset_info": info_entries,
-    }
-
-
-def _count_table(stats: dict) -> list[str]:
-    lines = [
-        "| split | rows | documents | label ok / error / none | sentences | sentence labels ok / error / none | spans |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for split, s in stats["splits"].items():
-        labels, sent = s["labels"], s["sentence_labels"]
-        lines.append(
-            f"| {split} | {s['rows']} | {s['documents']} | {labels['ok']} / {labels['error']} / {labels.get('no_label', 0)} "
-            f"| {s['sentences']} | {sent['ok']} / {sent['error']} / {sent.get('no_label', 0)} | {s['spans']} |"
-        )
-    return lines
-
-
-def _notes_markdown(notes: dict, depth: int = 0) -> list[str]:
-    lines = []
-    for key, value in notes.items():
-        if isinstance(value, dict):
-            lines.append(f"{'  ' * depth}- {key}:")
-            lines += _notes_markdown(value, depth + 1)
-        else:
-            lines.append(f"{'  ' * depth}- {key}: {value}")
-    return lines
-
-
-def card_markdown(configs: dict[str, dict]) -> str:
-    front = yaml.safe_dump(_card_front_matter(configs), sort_keys=False, allow_unicode=True, width=1000)
-    lines = [
-        "---",
-        front.rstrip(),
-        "---",
-        "",
-        "# cohbench",
-        "",
-        "Corpora for evaluating the coherence and faithfulness of narrative summaries, built from pinned upstream",
-        f"files into one schema (`catalog/SCHEMA.md`) by cohbench {__version__}. Load a config with",
-        '`load_dataset("<this folder>", "<config>")`. Labels: **1 = has an error** everywhere.',
-        "",
-        "| config | corpus | version | licence | rows |",
-        "| --- | --- | --- | --- | --- |",
-    ]
-    for name, stats in configs.items():
-        rows = ", ".join(f"{split} {f['rows']}" for split, f in stats["files"].items())
-        licence = stats["licence"] + (" (research only)" if stats["research_only"] else "")
-        lines.append(f"| `{name}` | {stats['corpus']} | {stats['version']} | {licence} | {rows} |")
-    for name, stats in configs.items():
-        card = settings.catalog_dir() / "cards" / f"{stats['corpus']}.md"
-        lines += ["", f"## `{name}`", ""]
-        if card.is_file():
-            lines += [card.read_text(encoding="utf-8").rstrip(), ""]
-        lines += ["### Counts (machine-written)", ""] + _count_table(stats)
-        if stats["notes"]:
-            lines += ["", "### Corpus statistics (machine-written)", ""] + _notes_markdown(stats["notes"])
-        account = f"{stats['upstream_records']} upstream records: {stats['built_records']} built"
-        account += "".join(f", {n} dropped ({reason})" for reason, n in stats["dropped"].items())
-        lines += ["", account + "."]
-        if stats["errata"]:
-            lines += ["", "### Errata applied", ""]
-            lines += [f"- `{e['id']}` ({e['records_affected']} record(s)): {e['description']}" for e in stats["errata"]]
-        lines += ["", "### Inputs", ""]
-        lines += [f"- {i['url']} (sha256 `{i['sha256']}`, {i['licence']})" for i in stats["inputs"]]
-    return "\n".join(lines) + "\n"
 
 
 def manifest(configs: dict[str, dict]) -> dict:
@@ -297,7 +194,7 @@ def write_index(release: Path | None = None) -> None:
     release = release or settings.release_dir()
     configs = built_configs(release)
     write_text(release / "manifest.json", _json(manifest(configs)))
-    card = card_markdown(configs)
+    card = card_markdown(configs, release)
     baseline = release / "baseline" / "metrics.md"  # written by `cohbench train` (the release gate)
     if baseline.is_file():
         card += "\n" + baseline.read_text(encoding="utf-8")

@@ -145,6 +145,8 @@ CORPUS = register(
         citation=CITATION,
         licence=LICENCE,
         homepage="https://github.com/uci-soe/FairytaleQAData",
+        licence_id="apache-2.0",
+        licence_url="https://github.com/uci-soe/FairytaleQAData",
         sources=(*STORY_SOURCES, META_SOURCE),
         configs=(
             ConfigSpec(name="fairytale_msd", description="Missing sentence detection: 6 of 8 sentences shown; "

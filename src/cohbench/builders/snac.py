@@ -426,6 +426,8 @@ CORPUS = register(
         citation=CITATION,
         licence=LICENCE,
         homepage="https://github.com/tagoyal/snac",
+        licence_id="cc-by-sa-4.0",
+        licence_url="https://creativecommons.org/licenses/by-sa/4.0/",
         sources=(SOURCE,),
         configs=(
             ConfigSpec(

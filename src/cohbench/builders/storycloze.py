@@ -24,7 +24,7 @@ from ..sources import Source
 from . import timetravel
 
 _BASE = "https://raw.githubusercontent.com/snigdhac/StoryComprehension_EMNLP/d22567c475c216b1a0bde785e4c0508d45d00d25/Dataset/RoCStories"
-LICENCE = "none stated; distributed by the authors on request (research only)"
+LICENCE = "none stated; distributed by the authors on request"  # the config is research_only: says so once
 VAL = Source(
     name="storycloze_val",
     url=f"{_BASE}/cloze_test_val__spring2016%20-%20cloze_test_ALL_val.tsv",

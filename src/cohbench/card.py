@@ -1,0 +1,184 @@
+"""The release card (README.md of the Hugging Face dataset folder) and the citations (`cohbench cite`).
+
+The card is for a person: prose first, one table of configs, the licences, each corpus's own card from
+`catalog/cards/` once, its counts, and BibTeX. Everything per file (URLs, checksums) lives in manifest.json and
+croissant.json; every statistic in stats/<config>.json. Nothing in it depends on the run (no timings, dates, paths).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from . import __version__, settings
+from .registry import corpora, corpus_of
+
+CITATION = """@software{cohbench,
+  title = {cohbench: Reference Corpora and Tools for Evaluating the Coherence and Faithfulness of Narrative Summaries},
+  author = {{cohbench contributors}},
+  version = {""" + __version__ + """},
+  year = {2026}
+}"""
+
+# Hugging Face's size buckets (the Hub's `size_categories` values).
+_SIZES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"))
+
+
+def bibtex_entries(bibtex: str) -> list[str]:
+    """The entries of a BibTeX string, each from its `@` to its closing brace."""
+    starts = [m.start() for m in re.finditer(r"^@", bibtex, flags=re.M)]
+    return [bibtex[a:b].strip() for a, b in zip(starts, starts[1:] + [len(bibtex)])]
+
+
+def citation_keys(bibtex: str) -> list[str]:
+    return re.findall(r"^@\w+\{([^,\s]+),", bibtex, flags=re.M)
+
+
+def citation(config: str) -> str:
+    """BibTeX for one config: its corpus's papers, then cohbench itself (`cohbench cite CONFIG`)."""
+    return "\n\n".join([*bibtex_entries(corpus_of(config).citation), CITATION]) + "\n"
+
+
+def licence_of(stats: dict) -> dict:
+    """A built config's licence: the Hub identifier (`other` where no single one applies), what it says, and where
+    it is stated."""
+    corpus = corpora().get(stats["corpus"])  # a corpus this version does not know keeps its stats' words
+    if corpus is None:
+        return {"id": "other", "text": stats["licence"], "link": "", "research_only": stats["research_only"]}
+    return {"id": corpus.licence_id, "text": corpus.licence, "link": corpus.licence_url or corpus.homepage,
+            "research_only": stats["research_only"]}  # fmt: skip
+
+
+def _bibtex_of(corpus: str) -> str:
+    known = corpora().get(corpus)
+    return known.citation if known else ""
+
+
+def _size_category(rows: int) -> str:
+    return next((name for limit, name in _SIZES if rows < limit), "n>1M")
+
+
+def _annotations(release: Path, stats: dict) -> str:
+    """human, synthetic (a corruption generator made the label) or both, read from the records themselves."""
+    import pyarrow.parquet as pq
+
+    synthetic = human = 0
+    for f in stats["files"].values():
+        column = pq.read_table(release / f["path"], columns=["corruption"]).column(0)
+        synthetic += len(column) - column.null_count
+        human += column.null_count
+    return " + ".join(kind for kind, n in (("human", human), ("synthetic", synthetic)) if n)
+
+
+def _labelled(stats: dict) -> str:
+    """What a config labels, read from its counts."""
+    total = {key: 0 for key in ("labels", "sentence_labels", "gap_labels", "spans", "ratings")}
+    for s in stats["splits"].values():
+        total["labels"] += s["labels"]["ok"] + s["labels"]["error"]
+        total["sentence_labels"] += s["sentence_labels"]["ok"] + s["sentence_labels"]["error"]
+        total["gap_labels"] += s["gap_labels"]["ok"] + s["gap_labels"]["missing"]
+        total["spans"] += s["spans"]
+        total["ratings"] += s["ratings"]
+    names = {"labels": "text", "sentence_labels": "sentences", "gap_labels": "gaps", "spans": "error spans", "ratings": "ratings"}
+    return ", ".join(names[key] for key, n in total.items() if n)
+
+
+def front_matter(configs: dict[str, dict]) -> dict:
+    rows = sum(f["rows"] for stats in configs.values() for f in stats["files"].values())
+    return {
+        "pretty_name": "cohbench: coherence and faithfulness of narrative summaries",
+        "language": ["en"],
+        "license": "other",
+        "license_name": "per-config",
+        "license_link": "README.md#configs",
+        "task_categories": ["text-classification", "token-classification", "summarization"],
+        "task_ids": ["fact-checking", "text-scoring"],
+        "size_categories": [_size_category(rows)],
+        "annotations_creators": ["expert-generated", "crowdsourced", "machine-generated"],
+        "tags": ["coherence", "faithfulness", "narrative", "summarization-evaluation", "synthetic"],
+        "configs": [
+            {"config_name": name, "data_files": [{"split": split, "path": f["path"]} for split, f in stats["files"].items()]}
+            for name, stats in configs.items()
+        ],
+    }
+
+
+def _count_table(configs: dict[str, dict]) -> list[str]:
+    lines = [
+        "| config | split | rows | documents | text ok / error / none | sentences | sentence ok / error / none | spans |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, stats in configs.items():
+        for split in stats["files"]:
+            s = stats["splits"][split]
+            labels, sent = s["labels"], s["sentence_labels"]
+            lines.append(
+                f"| `{name}` | {split} | {s['rows']} | {s['documents']} | {labels['ok']} / {labels['error']} / {labels.get('no_label', 0)} "
+                f"| {s['sentences']} | {sent['ok']} / {sent['error']} / {sent.get('no_label', 0)} | {s['spans']} |"
+            )
+    return lines
+
+
+def card_markdown(configs: dict[str, dict], release: Path) -> str:
+    from .hf import split_sort_key
+
+    configs = {name: stats | {"files": dict(sorted(stats["files"].items(), key=lambda item: split_sort_key(item[0])))}
+               for name, stats in configs.items()}  # fmt: skip
+    front = yaml.safe_dump(front_matter(configs), sort_keys=False, allow_unicode=True, width=1000)
+    lines = [
+        "---", front.rstrip(), "---", "",
+        "# cohbench",
+        "",
+        "Corpora for evaluating the **coherence and faithfulness of narrative summaries** and of stories: expert and",
+        "crowd annotations of LLM-written book, movie, story and news summaries (SNaC, StorySumm, SummEval), and",
+        "synthetic incoherence (a sentence removed or replaced) made from TimeTravel, FairytaleQA and Story Cloze",
+        f"stories. Every config has the same schema (cohbench {__version__}, `catalog/SCHEMA.md` of the project), built",
+        "from pinned upstream files; labels mean the same everywhere: **1 = has an error**, -1 = no label.",
+        "",
+        "Human and synthetic labels are never mixed silently: a record made by a corruption generator has a non-null",
+        "`corruption` (the SQL views' `annotation` column says `human` or `synthetic`).",
+        "",
+        "```python",
+        "from datasets import load_dataset",
+        'load_dataset("path/to/this/folder", "snac")      # or: import cohbench; cohbench.load("snac")',
+        "```",
+        "",
+        "`cohbench sql` answers questions over every config with DuckDB; `cohbench cite CONFIG` prints the BibTeX",
+        "to cite. `manifest.json` lists every upstream file (URL, sha256) and release file; `croissant.json` describes",
+        "the release in Croissant; `stats/<config>.json` holds every count.",
+        "",
+        "## Configs",
+        "",
+        "| config | labels on | rows | annotations | licence | cite |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]  # fmt: skip
+    for name, stats in configs.items():
+        rows = ", ".join(f"{split} {f['rows']}" for split, f in stats["files"].items())
+        licence = licence_of(stats)
+        research = " (research only)" if stats["research_only"] else ""
+        named = f"[{licence['id']}]({licence['link']})" if licence["link"] else licence["id"]
+        keys = ", ".join(f"`{key}`" for key in citation_keys(_bibtex_of(stats["corpus"])))
+        lines.append(f"| `{name}` | {_labelled(stats)} | {rows} | {_annotations(release, stats)} | {named}{research} | {keys} |")
+    lines += ["", "Each corpus's section below says what its licence covers; research-only configs must not be redistributed."]
+    by_corpus: dict[str, list[str]] = {}
+    for name, stats in configs.items():
+        by_corpus.setdefault(stats["corpus"], []).append(name)
+    for corpus, names in by_corpus.items():
+        lines += ["", f"## {corpus} ({', '.join(f'`{n}`' for n in names)})", ""]
+        card = settings.catalog_dir() / "cards" / f"{corpus}.md"
+        if card.is_file():
+            lines += [re.sub(r"^(#+) ", r"#\1 ", card.read_text(encoding="utf-8").rstrip(), flags=re.M), ""]
+    lines += ["", "## Counts (machine-written)", "", *_count_table(configs), ""]
+    for name, stats in configs.items():
+        account = f"- `{name}`: {stats['upstream_records']} upstream records, {stats['built_records']} built"
+        account += "".join(f", {n} dropped ({reason})" for reason, n in stats["dropped"].items())
+        lines.append(account + "".join(f"; erratum `{e['id']}` ({e['records_affected']} record(s)): {e['description']}" for e in stats["errata"]))
+    lines.append("")
+    entries = {"cohbench": CITATION}  # one entry per key: configs share papers
+    for corpus in by_corpus:
+        for entry in bibtex_entries(_bibtex_of(corpus)):
+            entries.setdefault(citation_keys(entry)[0], entry)
+    lines += ["## Citation", "", "```bibtex", "\n\n".join(entries.values()), "```"]
+    return "\n".join(lines) + "\n"
