@@ -10,7 +10,7 @@ import pytest
 
 from cohbench import cli, sql
 from cohbench.errors import ReleaseError
-from release_fixture import plain_record, summeval_record, write_release
+from release_fixture import plain_record, span, summeval_record, write_release
 from snac_toy import write_toy_release
 
 
@@ -91,6 +91,24 @@ def test_ratings_and_corruptions_views(release):
     rows = sql.query('SELECT position, inserted_id, similarity, rank FROM corruptions ORDER BY position').to_pylist()
     assert rows == [{"position": 1, "inserted_id": "x", "similarity": 0.5, "rank": 1},
                     {"position": 2, "inserted_id": "y", "similarity": 0.25, "rank": 4}]
+
+
+def test_every_long_view_tells_human_from_synthetic_labels_and_names_them(release, tmp_path):
+    for view in ("records", *sql._LONG_VIEW_SQL):
+        assert "annotation" in sql.query(f"SELECT * FROM {view} LIMIT 0").column_names, view
+    assert sql.query("SELECT id, annotation FROM records WHERE config = 'tt-swap' ORDER BY id").to_pylist() == [
+        {"id": "c1", "annotation": "synthetic"}, {"id": "s1", "annotation": "human"}]
+    names = sql.query("SELECT DISTINCT label, label_name FROM sentences WHERE config = 'tt-swap' ORDER BY label").to_pylist()
+    assert names == [{"label": 0, "label_name": "ok"}, {"label": 1, "label_name": "error"}]
+
+    root = write_toy_release(tmp_path / "mixed")  # SNaC's human spans, and one synthetic SceneE span beside them
+    synthetic = plain_record("syn", 1, [0, 1], spans=[span(0, 0, "Sentence 1.", "SceneE", [1])], corruption={
+        "generator": "next_sentence_swap", "seed": 0, "source_id": "x", "positions": [1], "inserted_ids": [],
+        "similarities": [], "ranks": []})
+    write_release(root, {"synthetic_coherence": ("synthetic_coherence", {"train": [synthetic]})})
+    counts = sql.query("SELECT annotation, count(*) AS n FROM spans WHERE type = 'SceneE' GROUP BY ALL ORDER BY ALL", sql.db(root))
+    human = sql.query("SELECT count(*) AS n FROM spans WHERE type = 'SceneE' AND config = 'snac'", sql.db(root)).to_pylist()[0]["n"]
+    assert counts.to_pylist() == [{"annotation": "human", "n": human}, {"annotation": "synthetic", "n": 1}]
 
 
 def test_views_work_with_only_some_configs_built(tmp_path):
