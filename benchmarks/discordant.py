@@ -38,7 +38,7 @@ def reference(pool_texts, pool_docs, queries, query_docs, tau, baseline, early_s
     widest = max(pool_docs.count(d) for d in set(pool_docs))
     chosen = []
     for query, doc in zip(queries, query_docs):
-        hits = rank_bm25_top(index, query, top_k + widest + 1)
+        hits = [i for i, _ in rank_bm25_top(index, query, top_k + widest + 1)]
         candidates = [i for i in hits if pool_docs[i] != doc and pool_texts[i] != query][:top_k]
         pick = None
         for rank, i in enumerate(candidates, 1):

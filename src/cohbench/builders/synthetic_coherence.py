@@ -21,13 +21,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..corruptions import corpora as inc
-from ..corruptions import corrupt
+from ..corruptions import recipes
 from ..hf import builder_for
 from ..registry import ConfigSpec, Corpus, Parsed, register
-from ..schema import ERROR_TYPES, NO_LABEL, OK, empty_record
+from ..schema import ERROR_TYPES
 from . import fairytaleqa, timetravel
 
-RECIPES = ("entity_first_mention", "next_sentence_swap", "discordant_replace")
+RECIPES = recipes.SYNTHETIC_GENERATORS
 SPLIT_NAMES = {"val": "dev"}
 
 
@@ -48,28 +48,6 @@ def _narratives(paths: Mapping[str, Path], opts: dict) -> tuple[dict[str, list[d
     return out, dropped
 
 
-def _example(source: dict, sentences: list[str], label: int, rid: str, spans=(), corruption=None) -> dict:
-    record = empty_record()
-    record.update(
-        id=rid, corpus="synthetic_coherence", config="synthetic_coherence", split=source["split"],
-        doc_id=source["doc_id"], sentences=sentences, sentence_labels=[NO_LABEL] * (len(sentences) - 1) + [label],
-        label=label, spans=list(spans), corruption=corruption,
-    )
-    return record
-
-
-def _pair(negative: dict, source: dict) -> list[dict]:
-    """The negative as context + labelled sentence, and its positive: the source's own sentence at that point."""
-    generator = negative["corruption"]["generator"]
-    (position,) = negative["corruption"]["positions"]
-    # Source index of the labelled sentence: entity_first_mention dropped one earlier sentence.
-    original = position + 1 if generator == "entity_first_mention" else position
-    negative = _example(source, negative["sentences"][: position + 1], 1, negative["id"],
-                        negative["spans"], negative["corruption"])
-    positive = _example(source, source["sentences"][: original + 1], OK, f"{negative['id']}:coherent")
-    return [negative, positive]
-
-
 def parse(paths: Mapping[str, Path], config: str = "synthetic_coherence") -> Parsed:
     """Accounting unit: an example. Every (narrative, recipe) can give two (negative + positive); those beyond the
     size limits, or where a recipe does not apply (no character named twice, no confounder below tau), are dropped."""
@@ -77,13 +55,15 @@ def parse(paths: Mapping[str, Path], config: str = "synthetic_coherence") -> Par
     narratives, beyond = _narratives(paths, opts)
     records, made, dropped = [], Counter(), Counter()
     for corpus, sources in narratives.items():
-        by_id = {r["id"]: r for r in sources}
-        negatives = corrupt("entity_first_mention", sources, seed=opts["seed"])
-        negatives += corrupt("next_sentence_swap", sources, seed=opts["seed"])
-        negatives += inc.dsd(sources, config, opts, k=1, min_position=1, error_type="SceneE")
-        for negative in negatives:
-            records += _pair(negative, by_id[negative["corruption"]["source_id"]])
-            made[(corpus, negative["corruption"]["generator"])] += 1
+        outputs, _ = recipes.run("synthetic", sources, {k: opts[k] for k in ("seed", "tau", "top_k", "retriever")})
+        # Examples generator by generator, each in narrative order (the recipe gives them narrative by narrative).
+        pairs = sorted(((RECIPES.index(out[i]["corruption"]["generator"]), n, out[i : i + 2])
+                        for n, out in enumerate(outputs) for i in range(0, len(out), 2)), key=lambda p: p[:2])
+        for generator, _, pair in pairs:
+            for record in pair:
+                record["corpus"] = "synthetic_coherence"
+            records += pair
+            made[(corpus, RECIPES[generator])] += 1
         for recipe in RECIPES:
             dropped[f"{recipe}_not_applicable"] += 2 * (len(sources) - made[(corpus, recipe)])
     dropped["beyond_max_narratives_per_split"] = 2 * len(RECIPES) * beyond["narratives_beyond_max_narratives_per_split"]

@@ -11,8 +11,7 @@ import numpy as np
 
 from .. import settings
 from ..errors import CohbenchError
-from . import corrupt
-from .dsd import ConfounderPool
+from . import recipes
 
 PARAMS_KEY = "incoherence"
 
@@ -38,22 +37,21 @@ def by_split(records: Sequence[dict]) -> dict[str, list[dict]]:
     return dict(sorted(groups.items()))
 
 
+def _made(recipe: str, coherent: Sequence[dict], config: str, params: dict) -> list[dict]:
+    outputs, _ = recipes.run(recipe, coherent, params)
+    out = [record for made in outputs for record in made]
+    for record in out:
+        record["config"] = config
+    return out
+
+
 def msd(coherent: Sequence[dict], config: str, seed: int, k: int) -> list[dict]:
-    out = corrupt("remove_sentences", list(coherent), seed=seed, k=k)
-    for record in out:
-        record["config"] = config
-    return out
+    return _made("msd", coherent, config, {"seed": seed, "k": k})
 
 
-def dsd(coherent: Sequence[dict], config: str, opts: dict, **generator_options) -> list[dict]:
-    """discordant_replace split by split, each split drawing only on its own sentence pool."""
-    out = []
-    for split, records in by_split(coherent).items():
-        pool = ConfounderPool.from_records(records, retriever=opts["retriever"], top_k=opts["top_k"])
-        out += corrupt("discordant_replace", records, seed=opts["seed"], pool=pool, tau=opts["tau"], **generator_options)
-    for record in out:
-        record["config"] = config
-    return out
+def dsd(coherent: Sequence[dict], config: str, opts: dict, k: int) -> list[dict]:
+    """The dsd recipe: each split draws only on its own sentence pool."""
+    return _made("dsd", coherent, config, {key: opts[key] for key in ("seed", "tau", "top_k", "retriever")} | {"k": k})
 
 
 def _quantiles(values: Sequence[float]) -> dict:

@@ -3,17 +3,21 @@
 For each replaced sentence x: BM25 top-`top_k` over the split's sentence pool (never x's own document), then
 the highest-ranked candidate whose rescaled BERTScore F1 to x is below τ. Candidates are scored in BM25 order,
 a few at a time, from cached token embeddings, stopping at the first acceptable one.
+
+Two stages that an engine may run on different workers: `plan_replacements` (positions drawn per record id,
+BM25 candidates: CPU) and `replace_planned` (BERTScore encoding and the choice: the GPU stage).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..schema import ERROR, OK
 from .bertscore import TokenEmbeddings, load_baseline, rescale
 from .registry import CorruptionError, derived, generator, record_rng, sentence_id, span, to_columns, to_records
-from .retrieval import Bm25
+from .retrieval import Bm25, merged_top
 
 
 @dataclass(frozen=True)
@@ -24,18 +28,28 @@ class Confounder:
 
 
 class ConfounderPool:
-    """The sentences confounders may come from: those of one split only, with their ids and documents."""
+    """The sentences confounders may come from: those of one split only, with their ids and documents.
+
+    With `shards` > 1 the BM25 index is kept as that many document shards (same pool-wide statistics) whose
+    top-k lists are merged, so that an engine can hold one shard per worker at a time. The pool travels between
+    processes without its embedding cache (each worker encodes with its own)."""
 
     def __init__(self, split: str, texts: Sequence[str], ids: Sequence[str], doc_ids: Sequence[str], *,
                  retriever: str = "bm25s", top_k: int = 100, embeddings: TokenEmbeddings | None = None,
-                 baseline: float | None = None):
+                 baseline: float | None = None, shards: int = 1):
         self.split = split
         self.texts, self.ids, self.doc_ids = list(texts), list(ids), list(doc_ids)
         self.top_k = top_k
         self.index = Bm25(self.texts, retriever)
-        self.embeddings = embeddings or TokenEmbeddings()
+        self.shards = None
+        if shards > 1:
+            self.shards, self.index = self.index.shards(shards), None
+        self.embeddings = embeddings
         self.baseline = load_baseline()["F"] if baseline is None else baseline
-        self._widest_doc = max((self.doc_ids.count(d) for d in set(self.doc_ids)), default=0)
+        self._widest_doc = max(Counter(self.doc_ids).values(), default=0)
+
+    def __getstate__(self):
+        return {**self.__dict__, "embeddings": None}
 
     @classmethod
     def from_records(cls, records: Sequence[dict], **options) -> "ConfounderPool":
@@ -52,7 +66,8 @@ class ConfounderPool:
 
     def candidates(self, queries: Sequence[str], doc_ids: Sequence[str]) -> list[list[int]]:
         """Up to `top_k` pool indices per query, in BM25 order, never from the query's document or equal to it."""
-        ranked = self.index.top(queries, self.top_k + self._widest_doc + 1)
+        k = self.top_k + self._widest_doc + 1
+        ranked = merged_top(self.shards, queries, k) if self.shards else self.index.top(queries, k)
         return [
             [i for i in hits if self.doc_ids[i] != doc and self.texts[i] != query][: self.top_k]
             for hits, query, doc in zip(ranked, queries, doc_ids)
@@ -62,6 +77,8 @@ class ConfounderPool:
                exclude: Sequence[set[int]] | None = None) -> list[Confounder | None]:
         """For each query, the first candidate (BM25 order) with rescaled BERTScore < tau, or None."""
         exclude = exclude or [set() for _ in queries]
+        if self.embeddings is None:
+            self.embeddings = TokenEmbeddings()
         chosen: list[Confounder | None] = [None] * len(queries)
         cursor = [0] * len(queries)
         live = [q for q in range(len(queries)) if candidates[q]]
@@ -95,41 +112,65 @@ def discordant_replace(batch: dict[str, list], *, seed: int, pool: ConfounderPoo
     does not reach the output), `ranks` their BM25 rank. A record for which some position
     has no admissible confounder yields nothing. `error_type` adds a span of that type on each confounder."""
     records = to_records(batch)
+    plans = plan_replacements(records, pool, seed=seed, k=k, min_position=min_position)
+    return to_columns([r for out in replace_planned(records, plans, pool, seed=seed, tau=tau, error_type=error_type)
+                       for r in out])
+
+
+def plan_replacements(records: Sequence[dict], pool: ConfounderPool, *, seed: int, k: int = 1,
+                      min_position: int = 0) -> list[dict | None]:
+    """Stage 1, per record: the K positions to replace (drawn by seed and record id) and each position's BM25
+    candidates; None for a record with fewer than K eligible sentences."""
     for record in records:
         if record["split"] != pool.split:
             raise CorruptionError(
                 f"record {record['id']} is in split {record['split']!r} but the confounder pool holds {pool.split!r}; "
                 "build one pool per split so that no confounder crosses splits"
             )
-    positions = {}
-    for record in records:
+    plans: list[dict | None] = [None] * len(records)
+    for n, record in enumerate(records):
         eligible = range(min_position, len(record["sentences"]))
         if len(eligible) >= k:
-            positions[record["id"]] = sorted(record_rng(seed, "discordant_replace", record["id"]).sample(eligible, k))
-    found: dict[str, list[Confounder | None]] = {rid: [] for rid in positions}
-    for j in range(k):  # the j-th replacement of every record; confounders already used in a record are excluded
-        todo = [r for r in records if r["id"] in positions and all(found[r["id"]])]
-        queries = [r["sentences"][positions[r["id"]][j]] for r in todo]
-        candidates = pool.candidates(queries, [r["doc_id"] for r in todo])
-        exclude = [{c.index for c in found[r["id"]]} for r in todo]
-        for r, confounder in zip(todo, pool.choose(queries, candidates, tau, exclude)):
-            found[r["id"]].append(confounder)
+            plans[n] = {"positions": sorted(record_rng(seed, "discordant_replace", record["id"]).sample(eligible, k))}
+    todo = [n for n, plan in enumerate(plans) if plan]
+    queries = [records[n]["sentences"][position] for n in todo for position in plans[n]["positions"]]
+    docs = [records[n]["doc_id"] for n in todo for _ in plans[n]["positions"]]
+    found = iter(pool.candidates(queries, docs))
+    for n in todo:
+        plans[n]["candidates"] = [next(found) for _ in plans[n]["positions"]]
+    return plans
+
+
+def replace_planned(records: Sequence[dict], plans: Sequence[dict | None], pool: ConfounderPool, *, seed: int,
+                    tau: float, error_type: str | None = None) -> list[list[dict]]:
+    """Stage 2: for each record, [the corrupted record] or [] when some position has no candidate below tau.
+    The j-th replacement of every record is chosen together; confounders already used in a record are excluded."""
+    found: dict[int, list[Confounder | None]] = {n: [] for n, plan in enumerate(plans) if plan}
+    k = max((len(plan["positions"]) for plan in plans if plan), default=0)
+    for j in range(k):
+        todo = [n for n in found if all(found[n])]
+        queries = [records[n]["sentences"][plans[n]["positions"][j]] for n in todo]
+        candidates = [plans[n]["candidates"][j] for n in todo]
+        exclude = [{c.index for c in found[n]} for n in todo]
+        for n, confounder in zip(todo, pool.choose(queries, candidates, tau, exclude)):
+            found[n].append(confounder)
     out = []
-    for record in records:
-        picks = found.get(record["id"], [])
-        if len(picks) != k or not all(picks):
+    for n, record in enumerate(records):
+        picks = found.get(n, [])
+        if not picks or len(picks) != len(plans[n]["positions"]) or not all(picks):
+            out.append([])
             continue
         sentences = list(record["sentences"])
         labels = [OK] * len(sentences)
         spans = []
-        for position, pick in zip(positions[record["id"]], picks):
+        for position, pick in zip(plans[n]["positions"], picks):
             sentences[position] = pool.texts[pick.index]
             labels[position] = ERROR
             if error_type:
                 spans.append(span(position, sentences[position], error_type))
-        out.append(derived(
+        out.append([derived(
             record, "discordant_replace", seed, sentences=sentences, sentence_labels=labels, spans=spans,
-            positions=positions[record["id"]], inserted_ids=[pool.ids[p.index] for p in picks],
+            positions=plans[n]["positions"], inserted_ids=[pool.ids[p.index] for p in picks],
             similarities=[round(p.similarity, 4) for p in picks], ranks=[p.rank for p in picks],
-        ))
-    return to_columns(out)
+        )])
+    return out

@@ -1,0 +1,221 @@
+"""Registered recipes: what `cohbench corrupt` and the builders make from coherent narratives, with one code path.
+
+A recipe runs registered generators over coherent records in three steps, so that an engine can spread them:
+- `prepare(records, params)`: what every batch shares, built once over the whole input (a confounder pool per
+  split, corpus-wide bigrams);
+- `plan(batch, shared, params)`: CPU work per record (BM25 candidates), or nothing;
+- `make(batch, plans, shared, params)`: the records made from each source record (a list per source; empty
+  when the recipe does not apply to it). This is where BERTScore encoding happens.
+Every random choice is drawn from (seed, record id), so the output does not depend on how records are batched.
+
+    outputs, dropped = recipes.run("msd", records, {"seed": 13, "k": 1})   # in one process, as the builders do
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..schema import NO_LABEL, OK, empty_record
+from .dsd import ConfounderPool, plan_replacements, replace_planned
+from .registry import CorruptionError, get, to_columns, to_records
+from .surface import top_bigrams
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    description: str
+    options: tuple[str, ...]  # parameters beyond `seed` that the recipe reads
+    min_sentences: Callable[[dict], int]  # shorter records are dropped before any work
+    not_applicable: str  # drop reason of a record the recipe made nothing from
+    make: Callable[..., list[list[dict]]]
+    prepare: Callable[[Sequence[dict], dict], object] | None = None
+    plan: Callable[..., list] | None = None
+
+
+_RECIPES: dict[str, Recipe] = {}
+
+# Defaults of every option a recipe may read (Cai et al. §3: K = 1, tau on rescaled BERTScore; SNaC App. B).
+DEFAULTS = {"seed": 13, "k": 1, "tau": 0.5, "top_k": 100, "retriever": "bm25s", "window": None, "ratio": 0.5,
+            "pool_shards": 1}
+
+
+def register(recipe: Recipe) -> Recipe:
+    if recipe.name in _RECIPES:
+        raise CorruptionError(f"recipe {recipe.name!r} is registered twice")
+    _RECIPES[recipe.name] = recipe
+    return recipe
+
+
+def get_recipe(name: str) -> Recipe:
+    if name not in _RECIPES:
+        raise CorruptionError(f"unknown recipe {name!r}; known: {', '.join(sorted(_RECIPES))}")
+    return _RECIPES[name]
+
+
+def recipe_names() -> list[str]:
+    return sorted(_RECIPES)
+
+
+def parameters(recipe: Recipe, given: dict) -> dict:
+    """The recipe's parameters: `given` over the defaults, only those it reads, checked."""
+    params = {key: given.get(key, DEFAULTS[key]) for key in ("seed", *recipe.options)}
+    if params.get("k") is not None and params["k"] < 1:
+        raise CorruptionError(f"K (sentences altered per record) must be at least 1, got {params['k']}")
+    if params.get("top_k") is not None and params["top_k"] < 1:
+        raise CorruptionError(f"top_k must be at least 1, got {params['top_k']}")
+    if params.get("window") is not None and params["window"] < 2:
+        raise CorruptionError(f"the shuffle window must be at least 2 sentences, got {params['window']}")
+    if params.get("pool_shards") is not None and params["pool_shards"] < 1:
+        raise CorruptionError(f"pool_shards must be at least 1, got {params['pool_shards']}")
+    return params
+
+
+def by_source(records: Sequence[dict], made: Sequence[dict]) -> list[list[dict]]:
+    """Generator output regrouped per source record, in the sources' order."""
+    groups = {r["id"]: [] for r in records}
+    for record in made:
+        groups[record["corruption"]["source_id"]].append(record)
+    return [groups[r["id"]] for r in records]
+
+
+def _generator_recipe(name: str, generator: str, description: str, options: tuple[str, ...], min_sentences,
+                      not_applicable: str, arguments=lambda params: {}) -> Recipe:
+    def make(batch, plans, shared, params):
+        made = to_records(get(generator)(to_columns(batch), seed=params["seed"], **arguments(params)))
+        return by_source(batch, made)
+
+    return register(Recipe(name, description, options, min_sentences, not_applicable, make))
+
+
+def pools(records: Sequence[dict], params: dict) -> dict[str, ConfounderPool]:
+    """One confounder pool per split (no confounder crosses splits), each indexed once."""
+    splits: dict[str, list[dict]] = {}
+    for record in records:
+        splits.setdefault(record["split"], []).append(record)
+    return {split: ConfounderPool.from_records(group, retriever=params["retriever"], top_k=params["top_k"],
+                                               shards=params.get("pool_shards") or 1)
+            for split, group in sorted(splits.items())}
+
+
+def _plan_dsd(batch, shared, params, min_position=0):
+    plans = [None] * len(batch)
+    for split, pool in shared.items():
+        members = [n for n, r in enumerate(batch) if r["split"] == split]
+        for n, plan in zip(members, plan_replacements([batch[n] for n in members], pool, seed=params["seed"],
+                                                      k=params.get("k", 1), min_position=min_position)):
+            plans[n] = plan
+    return plans
+
+
+def _make_dsd(batch, plans, shared, params, error_type=None):
+    out = [[] for _ in batch]
+    for split, pool in shared.items():
+        members = [n for n, r in enumerate(batch) if r["split"] == split]
+        made = replace_planned([batch[n] for n in members], [plans[n] for n in members], pool,
+                               seed=params["seed"], tau=params["tau"], error_type=error_type)
+        for n, records in zip(members, made):
+            out[n] = records
+    return out
+
+
+_generator_recipe(
+    "msd", "remove_sentences", "Missing sentence detection (Cai et al.): K non-adjacent inner sentences removed; "
+    "gap_labels mark where.", ("k",), lambda p: 2 * p["k"] + 1, "not_applicable", lambda p: {"k": p["k"]})
+
+register(Recipe(
+    "dsd", "Discordant sentence detection (Cai et al.): K sentences replaced by BM25-retrieved confounders from "
+    "other documents of the same split whose rescaled BERTScore F1 is below tau.",
+    ("k", "tau", "top_k", "retriever", "pool_shards"), lambda p: p["k"], "no_confounder_below_tau",
+    make=_make_dsd, prepare=pools, plan=_plan_dsd))
+
+_generator_recipe(
+    "shuffle", "shuffle", "SNaC App. B: sentences permuted (whole text, or within windows of `window` sentences); "
+    "moved sentences labelled 1.", ("window",), lambda p: 2, "not_applicable", lambda p: {"window": p["window"]})
+
+_generator_recipe(
+    "repetition", "repetition", "SNaC App. B: a `ratio` of the sentences repeated after their original (RepE).",
+    ("ratio",), lambda p: 1, "not_applicable", lambda p: {"ratio": p["ratio"]})
+
+_generator_recipe(
+    "entity_first_mention", "entity_first_mention", "SNaC §5.1 coref recipe (CharE): the sentence introducing a "
+    "character dropped, context up to their next mention.", (), lambda p: 3, "no_character_named_twice")
+
+_generator_recipe(
+    "next_sentence_swap", "next_sentence_swap", "SNaC §5.1 next-sentence recipe (SceneE): a later sentence put "
+    "right after the context.", (), lambda p: 3, "not_applicable")
+
+register(Recipe(
+    "ne_bigram", "SNaC App. B degenerate text: the text's named entities followed by the corpus's 200 most frequent "
+    "bigrams (GramE).", (), lambda p: 1, "not_applicable",
+    make=lambda batch, plans, shared, params: by_source(batch, to_records(get("ne_bigram")(
+        to_columns(batch), seed=params["seed"], bigrams=shared))),
+    prepare=lambda records, params: top_bigrams(s for r in records for s in r["sentences"])))
+
+
+# The SNaC-format synthetic mix (Goyal et al. §5.1, App. C.1), in the order its examples are made.
+SYNTHETIC_GENERATORS = ("entity_first_mention", "next_sentence_swap", "discordant_replace")
+
+
+def _example(source: dict, sentences: list[str], label: int, rid: str, spans=(), corruption=None) -> dict:
+    record = empty_record()
+    record.update(
+        id=rid, corpus=source["corpus"], config=source["config"], split=source["split"], doc_id=source["doc_id"],
+        sentences=sentences, sentence_labels=[NO_LABEL] * (len(sentences) - 1) + [label], label=label,
+        spans=list(spans), corruption=corruption,
+    )
+    return record
+
+
+def snac_pair(negative: dict, source: dict) -> list[dict]:
+    """The negative as context + labelled sentence, and its positive: the source's own sentence at that point."""
+    generator = negative["corruption"]["generator"]
+    (position,) = negative["corruption"]["positions"]
+    # Source index of the labelled sentence: entity_first_mention dropped one earlier sentence.
+    original = position + 1 if generator == "entity_first_mention" else position
+    negative = _example(source, negative["sentences"][: position + 1], 1, negative["id"],
+                        negative["spans"], negative["corruption"])
+    positive = _example(source, source["sentences"][: original + 1], OK, f"{negative['id']}:coherent")
+    return [negative, positive]
+
+
+def _make_synthetic(batch, plans, shared, params):
+    seed = params["seed"]
+    negatives = [by_source(batch, to_records(get(g)(to_columns(batch), seed=seed)))
+                 for g in SYNTHETIC_GENERATORS[:2]]
+    negatives.append(_make_dsd(batch, plans, shared, params, error_type="SceneE"))
+    return [[r for per_generator in negatives for negative in per_generator[n] for r in snac_pair(negative, source)]
+            for n, source in enumerate(batch)]
+
+
+register(Recipe(
+    "synthetic", "SNaC-format (context, sentence, label) pairs, balanced: entity_first_mention (CharE), "
+    "next_sentence_swap (SceneE) and a discordant confounder after position 0 (SceneE), each with its coherent "
+    "positive.", ("tau", "top_k", "retriever", "pool_shards"), lambda p: 2, "no_recipe_applicable",
+    make=_make_synthetic, prepare=pools,
+    plan=lambda batch, shared, params: _plan_dsd(batch, shared, {**params, "k": 1}, min_position=1)))
+
+
+def run(name: str, records: Sequence[dict], params: dict, shared=None) -> tuple[list[list[dict]], Counter]:
+    """Run recipe `name` over coherent `records` in this process: the records made from each source (in order)
+    and the sources dropped, by reason. `shared` is `prepare`'s result when the caller already has it."""
+    recipe = get_recipe(name)
+    params = parameters(recipe, params)
+    records = list(records)
+    dropped = Counter()
+    minimum = recipe.min_sentences(params)
+    usable = [r for r in records if len(r["sentences"]) >= minimum]
+    dropped["too_short_for_recipe"] += len(records) - len(usable)
+    if shared is None and recipe.prepare:
+        shared = recipe.prepare(usable, params)
+    plans = recipe.plan(usable, shared, params) if recipe.plan else None
+    made = iter(recipe.make(usable, plans, shared, params) if usable else [])
+    outputs = []
+    for record in records:
+        out = next(made) if len(record["sentences"]) >= minimum else []
+        if len(record["sentences"]) >= minimum and not out:
+            dropped[recipe.not_applicable] += 1
+        outputs.append(out)
+    return outputs, +dropped
