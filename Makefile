@@ -11,7 +11,7 @@ export DVC_NO_ANALYTICS := 1
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet torch==2.13.0 -r requirements.lock
-	$(VENV)/bin/pip install --quiet --no-deps -e '.[test]'
+	$(VENV)/bin/pip install --quiet --no-deps -e '.[test,scale]'
 	$(VENV)/bin/pip check
 	touch $@
 

@@ -71,3 +71,18 @@ def every_protocol(workspace):
     from release_fixture import write_every_protocol
 
     return write_every_protocol(workspace / "release")
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    """One local Ray instance with 2 CPUs for the whole session (start-up costs ~8 s); `cohbench corrupt --engine
+    ray` joins it. Ray is the `scale` extra: CI installs it, so there its absence is a failure, not a skip."""
+    try:
+        import ray
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("Ray is not installed; `make test` installs the `scale` extra")
+        pytest.skip("Ray (cohbench[scale]) is not installed")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield ray
+    ray.shutdown()

@@ -265,6 +265,31 @@ def _extra_providing(module: str) -> str | None:
     return None
 
 
+def cmd_corrupt(args) -> int:
+    from .corrupt import Options, corrupt
+    from .corrupt.run import parse_splits
+
+    params = {key: getattr(args, key) for key in ("seed", "k", "tau", "top_k", "retriever", "window", "ratio", "pool_shards")
+              if getattr(args, key) is not None}
+    options = Options(
+        recipe=args.recipe, params=params, splits=parse_splits(args.splits), corpus=args.corpus, config=args.config,
+        sentences_per_record=args.n, id_column=args.id_column, text_column=args.text_column,
+        drop_test_overlap=not args.keep_test_overlap, partition_size=args.partition_size, engine=args.engine,
+        workers=args.workers, address=args.address, resume=args.resume, progress=not args.json,
+    )
+    summary = corrupt(Path(args.input), Path(args.out), options)
+    rows = ", ".join(f"{split} {f['rows']}" for split, f in summary["files"].items())
+    dropped = ", ".join(f"{reason} {n}" for reason, n in summary["dropped"].items()) or "none"
+    lines = [
+        f"{summary['config']}: made {summary['built_records']} records ({rows}) from {summary['sources_used']} of "
+        f"{summary['source_records']} source records ({summary['input_stories']} input stories)",
+        f"dropped: {dropped}",
+        f"wrote {Path(args.out) / 'data' / summary['config']}; query it with COHBENCH_RELEASE={args.out} cohbench sql",
+    ]
+    _emit(args, summary, lines)
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="cohbench", description=__doc__)
     top.add_argument("--version", action="version", version=f"cohbench {__version__}")
@@ -323,6 +348,32 @@ def parser() -> argparse.ArgumentParser:
     sql.add_argument("--memory-limit", help="DuckDB memory limit for the query, e.g. 8GB (default: COHBENCH_SQL_MEMORY or 4GB)")
     agreement = add("agreement", cmd_agreement, "agreement and distribution statistics of one built config")
     agreement.add_argument("config")
+    from .corruptions.recipes import DEFAULTS, recipe_names
+
+    corrupt = add("corrupt", cmd_corrupt, "make synthetic training data (MSD, DSD, SNaC-style, ...) from your own narratives")
+    corrupt.add_argument("input", help="JSONL or Parquet file, a folder of them, or a folder saved by datasets")
+    corrupt.add_argument("--recipe", required=True, choices=recipe_names())
+    corrupt.add_argument("--out", required=True, help="a new or empty folder (or an unfinished run's, with --resume)")
+    corrupt.add_argument("--id-column", default="id", help="column of unique story ids (default id)")
+    corrupt.add_argument("--text-column", help="column of texts or of lists of sentences (default: sentences, else text)")
+    corrupt.add_argument("--n", type=int, help="N: cut each story into windows of N sentences (default: whole stories)")
+    corrupt.add_argument("--k", type=int, help=f"K: sentences altered per record (msd, dsd; default {DEFAULTS['k']})")
+    corrupt.add_argument("--tau", type=float, help=f"confounders' rescaled BERTScore F1 must be below tau (default {DEFAULTS['tau']})")
+    corrupt.add_argument("--top-k", type=int, help=f"BM25 candidates per replaced sentence (default {DEFAULTS['top_k']})")
+    corrupt.add_argument("--retriever", choices=("bm25s", "rank_bm25"), help="BM25 implementation (default bm25s)")
+    corrupt.add_argument("--window", type=int, help="shuffle only within windows of this many sentences (default: whole text)")
+    corrupt.add_argument("--ratio", type=float, help=f"repetition: share of sentences repeated (default {DEFAULTS['ratio']})")
+    corrupt.add_argument("--seed", type=int, help=f"seed (default {DEFAULTS['seed']}); each record draws from (seed, its id)")
+    corrupt.add_argument("--splits", default="train=0.8,dev=0.1,test=0.1", help="split ratios, assigned by a hash of the story id")
+    corrupt.add_argument("--corpus", default="custom", help="value of the corpus column (default custom)")
+    corrupt.add_argument("--config", help="value of the config column and the output's name (default: the recipe)")
+    corrupt.add_argument("--keep-test-overlap", action="store_true", help="keep stories that are in a cohbench test split")
+    corrupt.add_argument("--engine", choices=("local", "ray"), default="local", help="run in this process (default) or on Ray")
+    corrupt.add_argument("--address", help="Ray: join the cluster at this address (default: start a local instance)")
+    corrupt.add_argument("--workers", type=int, help="Ray: actors per stage (default: the cluster's CPUs)")
+    corrupt.add_argument("--pool-shards", type=int, help="cut each confounder pool's BM25 index into this many shards")
+    corrupt.add_argument("--partition-size", type=int, default=2000, help="records per partition, the unit of resuming")
+    corrupt.add_argument("--resume", action="store_true", help="continue the unfinished run in --out")
     report = add("report", cmd_report, "write the statistics report (JSON, Markdown, plots) to catalog/stats")
     report.add_argument("--output", help="folder to write to (default catalog/stats)")
     return top

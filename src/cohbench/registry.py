@@ -55,6 +55,8 @@ class Corpus:
     errata: tuple[Erratum, ...] = ()
     licence_id: str = "other"  # the Hugging Face Hub's licence identifier; "other" where no single licence applies
     licence_url: str = ""  # where the licence is stated (default: the homepage)
+    # Full texts of the narratives in the corpus's test split(s): what `cohbench corrupt` keeps out of training data.
+    test_texts: Callable[[Mapping[str, Path]], list[str]] | None = None
 
     def config(self, name: str) -> ConfigSpec:
         for spec in self.configs:

@@ -113,6 +113,11 @@ def windows(paths: Mapping[str, Path], config: str, files=FILES) -> tuple[list[d
     return records, cut, dropped, stats
 
 
+def test_texts(paths: Mapping[str, Path], files=FILES) -> list[str]:
+    """The test split's whole stories (sections in order), each as one text."""
+    return [" ".join(_sections(Path(paths[f"{split}/{filename}"]))) for split, filename, _, _ in files if split == "test"]
+
+
 PARAMETERS = {
     "fairytale_msd": ("seed", "window", "k", "max_stories_per_split", "max_windows_per_story"),
     "fairytale_dsd": ("seed", "window", "k", "tau", "retriever", "top_k", "max_stories_per_split", "max_windows_per_story"),
@@ -155,6 +160,7 @@ CORPUS = register(
                        "by confounders from other stories of the same split; sentence_labels mark them."),
         ),
         parse=parse,
+        test_texts=test_texts,
     )
 )
 

@@ -100,6 +100,11 @@ def parse(paths: Mapping[str, Path], config: str = "storycloze_dsd") -> Parsed:
     return Parsed(records=records, upstream_records=2 * len(seen), dropped=dict(dropped), notes=notes)
 
 
+def test_texts(paths: Mapping[str, Path]) -> list[str]:
+    """The config's stories (test only), once with each ending."""
+    return [" ".join(record["sentences"]) for record in parse(paths).records]
+
+
 CORPUS = register(
     Corpus(
         name="storycloze",
@@ -124,6 +129,7 @@ CORPUS = register(
             ),
         ),
         parse=parse,
+        test_texts=test_texts,
     )
 )
 

@@ -117,6 +117,12 @@ def coherent_records(paths: Mapping[str, Path], config: str) -> tuple[list[dict]
     return records, upstream, +dropped
 
 
+def test_texts(paths: Mapping[str, Path]) -> list[str]:
+    """The test file's original stories (the test split), each as one text."""
+    return [" ".join([item["premise"], item["initial"], *item["original_ending"]])
+            for item in _lines(Path(paths["timetravel_test"]))]
+
+
 PARAMETERS = {
     "timetravel_msd": ("seed", "k", "dev_stories", "max_stories_per_split"),
     "timetravel_dsd": ("seed", "k", "tau", "retriever", "top_k", "dev_stories", "max_stories_per_split"),
@@ -158,6 +164,7 @@ CORPUS = register(
                        "by a confounder from another story of the same split; sentence_labels mark it."),
         ),
         parse=parse,
+        test_texts=test_texts,
     )
 )
 

@@ -1,0 +1,154 @@
+"""Reading a user's narratives: JSONL, Parquet, a folder of them, or a folder saved by `datasets.save_to_disk`.
+
+Each row has an id and either a text (split into sentences with `cohbench.text`) or a list of sentences.
+File-level problems (missing path or column, duplicate ids, bytes that are not UTF-8, malformed JSON) are errors
+of one line; a row with no text is returned with no sentences, for the caller to drop and count."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import CohbenchError
+
+SUFFIXES = (".jsonl", ".json", ".parquet")
+
+
+class InputError(CohbenchError):
+    """The input to `cohbench corrupt` cannot be read as narratives."""
+
+
+@dataclass
+class Story:
+    id: str
+    text: str | None  # to be split into sentences
+    sentences: list[str] | None  # given already split
+
+
+def files_of(path: Path) -> list[Path]:
+    if not path.exists():
+        raise InputError(f"input {path} does not exist; give a JSONL or Parquet file, a folder of them, or a saved dataset")
+    if path.is_file():
+        if path.suffix not in SUFFIXES:
+            raise InputError(f"input {path} is not .jsonl, .json or .parquet; convert it to one of them")
+        return [path]
+    if (path / "dataset_info.json").is_file() and (path / "state.json").is_file():
+        return sorted(path.glob("*.arrow"))
+    found = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in SUFFIXES and not p.name.startswith("."))
+    if not found:
+        raise InputError(f"input folder {path} holds no .jsonl, .json or .parquet file and is not a saved dataset")
+    return found
+
+
+def fingerprint(files: list[Path], root: Path) -> list[dict]:
+    """Name (relative to the input) and sha256 of every input file: what a resumed run must find unchanged."""
+    out = []
+    for file in files:
+        digest = hashlib.sha256()
+        with open(file, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        out.append({"file": file.name if file == root else str(file.relative_to(root)), "sha256": digest.hexdigest()})
+    return out
+
+
+def _jsonl_rows(path: Path):
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise InputError(f"{path.name} line {number} is not UTF-8 (byte {error.start} of the line); "
+                                 "re-encode the file as UTF-8") from None
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise InputError(f"{path.name} line {number} is not valid JSON ({error.msg})") from None
+            if not isinstance(row, dict):
+                raise InputError(f"{path.name} line {number} is a JSON {type(row).__name__}, not an object with an id "
+                                 "and a text; write one object per line")
+            yield number, row
+
+
+def _table_rows(path: Path, columns: list[str]):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        if path.suffix == ".arrow":
+            with pa.memory_map(str(path)) as source:
+                table = pa.ipc.open_stream(source).read_all()
+        else:
+            table = pq.read_table(path)
+    except (pa.ArrowInvalid, OSError) as error:
+        raise InputError(f"{path.name} cannot be read as {path.suffix[1:]} ({str(error).splitlines()[0]})") from None
+    missing = [c for c in columns if c not in table.column_names]
+    if missing:
+        return table.column_names, None
+    for number, row in enumerate(table.select(columns).to_pylist(), 1):
+        yield number, row
+
+
+def _text_column(path: Path, available, wanted: str | None) -> str:
+    if wanted:
+        return wanted
+    return "sentences" if "sentences" in available else "text"
+
+
+def read(path: Path, id_column: str = "id", text_column: str | None = None) -> list[Story]:
+    """Every row of the input as a Story, in file order then row order."""
+    stories, seen = [], {}
+    for file in files_of(path):
+        for where, row, available in _rows(file, id_column, text_column):
+            column = _text_column(file, available, text_column)
+            missing = [c for c in (id_column, column) if c not in available]
+            if missing:
+                raise InputError(f"{file.name}{' ' + where if where else ''} has no column {missing[0]!r} "
+                                 f"(columns: {', '.join(map(str, available)) or 'none'}); "
+                                 "name the columns with --id-column and --text-column")
+            rid = row.get(id_column)
+            if rid is None or (isinstance(rid, str) and not rid.strip()) or not isinstance(rid, (str, int)):
+                raise InputError(f"{file.name} {where} has no usable {id_column!r} (a non-empty string or integer)")
+            rid = str(rid)
+            if rid in seen:
+                raise InputError(f"id {rid!r} occurs twice ({seen[rid]} and {file.name} {where}); ids must be unique")
+            seen[rid] = f"{file.name} {where}"
+            value = row.get(column)
+            if isinstance(value, str) or value is None:
+                stories.append(Story(rid, value or "", None))
+            elif isinstance(value, list) and all(isinstance(s, str) for s in value):
+                stories.append(Story(rid, None, [s.strip() for s in value if s.strip()]))
+            else:
+                raise InputError(f"{file.name} {where}: {column!r} must be a text or a list of sentences, "
+                                 f"not {type(value).__name__}")
+    return stories
+
+
+def _rows(file: Path, id_column: str, text_column: str | None):
+    """(where, row, columns available) for each row of one file."""
+    if file.suffix in (".jsonl", ".json"):
+        for number, row in _jsonl_rows(file):
+            yield f"line {number}", row, list(row)
+        return
+    import pyarrow.parquet as pq
+
+    if file.suffix == ".parquet":
+        try:
+            available = pq.read_schema(file).names
+        except Exception as error:  # pyarrow raises several types for a file that is not Parquet
+            raise InputError(f"{file.name} cannot be read as Parquet ({str(error).splitlines()[0]})") from None
+    else:
+        import pyarrow as pa
+
+        with pa.memory_map(str(file)) as source:
+            available = pa.ipc.open_stream(source).schema.names
+    column = _text_column(file, available, text_column)
+    if id_column not in available or column not in available:
+        yield "", {}, available
+        return
+    for number, row in _table_rows(file, [id_column, column]):
+        yield f"row {number}", row, available

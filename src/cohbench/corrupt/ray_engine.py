@@ -1,0 +1,157 @@
+"""The Ray engine of `cohbench corrupt` (extra `cohbench[scale]`): the recipe's own stages, spread with Ray Data.
+
+- What every batch shares (confounder pools with their BM25 index, bigrams) is built once by the driver and put in
+  the object store once; actors read it from there (numpy arrays without copying). A pool built with shards keeps
+  each shard as its own object, fetched one at a time, so a worker never holds the whole index.
+- Partitions become blocks; `map_batches` runs `plan` (BM25 candidates, CPU) and `make` (BERTScore encoding and
+  the choice). With GPUs in the cluster `make` runs in an actor pool with one GPU per actor; without, plan and make
+  run together in one pool of CPU actors (splitting them would only add a hop).
+- Results stream back to the driver, which writes each partition when all its records are in.
+Every random choice depends on (seed, record id) only, so the output equals the in-process engine's.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+
+from ..corruptions import recipes
+from .run import CorruptError
+
+
+class RayShard:
+    """A BM25 shard held in the object store: fetched for each batch of queries, then let go."""
+
+    def __init__(self, ref):
+        self.ref = ref
+
+    def scored_top(self, queries, k):
+        import ray
+
+        return ray.get(self.ref).scored_top(queries, k)
+
+
+def _share(shared):
+    """Put `shared` in the object store; a sharded pool's shards go in as separate objects."""
+    import ray
+
+    if isinstance(shared, dict):
+        for pool in shared.values():
+            if getattr(pool, "shards", None):
+                pool.shards = [RayShard(ray.put(shard)) for shard in pool.shards]
+    return ray.put(shared)
+
+
+class _Stage:
+    """A recipe's plan and/or make over one block: records in, per-record results out (pickled)."""
+
+    def __init__(self, recipe: str, params: dict, shared_box: list, plan: bool, make: bool, threads: int | None):
+        import ray
+
+        if threads:
+            import torch
+
+            torch.set_num_threads(threads)
+        self.recipe = recipes.get_recipe(recipe)
+        self.params, self.do_plan, self.do_make = params, plan, make
+        self.shared = ray.get(shared_box[0])
+
+    def __call__(self, table):
+        import pyarrow as pa
+
+        records = [pickle.loads(b) for b in table.column("record").to_pylist()]
+        if "plan" in table.column_names:
+            plans = [pickle.loads(b) for b in table.column("plan").to_pylist()]
+        elif self.recipe.plan and self.do_plan:
+            plans = self.recipe.plan(records, self.shared, self.params)
+        else:
+            plans = [None] * len(records)
+        if not self.do_make:
+            return table.append_column("plan", pa.array([pickle.dumps(p) for p in plans], pa.binary()))
+        outputs = self.recipe.make(records, plans, self.shared, self.params)
+        return pa.table({"partition": table.column("partition"), "index": table.column("index"),
+                         "output": pa.array([pickle.dumps(o) for o in outputs], pa.binary())})
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail in seconds, with one line, on an address nothing listens at (`ray.init` retries for minutes)."""
+    import socket
+
+    if address == "auto":
+        return
+    host, _, port = address.split("://")[-1].rpartition(":")
+    if not host or not port.isdigit():
+        raise CorruptError(f"--address {address!r} is not HOST:PORT (or ray://HOST:PORT, or auto)")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as error:
+        raise CorruptError(f"cannot reach a Ray cluster at {address} ({error.strerror or error}); check --address "
+                           "(host:port of the head node) or leave it out to start a local instance") from None
+
+
+class RayEngine:
+    def __init__(self, address: str | None, workers: int | None):
+        try:
+            import ray
+        except ImportError:
+            raise CorruptError("--engine ray needs Ray: pip install 'cohbench[scale]'") from None
+        self.started = False
+        if address:
+            check_reachable(address)
+        if not ray.is_initialized():
+            os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+            try:
+                if address:
+                    ray.init(address=address, log_to_driver=False, configure_logging=False)
+                else:
+                    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, configure_logging=False)
+            except Exception as error:  # ConnectionError, TimeoutError, RuntimeError, ValueError, depending on how it fails
+                detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+                raise CorruptError(f"cannot reach a Ray cluster at {address or 'a new local instance'} ({detail}); "
+                                   "check --address (host:port of the head node) or leave it out to start one here") from None
+            self.started = True
+        resources = ray.cluster_resources()
+        self.gpus = int(resources.get("GPU", 0))
+        self.workers = workers or max(1, int(resources.get("CPU", 1)))
+        logging.getLogger("ray.data").setLevel(logging.WARNING)
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False
+        context.print_on_execution_start = False
+
+    def run(self, todo, recipe_name: str, params: dict, shared, finished) -> None:
+        """Run the recipe over partitions `todo` [(number, records)]; `finished(number, outputs)` per partition."""
+        import pyarrow as pa
+        import ray
+
+        recipe = recipes.get_recipe(recipe_name)
+        box = [_share(shared)]  # in a list, so Ray hands the reference to the actors instead of resolving it
+        blocks = [pa.table({"partition": pa.array([n] * len(batch), pa.int64()), "index": pa.array(range(len(batch)), pa.int64()),
+                            "record": pa.array([pickle.dumps(r) for r in batch], pa.binary())}) for n, batch in todo]
+        ds = ray.data.from_arrow(blocks)
+        common = dict(batch_size=None, batch_format="pyarrow", zero_copy_batch=True)
+        if self.gpus and recipe.plan:
+            ds = ds.map_batches(_Stage, fn_constructor_args=(recipe_name, params, box, True, False, 1),
+                                concurrency=self.workers, num_cpus=1, **common)
+            ds = ds.map_batches(_Stage, fn_constructor_args=(recipe_name, params, box, False, True, None),
+                                concurrency=self.gpus, num_gpus=1, **common)
+        else:
+            ds = ds.map_batches(_Stage, fn_constructor_args=(recipe_name, params, box, True, True, 1),
+                                concurrency=self.workers, num_cpus=1, **common)
+        sizes = {n: len(batch) for n, batch in todo}
+        pending = {n: [None] * size for n, size in sizes.items()}
+        for table in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
+            for n, i, output in zip(table.column("partition").to_pylist(), table.column("index").to_pylist(),
+                                    table.column("output").to_pylist()):
+                pending[n][i] = pickle.loads(output)
+                sizes[n] -= 1
+                if sizes[n] == 0:
+                    finished(n, pending.pop(n))
+        if pending:
+            raise CorruptError(f"the Ray run returned no result for partitions {sorted(pending)[:5]}; run again with --resume")
+
+    def close(self) -> None:
+        import ray
+
+        if self.started:
+            ray.shutdown()

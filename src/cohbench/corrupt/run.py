@@ -1,0 +1,284 @@
+"""`cohbench corrupt`: synthetic training data from a user's narratives with a registered recipe.
+
+Input stories become coherent records (split into sentences, optionally cut into windows of N sentences), are
+assigned a split by a hash of their id, lose any story of a cohbench test split, and go through the recipe in
+partitions of a fixed number of records, in this process or on Ray (`ray_engine`). Each finished partition is
+kept (`OUT/.partial/`), so a killed run resumes where it stopped; the result is assembled only at the end:
+
+    OUT/data/<config>/<split>.parquet    the cohbench schema, one file per split, rows in input order
+    OUT/stats/<config>.json              parameters, inputs (sha256), what was made and dropped, by reason
+
+OUT is laid out like a release, so `COHBENCH_RELEASE=OUT cohbench sql ...` queries it with the usual views and
+`load_dataset("parquet", data_files=...)` loads it. The output depends only on the input and the parameters,
+never on the engine, the number of workers or the partition size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import __version__
+from ..atomic import atomic_dir, atomic_path, write_text
+from ..corruptions import recipes
+from ..errors import CohbenchError
+from ..schema import OK, empty_record
+from . import inputs
+from .leakage import normalise, test_split_texts
+
+PARTIAL = ".partial"
+ROW_GROUP = 10_000  # rows per Parquet row group, fixed so that files do not depend on the partitioning
+
+
+class CorruptError(CohbenchError):
+    """`cohbench corrupt` was given options or an output folder it cannot honour."""
+
+
+@dataclass
+class Options:
+    recipe: str
+    params: dict = field(default_factory=dict)  # seed, k, tau, window, ... (recipes.DEFAULTS)
+    splits: dict = field(default_factory=lambda: {"train": 0.8, "dev": 0.1, "test": 0.1})
+    corpus: str = "custom"
+    config: str | None = None  # default: the recipe's name
+    sentences_per_record: int | None = None  # N: cut documents into windows of N sentences
+    id_column: str = "id"
+    text_column: str | None = None
+    drop_test_overlap: bool = True
+    partition_size: int = 2000
+    engine: str = "local"
+    workers: int | None = None
+    address: str | None = None
+    resume: bool = False
+    progress: bool = True
+
+
+def parse_splits(text: str) -> dict[str, float]:
+    """`train=0.8,dev=0.1,test=0.1` -> ratios that sum to 1."""
+    ratios = {}
+    for part in text.split(","):
+        name, _, value = part.partition("=")
+        try:
+            ratios[name.strip()] = float(value)
+        except ValueError:
+            raise CorruptError(f"--splits must look like train=0.8,dev=0.1,test=0.1, got {text!r}") from None
+    if not all(ratios) or any(v < 0 for v in ratios.values()) or abs(sum(ratios.values()) - 1) > 1e-9:
+        raise CorruptError(f"--splits ratios must be named, non-negative and sum to 1, got {text!r}")
+    return ratios
+
+
+def split_of(doc_id: str, ratios: dict[str, float]) -> str:
+    """The split of a document, fixed by the sha256 of its id: the same story always lands in the same split."""
+    point = int(hashlib.sha256(f"cohbench-corrupt-split\x00{doc_id}".encode()).hexdigest()[:15], 16) / 16**15
+    total = 0.0
+    for name, ratio in ratios.items():
+        total += ratio
+        if point < total:
+            return name
+    return next(name for name, ratio in reversed(ratios.items()) if ratio > 0)
+
+
+def _check_out(out: Path, resume: bool) -> dict | None:
+    """The unfinished run's description when resuming; refuse a non-empty folder otherwise."""
+    if out.exists() and not out.is_dir():
+        raise CorruptError(f"--out {out} is a file; give a new or empty folder")
+    if not out.exists() or not any(out.iterdir()):
+        return None
+    state = out / PARTIAL / "run.json"
+    if not resume:
+        raise CorruptError(f"--out {out} is not empty; pass --resume to continue an unfinished run there, or choose a new folder")
+    if not state.is_file():
+        raise CorruptError(f"--out {out} holds no unfinished `cohbench corrupt` run to resume; choose a new folder")
+    return json.loads(state.read_text(encoding="utf-8"))
+
+
+def source_records(stories, options: Options, config: str, dropped: Counter, notes: dict, progress: bool) -> list[dict]:
+    """Coherent records of the usable stories; stories dropped by reason (empty, in a test split, too short)."""
+    from ..text import split_sentences
+
+    to_split = [s for s in stories if s.sentences is None and s.text.strip()]
+    if to_split:
+        print(f"splitting {len(to_split)} texts into sentences", file=sys.stderr) if progress else None
+        for story, sentences in zip(to_split, split_sentences(s.text for s in to_split)):
+            story.sentences = sentences
+    tests = test_split_texts(progress=progress) if options.drop_test_overlap else {}
+    overlap = Counter()
+    records, n = [], options.sentences_per_record
+    for story in stories:
+        sentences = story.sentences or []
+        if not sentences:
+            dropped["empty_text"] += 1
+            continue
+        text = normalise(" ".join(sentences))
+        hits = [corpus for corpus, texts in tests.items() if text in texts]
+        if hits:
+            dropped["in_cohbench_test_split"] += 1
+            overlap.update(hits)
+            continue
+        if n and len(sentences) < n:
+            dropped["fewer_sentences_than_a_window"] += 1
+            continue
+        windows = [sentences[w * n : (w + 1) * n] for w in range(len(sentences) // n)] if n else [sentences]
+        if n:
+            notes["sentences_not_in_a_window"] += len(sentences) - len(windows) * n
+        split = split_of(story.id, options.splits)
+        for w, window in enumerate(windows):
+            record = empty_record()
+            record.update(id=f"{story.id}-w{w:03d}" if n else story.id, corpus=options.corpus, config=config,
+                          split=split, doc_id=story.id, sentences=window, sentence_labels=[OK] * len(window))
+            records.append(record)
+    if options.drop_test_overlap:
+        notes["test_split_stories_checked"] = {corpus: len(texts) for corpus, texts in tests.items()}
+        notes["dropped_as_in_test_split_by_corpus"] = dict(sorted(overlap.items()))
+    return records
+
+
+def _write_partition(partial: Path, number: int, outputs: list[list[dict]], reason: str) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ..schema import ARROW_SCHEMA
+
+    made = [r for out in outputs for r in out]
+    with atomic_path(partial / f"part-{number:05d}.parquet") as tmp:
+        pq.write_table(pa.Table.from_pylist(made, schema=ARROW_SCHEMA), tmp)
+    tally = {"sources": len(outputs), "dropped": {reason: sum(1 for out in outputs if not out)},
+             "records": len(made), "by_generator": dict(Counter(r["corruption"]["generator"] for r in made if r["corruption"]))}
+    write_text(partial / f"part-{number:05d}.json", json.dumps(tally, sort_keys=True))  # written last: marks it done
+
+
+def _assemble(partial: Path, count: int, out: Path, config: str, splits) -> dict:
+    """One Parquet file per split from the partitions, in order, in row groups of a fixed size."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ..schema import ARROW_SCHEMA
+    from ..sources import sha256_of
+
+    files = {}
+    with atomic_dir(out / "data" / config) as tmp:
+        writers = {split: pq.ParquetWriter(tmp / f"{split}.parquet", ARROW_SCHEMA) for split in splits}
+        buffers = {split: [] for split in splits}
+        rows = Counter()
+
+        def flush(split, final=False):
+            table = pa.concat_tables(buffers[split]) if buffers[split] else ARROW_SCHEMA.empty_table()
+            cut = table.num_rows if final else table.num_rows - table.num_rows % ROW_GROUP
+            for start in range(0, cut, ROW_GROUP):
+                writers[split].write_table(table.slice(start, min(ROW_GROUP, cut - start)).combine_chunks())
+            buffers[split] = [table.slice(cut)]
+
+        for number in range(count):
+            table = pq.read_table(partial / f"part-{number:05d}.parquet", schema=ARROW_SCHEMA)
+            split_column = table.column("split").to_pylist()
+            for split in splits:
+                mask = pa.array([s == split for s in split_column], pa.bool_())
+                part = table.filter(mask)
+                rows[split] += part.num_rows
+                buffers[split].append(part)
+                if sum(t.num_rows for t in buffers[split]) >= ROW_GROUP:
+                    flush(split)
+        for split in splits:
+            flush(split, final=True)
+            writers[split].close()
+            path = tmp / f"{split}.parquet"
+            files[split] = {"path": f"data/{config}/{split}.parquet", "rows": rows[split],
+                            "sha256": sha256_of(path), "bytes": path.stat().st_size}
+    return files
+
+
+def corrupt(input_path: Path, out: Path, options: Options) -> dict:
+    """Run a recipe over the narratives at `input_path` into `out`; returns the summary written to stats/."""
+    recipe = recipes.get_recipe(options.recipe)
+    params = recipes.parameters(recipe, options.params)
+    config = options.config or options.recipe
+    if options.partition_size < 1:
+        raise CorruptError(f"--partition-size must be at least 1, got {options.partition_size}")
+    if options.sentences_per_record is not None and options.sentences_per_record < 1:
+        raise CorruptError(f"N (sentences per record) must be at least 1, got {options.sentences_per_record}")
+    if options.engine not in ("local", "ray"):
+        raise CorruptError(f"unknown engine {options.engine!r}; choose local or ray")
+    previous = _check_out(out, options.resume)
+    engine = None
+    if options.engine == "ray":
+        from . import ray_engine
+
+        engine = ray_engine.RayEngine(options.address, options.workers)  # an unreachable cluster fails here, first
+    try:
+        return _corrupt(input_path, out, options, recipe, params, config, previous, engine)
+    finally:
+        if engine:
+            engine.close()
+
+
+def _corrupt(input_path, out, options, recipe, params, config, previous, engine) -> dict:
+    stories = inputs.read(Path(input_path), options.id_column, options.text_column)
+    if not stories:
+        raise CorruptError(f"input {input_path} holds no stories")
+    described = {
+        "cohbench": __version__, "recipe": recipe.name, "parameters": params, "splits": options.splits,
+        "corpus": options.corpus, "config": config, "sentences_per_record": options.sentences_per_record,
+        "drop_test_overlap": options.drop_test_overlap, "partition_size": options.partition_size,
+        "inputs": inputs.fingerprint(inputs.files_of(Path(input_path)), Path(input_path)),
+    }
+    if previous is not None and previous != described:
+        changed = sorted(k for k in described if previous.get(k) != described[k])
+        raise CorruptError(f"--out {out} holds a run with other {', '.join(changed)}; resume with the same input and "
+                           "options, or choose a new folder")
+    dropped, notes = Counter(), Counter()
+    records = source_records(stories, options, config, dropped, notes, options.progress)
+    minimum = recipe.min_sentences(params)
+    usable = [r for r in records if len(r["sentences"]) >= minimum]
+    dropped["too_short_for_recipe"] += len(records) - len(usable)
+    partitions = [usable[start : start + options.partition_size] for start in range(0, len(usable), options.partition_size)]
+
+    partial = out / PARTIAL
+    partial.mkdir(parents=True, exist_ok=True)
+    write_text(partial / "run.json", json.dumps(described, indent=2, sort_keys=True))
+    done = {n for n in range(len(partitions)) if (partial / f"part-{n:05d}.json").is_file()}
+    todo = [(n, partitions[n]) for n in range(len(partitions)) if n not in done]
+
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(usable), initial=sum(len(partitions[n]) for n in done), unit="record", file=sys.stderr,
+               desc=f"corrupt {recipe.name}", disable=not options.progress, dynamic_ncols=True)
+
+    def finished(number: int, outputs: list[list[dict]]) -> None:
+        _write_partition(partial, number, outputs, recipe.not_applicable)
+        bar.update(len(outputs))
+
+    if todo:
+        shared = recipe.prepare(usable, params) if recipe.prepare else None
+        if engine is None:
+            for number, batch in todo:
+                outputs, _ = recipes.run(recipe.name, batch, params, shared=shared)
+                finished(number, outputs)
+        else:
+            engine.run(todo, recipe.name, params, shared, finished)
+    bar.close()
+
+    made, by_generator = 0, Counter()
+    for n in range(len(partitions)):
+        tally = json.loads((partial / f"part-{n:05d}.json").read_text(encoding="utf-8"))
+        dropped.update(tally["dropped"])
+        made += tally["records"]
+        by_generator.update(tally["by_generator"])
+    files = _assemble(partial, len(partitions), out, config, [s for s, ratio in options.splits.items() if ratio > 0])
+    summary = {
+        "config": config, "corpus": options.corpus, "recipe": recipe.name, "description": recipe.description,
+        **{k: described[k] for k in ("cohbench", "parameters", "splits", "sentences_per_record", "inputs")},
+        "input_stories": len(stories), "source_records": len(records),
+        "sources_used": len(usable) - sum(v for k, v in dropped.items() if k == recipe.not_applicable),
+        "built_records": made, "records_by_generator": dict(sorted(by_generator.items())),
+        "dropped": dict(sorted((k, v) for k, v in dropped.items() if v)),
+        "notes": dict(sorted(notes.items())),
+        "files": files,
+    }
+    write_text(out / "stats" / f"{config}.json", json.dumps(summary, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    shutil.rmtree(partial)
+    return summary

@@ -1,0 +1,162 @@
+"""`cohbench corrupt` in one process: output in the schema with provenance, splits by story, drops by reason,
+resuming, independence from the partitioning, and one-line refusals of bad input that write nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from cohbench import cli, sql
+from cohbench.corrupt.run import split_of
+from cohbench.corruptions import recipes
+from cohbench.schema import FEATURES
+
+STORIES = Path(__file__).parent / "fixtures" / "corrupt" / "stories.jsonl"
+
+
+def corrupt(*args) -> int:
+    return cli.main(["corrupt", *map(str, args), "--json", "--keep-test-overlap"])
+
+
+def summary(out: Path, config: str) -> dict:
+    return json.loads((out / "stats" / f"{config}.json").read_text())
+
+
+def data_bytes(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.glob("data/*/*.parquet"))}
+
+
+def test_msd_output_is_the_schema_split_by_story_loadable_and_queryable(workspace, capsys):
+    from datasets import load_dataset
+
+    out = workspace / "msd-out"
+    assert corrupt(STORIES, "--recipe", "msd", "--out", out, "--splits", "train=0.6,dev=0.2,test=0.2") == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats == summary(out, "msd")
+    assert stats["dropped"] == {"empty_text": 1, "too_short_for_recipe": 1}
+    assert stats["input_stories"] == 12 and stats["built_records"] == stats["sources_used"] == 10
+    splits = {split: f["rows"] for split, f in stats["files"].items()}
+    assert sum(splits.values()) == 10 and set(splits) == {"train", "dev", "test"}
+
+    files = {split: str(out / f["path"]) for split, f in stats["files"].items() if f["rows"]}
+    loaded = load_dataset("parquet", data_files=files, cache_dir=str(workspace / "hf"))
+    for split, ds in loaded.items():
+        assert ds.features == FEATURES
+        for record in ds:
+            assert record["split"] == split == split_of(record["doc_id"], {"train": 0.6, "dev": 0.2, "test": 0.2})
+            c = record["corruption"]
+            assert c["generator"] == "remove_sentences" and c["seed"] == 13 and c["source_id"] == record["doc_id"]
+            assert len(record["sentences"]) == 4 and sum(record["gap_labels"]) == 1 == len(c["positions"])
+
+    con = sql.db(out)
+    rows = sql.query("SELECT split, count(*) AS n FROM corruptions GROUP BY split", con).to_pylist()
+    assert {r["split"]: r["n"] for r in rows} == {s: n for s, n in splits.items() if n}
+
+
+@pytest.mark.parametrize("recipe", recipes.recipe_names())
+def test_every_recipe_gives_the_same_bytes_whatever_the_partition_size(workspace, recipe):
+    runs = []
+    for size in (1, 4):
+        out = workspace / f"{recipe}-{size}"
+        assert corrupt(STORIES, "--recipe", recipe, "--out", out, "--splits", "train=1", "--partition-size", size) == 0
+        runs.append((data_bytes(out), summary(out, recipe)))
+    assert runs[0] == runs[1]
+    made = runs[0][1]
+    assert made["built_records"] > 0 and made["source_records"] == 11
+    assert made["sources_used"] + sum(v for k, v in made["dropped"].items() if k != "empty_text") == 11
+
+
+def test_a_killed_run_resumes_from_its_finished_partitions(workspace, monkeypatch, capsys):
+    out, fresh = workspace / "killed", workspace / "fresh"
+    real_run, calls = recipes.run, []
+
+    def dies_on_the_third_partition(*args, **kwargs):
+        calls.append(args[1][0]["id"])
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(recipes, "run", dies_on_the_third_partition)
+    args = ("--recipe", "shuffle", "--partition-size", 3)
+    assert corrupt(STORIES, *args, "--out", out) == 130
+    assert sorted(p.name for p in out.iterdir()) == [".partial"]  # nothing but the finished partitions
+    assert len(list((out / ".partial").glob("part-*.json"))) == 2
+
+    capsys.readouterr()
+    assert corrupt(STORIES, *args, "--out", out) == 1
+    assert "not empty; pass --resume" in capsys.readouterr().err
+    assert corrupt(STORIES, "--recipe", "shuffle", "--partition-size", 3, "--seed", 99, "--out", out, "--resume") == 1
+    assert "other parameters" in capsys.readouterr().err
+
+    calls.clear()
+    assert corrupt(STORIES, *args, "--out", out, "--resume") == 0
+    assert len(calls) == 2  # 10 usable records in partitions of 3: the last two partitions only
+    monkeypatch.setattr(recipes, "run", real_run)
+    assert corrupt(STORIES, *args, "--out", fresh) == 0
+    assert data_bytes(out) == data_bytes(fresh) and summary(out, "shuffle") == summary(fresh, "shuffle")
+    assert not (out / ".partial").exists()
+    capsys.readouterr()
+    assert corrupt(STORIES, *args, "--out", out, "--resume") == 1
+    assert "no unfinished" in capsys.readouterr().err
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+BAD_INPUTS = {
+    "missing id column": (lambda d: _write(d / "a.jsonl", b'{"key": "x", "sentences": ["A."]}\n'), "no column 'id'"),
+    "duplicate ids": (lambda d: _write(d / "a.jsonl", b'{"id": "x", "text": "A."}\n{"id": "x", "text": "B."}\n'),
+                      "id 'x' occurs twice"),
+    "non-UTF-8 bytes": (lambda d: _write(d / "a.jsonl", b'{"id": "x", "text": "ok"}\n{"id": "y", "text": "caf\xe9"}\n'),
+                        "a.jsonl line 2 is not UTF-8"),
+    "nonexistent path": (lambda d: d / "nowhere.jsonl", "does not exist"),
+    "not JSON": (lambda d: _write(d / "a.jsonl", b'{"id": "x", "text": \n'), "a.jsonl line 1 is not valid JSON"),
+    "not Parquet": (lambda d: _write(d / "a.parquet", b"PAR1 but not really"), "cannot be read as Parquet"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_is_refused_in_one_line_and_nothing_is_written(workspace, capsys, case):
+    make, expected = BAD_INPUTS[case]
+    source = make(workspace)
+    out = workspace / "out"
+    assert corrupt(source, "--recipe", "shuffle", "--out", out) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("cohbench: error: ") and err.count("\n") == 1 and expected in err
+    assert not out.exists()
+
+
+def test_an_unreachable_ray_address_is_refused_in_one_line(workspace, capsys):
+    pytest.importorskip("ray")
+    out = workspace / "out"
+    assert corrupt(STORIES, "--recipe", "shuffle", "--out", out, "--engine", "ray", "--address", "127.0.0.1:9") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("cohbench: error: cannot reach a Ray cluster at 127.0.0.1:9") and err.count("\n") == 1
+    assert not out.exists()
+
+
+@pytest.mark.integration
+def test_stories_of_cohbench_test_splits_are_dropped_and_counted(mirror, workspace):
+    """A TimeTravel test story (also a Story Cloze story), given as text (split with the project's splitter)."""
+    from cohbench.builders import timetravel
+
+    test_file = mirror / timetravel.TEST.relpath
+    story = json.loads(test_file.read_text(encoding="utf-8").splitlines()[0])
+    leaked = " ".join([story["premise"], story["initial"], *story["original_ending"]]).upper()  # case is ignored
+    rows = [{"id": "leak", "text": leaked}]
+    rows += [{"id": r["id"], "text": " ".join(r["sentences"])} for r in map(json.loads, STORIES.read_text().splitlines())]
+    source = workspace / "stories.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = workspace / "out"
+    assert cli.main(["corrupt", str(source), "--recipe", "msd", "--out", str(out), "--json"]) == 0
+    stats = summary(out, "msd")
+    assert stats["dropped"]["in_cohbench_test_split"] == 1
+    assert stats["notes"]["dropped_as_in_test_split_by_corpus"] == {"storycloze": 1, "timetravel": 1}
+    assert stats["notes"]["test_split_stories_checked"]["timetravel"] > 1800
+    ids = {r["doc_id"] for f in stats["files"].values() if f["rows"] for r in pq.read_table(out / f["path"]).to_pylist()}
+    assert "leak" not in ids and len(ids) == 10

@@ -1,0 +1,26 @@
+"""`cohbench corrupt --engine ray` on a local 2-CPU instance: the same bytes as in one process, whatever the
+number of workers, the partitioning, or a confounder pool sharded through the object store."""
+
+from __future__ import annotations
+
+from cohbench import cli
+
+from test_corrupt_command import STORIES, data_bytes, summary
+
+
+def run(out, *args) -> tuple[dict, dict]:
+    assert cli.main(["corrupt", str(STORIES), "--recipe", "dsd", "--out", str(out), "--splits", "train=0.7,test=0.3",
+                     "--k", "2", "--json", "--keep-test-overlap", *map(str, args)]) == 0
+    return data_bytes(out), summary(out, "dsd")
+
+
+def test_ray_gives_the_in_process_bytes_whatever_workers_partitions_and_pool_shards(ray_local, workspace):
+    in_process = run(workspace / "local", "--partition-size", 3)
+    assert in_process[1]["built_records"] >= 6 and in_process[1]["parameters"]["k"] == 2
+    assert run(workspace / "ray2", "--engine", "ray", "--workers", 2, "--partition-size", 2) == in_process
+    assert run(workspace / "ray1", "--engine", "ray", "--workers", 1, "--partition-size", 5) == in_process
+
+    sharded_local = run(workspace / "sharded-local", "--pool-shards", 3)
+    sharded_ray = run(workspace / "sharded-ray", "--pool-shards", 3, "--engine", "ray", "--workers", 2, "--partition-size", 2)
+    assert sharded_ray == sharded_local
+    assert sharded_local[0] == in_process[0]  # per-shard top-k merged = the whole index's top-k on this pool
