@@ -284,7 +284,7 @@ def cmd_corrupt(args) -> int:
         f"{summary['config']}: made {summary['built_records']} records ({rows}) from {summary['sources_used']} of "
         f"{summary['source_records']} source records ({summary['input_stories']} input stories)",
         f"dropped: {dropped}",
-        f"wrote {Path(args.out) / 'data' / summary['config']}; query it with COHBENCH_RELEASE={args.out} cohbench sql",
+        f"wrote {Path(args.out) / 'data' / summary['config']}; query it with: cohbench sql --release {args.out}",
     ]
     _emit(args, summary, lines)
     return 0

@@ -8,7 +8,7 @@ kept (`OUT/.partial/`), so a killed run resumes where it stopped; the result is 
     OUT/data/<config>/<split>.parquet    the cohbench schema, one file per split, rows in input order
     OUT/stats/<config>.json              parameters, inputs (sha256), what was made and dropped, by reason
 
-OUT is laid out like a release, so `COHBENCH_RELEASE=OUT cohbench sql ...` queries it with the usual views and
+OUT is laid out like a release, so `cohbench sql --release OUT ...` queries it with the usual views and
 `load_dataset("parquet", data_files=...)` loads it. The output depends only on the input and the parameters,
 never on the engine, the number of workers or the partition size.
 """
