@@ -107,7 +107,7 @@ def test_predictions_that_do_not_fit_are_one_clear_error(workspace, tmp_path, ca
     with pytest.raises(PredictionsError, match="need --threshold: it has no dev split"):
         write_config(rel, "tiny", "timetravel", {"test": [record("a", "d", ["1.", "2."], gap_labels=[1])]})
         evaluate("tiny", [{"id": "a", "score": [0.3]}], release=rel)
-    with pytest.raises(PredictionsError, match=r"a: score needs one value per unit \(1\), found 2 values"):
+    with pytest.raises(PredictionsError, match=r"\(a\): score needs one value per unit \(1\), found 2 values"):
         evaluate("tiny", [{"id": "a", "score": [0.3, 0.1]}], threshold=0.5, release=rel)
 
 

@@ -4,19 +4,18 @@ as JSON with --json; progress goes to stderr."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
 from pathlib import Path
 
-from . import __version__, settings
+from . import __version__, jsonout, settings
 from .errors import CohbenchError
 
 
 def _emit(args, payload, lines) -> None:
     if args.json:
-        print(json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False))
+        print(jsonout.dumps(payload, indent=2, sort_keys=True))
     else:
         print("\n".join(lines))
 

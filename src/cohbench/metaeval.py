@@ -23,9 +23,12 @@ both H and P, so they add no pairs).
 
 from __future__ import annotations
 
+import csv
 import json
+import math
+import numbers
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,36 +119,75 @@ def load_human(release: Path | None = None) -> HumanScores:
 # ---------------------------------------------------------------------------------------------- scores input
 
 
-def read_scores(path: Path) -> list[dict]:
-    """Rows of a CSV or JSON-lines file with `doc_id`, `system`, `score` or `id`, `score`."""
-    import pandas as pd
-
+def read_scores(path: Path) -> Iterator[dict]:
+    """Rows `{"id", "score"}` of a CSV or JSON-lines file with `doc_id`, `system`, `score` or `id`, `score`, read
+    line by line. A score is a finite number; an empty CSV cell or a JSON null is no score (see --allow-missing);
+    anything else stops the reading with one line naming the file and line."""
     path = Path(path)
     if not path.is_file():
         raise ScoresError(f"scores file {path} does not exist")
-    if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
-        rows = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                raise ScoresError(f"{path.name}: line {number} is not valid JSON ({error.msg})") from None
-        if not all(isinstance(row, dict) for row in rows):
-            raise ScoresError(f"{path.name} must hold one JSON object per line")
-        frame = pd.DataFrame(rows)
-    else:
+    rows = 0
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            lines = _jsonl_rows(path, handle) if path.suffix.lower() in (".jsonl", ".json", ".ndjson") else _csv_rows(path, handle)
+            for number, row in lines:
+                rows += 1
+                yield _score_row(path, number, row)
+    except UnicodeDecodeError:
+        raise ScoresError(f"{path.name} is not UTF-8 text; save it as UTF-8") from None
+    if not rows:
+        raise ScoresError(f"scores file {path.name} is empty; write one score per summary")
+
+
+def _jsonl_rows(path: Path, handle):
+    for number, line in enumerate(handle, 1):
+        if not line.strip():
+            continue
         try:
-            frame = pd.read_csv(path, dtype={"id": str, "doc_id": str, "system": str})
-        except (ValueError, pd.errors.ParserError) as error:
-            raise ScoresError(f"{path.name} is not readable as CSV ({error})") from None
-    if "score" not in frame.columns or not ({"id"} <= set(frame.columns) or {"doc_id", "system"} <= set(frame.columns)):
-        raise ScoresError(f"{path.name} needs columns `doc_id`, `system`, `score` or `id`, `score`; it has {', '.join(map(str, frame.columns))}")
-    if "id" not in frame.columns:
-        frame["id"] = frame["doc_id"].astype(str) + "/" + frame["system"].astype(str)
-    scores = pd.to_numeric(frame["score"], errors="coerce")
-    return [{"id": str(i), "score": float(s)} for i, s in zip(frame["id"], scores)]
+            row = json.loads(line, parse_constant=_not_json)
+        except ValueError as error:
+            raise ScoresError(f"{path.name}: line {number} is not valid JSON ({getattr(error, 'msg', error)})") from None
+        if not isinstance(row, dict):
+            raise ScoresError(f"{path.name}: line {number} must be a JSON object; the file holds one object per line")
+        yield number, row
+
+
+def _csv_rows(path: Path, handle):
+    reader = csv.DictReader(handle)
+    try:
+        columns = reader.fieldnames or []
+        if "score" not in columns or not ("id" in columns or {"doc_id", "system"} <= set(columns)):
+            if columns:
+                raise ScoresError(f"{path.name} needs columns `doc_id`, `system`, `score` or `id`, `score`; it has {', '.join(columns)}")
+            return
+        for row in reader:
+            if None in row or None in row.values():
+                raise ScoresError(f"{path.name}: line {reader.line_num} has {'more' if None in row else 'fewer'} cells than the header")
+            score = row["score"].strip()
+            try:
+                row["score"] = None if not score else float(score)
+            except ValueError:
+                raise ScoresError(f"{path.name}: line {reader.line_num}: score {score[:30]!r} is not a number") from None
+            yield reader.line_num, row
+    except csv.Error as error:
+        raise ScoresError(f"{path.name} is not readable as CSV ({error})") from None
+
+
+def _not_json(name: str):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _score_row(path: Path, number: int, row: dict) -> dict:
+    where = f"{path.name}: line {number}"
+    keys = ("id",) if "id" in row else ("doc_id", "system")
+    if "score" not in row or any(k not in row for k in keys):
+        raise ScoresError(f"{where} needs `doc_id`, `system`, `score` or `id`, `score`")
+    if not all(isinstance(row[k], str) and row[k] for k in keys):
+        raise ScoresError(f"{where}: {' and '.join(keys)} must be non-empty strings")
+    score = row["score"]
+    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score)):
+        raise ScoresError(f"{where}: score {json.dumps(score)[:30]} is not a finite number")
+    return {"id": row["id"] if "id" in row else f"{row['doc_id']}/{row['system']}", "score": score}
 
 
 def _first(items: list, n: int = 5) -> str:
@@ -170,6 +212,8 @@ def score_grid(scores, human: HumanScores, *, allow_missing: bool = False) -> np
         if "id" not in row and not {"doc_id", "system"} <= set(row):
             raise ScoresError(f"score row {number} has neither `id` nor `doc_id` and `system`: {row}")
         key = row["id"] if "id" in row else f"{row['doc_id']}/{row['system']}"
+        if not isinstance(key, str):
+            raise ScoresError(f"score row {number}: the id must be a string, found {key!r:.40}")
         if key in seen:
             duplicates.append(key)
             continue
@@ -177,26 +221,24 @@ def score_grid(scores, human: HumanScores, *, allow_missing: bool = False) -> np
         if key not in index:
             unknown.append(key)
             continue
-        try:
-            value = float(row.get("score"))
-        except (TypeError, ValueError):
-            value = float("nan")
-        if not np.isfinite(value):
+        value = row.get("score")
+        if value is None:
+            continue  # no score: missing
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
             not_numbers.append(key)
-        grid[index[key]] = value
+            continue
+        grid[index[key]] = float(value)
     if duplicates:
         raise ScoresError(f"{len(duplicates)} summary id(s) are scored more than once: {_first(duplicates)}")
     if unknown:
         raise ScoresError(f"{len(unknown)} id(s) are not SummEval summaries (expected <doc_id>/<system> such as {next(iter(index))}): {_first(unknown)}")
-    grid[~np.isfinite(grid)] = np.nan
-    missing = [key for key in index if key not in seen]
-    if (not_numbers or missing) and not allow_missing:
-        problems = []
-        if not_numbers:
-            problems.append(f"{len(not_numbers)} score(s) are NaN, infinite or not numbers ({_first(not_numbers)})")
-        if missing:
-            problems.append(f"{len(missing)} of {len(index)} summaries have no score ({_first(missing)})")
-        raise ScoresError("; ".join(problems) + "; score every summary, or pass --allow-missing to evaluate on the rest")
+    if not_numbers:
+        raise ScoresError(f"{len(not_numbers)} score(s) are NaN, infinite or not numbers ({_first(not_numbers)}); give finite numbers (leave a score out, or empty, for no score)")
+    missing = [key for key, at in index.items() if np.isnan(grid[at])]
+    if missing and not allow_missing:
+        raise ScoresError(f"{len(missing)} of {len(index)} summaries have no score ({_first(missing)}); score every summary, or pass --allow-missing to evaluate on the rest")
+    if len(missing) == len(index):
+        raise ScoresError("no summary has a score; there is nothing to evaluate")
     return grid
 
 

@@ -19,57 +19,20 @@ Protocols (`PROTOCOLS`, chosen per config by `protocol_of`):
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import CohbenchError
 from ..hf import split_sort_key
 from ..release import require_built
 from ..schema import COHERENCE_ERROR_TYPES, ERROR_TYPES
 from . import metrics
+from .predictions import Prediction, PredictionsError, read_predictions
+from .predictions import examples as _examples
 
 DEV_SPLITS = ("dev", "val", "validation")
-EXAMPLES = 5
-
-
-class PredictionsError(CohbenchError):
-    """A predictions file does not fit the config it is evaluated on."""
-
-
-def _examples(items) -> str:
-    items = sorted(items)
-    return ", ".join(map(str, items[:EXAMPLES])) + (", ..." if len(items) > EXAMPLES else "")
-
-
-def read_predictions(source) -> dict[str, dict]:
-    """id -> prediction, from a JSONL path or an iterable of dicts; malformed or duplicate entries are an error."""
-    name = str(source) if isinstance(source, (str, Path)) else "predictions"
-    if isinstance(source, (str, Path)):
-        path = Path(source)
-        if not path.is_file():
-            raise PredictionsError(f"predictions file {path} does not exist")
-        rows = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as error:
-                    raise PredictionsError(f"{path}: line {number} is not JSON ({error.msg}); write one JSON object per line") from None
-    else:
-        rows = list(source)
-    out, duplicates = {}, []
-    for row in rows:
-        if not isinstance(row, dict) or "id" not in row or not ({"score", "label"} & set(row)):
-            raise PredictionsError(f"{name}: every line needs an \"id\" and a \"score\" or \"label\"; found {str(row)[:80]}")
-        if row["id"] in out:
-            duplicates.append(row["id"])
-        out[row["id"]] = row
-    if duplicates:
-        raise PredictionsError(f"{name}: {len(duplicates)} duplicate id(s): {_examples(set(duplicates))}")
-    return out
 
 
 def _load(config: str, release: Path | None) -> dict[str, list[dict]]:
@@ -80,11 +43,7 @@ def _load(config: str, release: Path | None) -> dict[str, list[dict]]:
     return {split: splits[split] for split in sorted(splits, key=split_sort_key)}
 
 
-def _check_ids(config: str, predictions: Mapping, splits: Mapping[str, list[dict]], needed: Iterable[str]) -> None:
-    known = {r["id"] for rows in splits.values() for r in rows}
-    unknown = set(predictions) - known
-    if unknown:
-        raise PredictionsError(f"{len(unknown)} prediction id(s) are not records of {config}: {_examples(unknown)}")
+def _check_missing(config: str, predictions: Mapping, splits: Mapping[str, list[dict]], needed: Iterable[str]) -> None:
     missing = {r["id"] for split in needed for r in splits[split]} - set(predictions)
     if missing:
         raise PredictionsError(
@@ -95,40 +54,24 @@ def _check_ids(config: str, predictions: Mapping, splits: Mapping[str, list[dict
 # --- units: what each protocol scores ---------------------------------------------------------------
 
 
-def _values(prediction: dict, key: str, units: int | None, record_id: str):
-    value = prediction.get(key)
-    if value is None:
-        return None
-    if units is None:
-        if isinstance(value, list):
-            raise PredictionsError(f"{record_id}: {key} must be one number for this protocol, found a list")
-        return [float(value)]
-    if not isinstance(value, list) or len(value) != units:
-        found = f"{len(value)} values" if isinstance(value, list) else "one value"
-        raise PredictionsError(f"{record_id}: {key} needs one value per unit ({units}), found {found}")
-    return [float(v) for v in value]
-
-
-def _units(protocol: str, record: dict) -> tuple[list[int], int | None]:
-    """Gold labels of a record's units and how many list entries a prediction needs (None: one number).
+def _units(protocol: str, record: dict) -> list[int]:
+    """Gold labels of a record's units (a prediction's lists have one entry per unit, checked on reading).
     Every protocol but summary and gaps scores sentences."""
     if protocol == "summary":
-        return [record["label"]], None
+        return [record["label"]]
     n = len(record["sentences"])
     if protocol == "gaps":
-        return list(record["gap_labels"] or [-1] * (n - 1)), n - 1
-    return list(record["sentence_labels"] or [-1] * n), n
+        return list(record["gap_labels"] or [-1] * (n - 1))
+    return list(record["sentence_labels"] or [-1] * n)
 
 
 def _gather(protocol: str, rows: list[dict], predictions: Mapping, threshold: float | None):
     """Flattened gold, labels and scores over labelled units (-1 = no label is left out)."""
     gold, labels, scores = [], [], []
     for record in rows:
-        units, width = _units(protocol, record)
         prediction = predictions[record["id"]]
-        label = _values(prediction, "label", width, record["id"])
-        score = _values(prediction, "score", width, record["id"])
-        for i, g in enumerate(units):
+        label, score = prediction.label, prediction.score
+        for i, g in enumerate(_units(protocol, record)):
             if g == -1:
                 continue
             gold.append(g)
@@ -137,7 +80,7 @@ def _gather(protocol: str, rows: list[dict], predictions: Mapping, threshold: fl
                 labels.append(int(label[i]))
             elif threshold is not None:
                 labels.append(int(score[i] >= threshold))
-    scores = None if np.isnan(scores).any() else np.array(scores)
+    scores = None if np.isnan(scores).any() else np.array(scores)  # NaN marks a label-only prediction
     return np.array(gold, dtype=int), (np.array(labels, dtype=int) if len(labels) == len(gold) else None), scores
 
 
@@ -186,19 +129,11 @@ def _sentence_starts(record: dict) -> list[int | None]:
     return starts
 
 
-def _predicted_spans(record: dict, prediction: dict) -> dict[tuple[int, str], list[tuple[int, int]]]:
-    """(sentence, type) -> predicted character ranges in that sentence (offsets, or the first match of `text`)."""
+def _predicted_spans(prediction: Prediction) -> dict[tuple[int, str], list[tuple[int, int]]]:
+    """(sentence, type) -> predicted character ranges in that sentence (resolved when the file was read)."""
     out: dict[tuple[int, str], list[tuple[int, int]]] = {}
-    for span in prediction.get("spans") or []:
-        sentence = record["sentences"][span["sentence"]]
-        if "start" in span:
-            start, end = span["start"], span["end"]
-        else:
-            start = sentence.find(span["text"])
-            if start < 0:
-                continue
-            end = start + len(span["text"])
-        out.setdefault((span["sentence"], span["type"]), []).append((start, end))
+    for sentence, error_type, start, end in prediction.spans:
+        out.setdefault((sentence, error_type), []).append((start, end))
     return out
 
 
@@ -223,17 +158,15 @@ def _snac_metrics(rows, predictions, threshold) -> dict:
     out = {"sentence": _unit_metrics("sentences")(rows, predictions, threshold)}
     min2 = [dict(r, sentence_labels=r["sentence_labels_min2votes"]) for r in rows]
     out["sentence_min2votes"] = _unit_metrics("sentences")(min2, predictions, threshold)
-    typed = [r for r in rows if "types" in predictions[r["id"]]]
+    typed = [r for r in rows if predictions[r["id"]].types is not None]
     if not typed:
         return out
     counts = {t: {"tp": 0, "fp": 0, "fn": 0, "overlap": 0, "with_spans": 0} for t in ERROR_TYPES}
     for record in typed:
         prediction = predictions[record["id"]]
-        if len(prediction["types"]) != len(record["sentences"]):
-            raise PredictionsError(f"{record['id']}: types needs one list per sentence ({len(record['sentences'])})")
         gold_types = [set(e["error_types"]) for e in sentence_examples(record)]
-        predicted_spans, gold_spans = _predicted_spans(record, prediction), _gold_spans(record)
-        for i, (gold, predicted) in enumerate(zip(gold_types, prediction["types"])):
+        predicted_spans, gold_spans = _predicted_spans(prediction), _gold_spans(record)
+        for i, (gold, predicted) in enumerate(zip(gold_types, prediction.types)):
             for t in set(predicted) | gold:
                 c = counts[t]
                 if t in predicted and t in gold:
@@ -309,14 +242,17 @@ def evaluate(
     release: Path | None = None,
 ) -> dict:
     """Score `predictions` (a JSONL path or dicts) on a built config with its protocol; see the module docstring."""
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold)):
+        raise PredictionsError(f"the threshold must be a finite number, not {threshold}")
     splits = _load(config, release)
     protocol = protocol_of(config, splits)
+    records = {r["id"]: r for rows in splits.values() for r in rows}
+    predictions = read_predictions(predictions, protocol, records, config)
     if protocol == "metaeval":
         return _metaeval(config, predictions, splits)
-    predictions = read_predictions(predictions)
     compute, criterion = PROTOCOLS[protocol]
     reported = _report_splits(splits, protocol, split)
-    has_labels = all("label" in p for p in predictions.values())
+    has_labels = all(p.label is not None for p in predictions.values())
     tuned_on = None
     if not has_labels and threshold is None:
         dev = next((s for s in DEV_SPLITS if s in splits), None)
@@ -324,12 +260,12 @@ def evaluate(
             raise PredictionsError(
                 f"score-only predictions for {config} need --threshold: it has no dev split to tune one on"
             )
-        _check_ids(config, predictions, splits, [dev])
+        _check_missing(config, predictions, splits, [dev])
         gold, _, scores = _gather(protocol, splits[dev], predictions, None)
         if scores is None:
             raise PredictionsError(f"every prediction on {dev} needs a score to tune a threshold")
         threshold, tuned_on = metrics.tune_threshold(gold, scores, criterion), dev
-    _check_ids(config, predictions, splits, [s for s in reported if s != "full"])
+    _check_missing(config, predictions, splits, [s for s in reported if s != "full"])
     results = {name: compute(rows, predictions, None if has_labels else threshold) for name, rows in reported.items()}
     return {
         "config": config,
@@ -340,11 +276,11 @@ def evaluate(
     }
 
 
-def _metaeval(config: str, predictions, splits) -> dict:
+def _metaeval(config: str, predictions: Mapping[str, Prediction], splits) -> dict:
     from .. import metaeval
 
-    rows = read_predictions(predictions)
-    negated = [{"id": i, "score": -float(p["score"])} for i, p in rows.items() if "score" in p]
+    rows = predictions
+    negated = [{"id": i, "score": -float(p.score[0])} for i, p in rows.items() if p.score is not None]
     if len(negated) != len(rows):
         raise PredictionsError(f"{config} is scored by correlation: every prediction needs a score")
     result = metaeval.evaluate(negated, records=[r for rs in splits.values() for r in rs])

@@ -1,0 +1,191 @@
+"""Prediction and score files are checked against their protocol's schema before any metric: a value that is not
+what the schema says is one line and exit 1, never a metric computed from it; JSON output is valid JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from cohbench.cli import main
+
+STORYSUMM = [f"s{i}" for i in range(1, 10)]
+
+
+def write(path: Path, rows) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+    return path
+
+
+def strict_json(text: str):
+    return json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in JSON output"))
+
+
+def one_error_line(capsys) -> str:
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cohbench: error: ") and "Traceback" not in captured.err, captured.err
+    return lines[0]
+
+
+def labels(**changed):
+    return [{"id": i, "label": changed.get(i, int(i in ("s1", "s3", "s5")))} for i in STORYSUMM]
+
+
+def scores(**changed):
+    return [{"id": i, "score": changed.get(i, 0.1 * n)} for n, i in enumerate(STORYSUMM)]
+
+
+BAD_SUMMARY_PREDICTIONS = {
+    "NaN score on a test record": (scores(s6=math.nan), "line 6 is not JSON (NaN is not a number JSON allows)"),
+    "infinite score": (scores(s7=math.inf), "line 7 is not JSON (Infinity is not a number JSON allows)"),
+    "score as a string": (scores(s5="0.5"), 's5): score must be a number, found "0.5"'),
+    "score as a bool": (scores(s5=True), "s5): score must be a number, found true"),
+    "score as a dict": (scores(s5={"p": 0.5}), "s5): score must be a number"),
+    "score as a list": (scores(s5=[0.5]), "s5): score must be one value for this protocol"),
+    "label 2": (labels(s5=2), "s5): label must be 0 (no error) or 1 (error), found 2"),
+    "label -1": (labels(s5=-1), "label must be 0 (no error) or 1 (error), found -1"),
+    "label 0.7": (labels(s5=0.7), "found 0.7"),
+    "label null": (labels(s5=None), "found null"),
+    "label as a bool": (labels(s5=True), "found true"),
+    "id as a list": (labels() + [{"id": ["s1"], "label": 1}], '"id" must be a string'),
+    "id as a number": ([{"id": 5, "label": 1}] + labels(), '"id" must be a string'),
+    "no score or label": ([{"id": "s1"}] + labels()[1:], 'needs a "score" or a "label"'),
+    "types on the summary protocol": ([{"id": "s1", "label": 1, "types": []}] + labels()[1:], '"types" is only scored by the snac protocol'),
+    "a bare NaN literal": (["NaN"], "line 1 is not JSON (NaN is not a number JSON allows)"),
+    "a JSON array line": ([[1, 2]], "must be a JSON object"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", BAD_SUMMARY_PREDICTIONS)
+def test_a_summary_prediction_outside_its_schema_is_one_line(every_protocol, tmp_path, capsys, case):
+    rows, message = BAD_SUMMARY_PREDICTIONS[case]
+    path = write(tmp_path / "p.jsonl", rows)
+    assert main(["evaluate", "storysumm", "--predictions", str(path), "--threshold", "0.5"]) == 1
+    assert message in one_error_line(capsys)
+
+
+def sentence_rows(**changed):
+    base = {"d1": [0.1, 0.9, 0.2], "d2": [0.1, 0.2, 0.3], "d3": [0.2, 0.1, 0.8], "d4": [0.7, 0.1, 0.2]}
+    return [{"id": i, "score": changed.get(i, v)} for i, v in base.items()]
+
+
+BAD_UNIT_PREDICTIONS = {
+    "a string in the list": (sentence_rows(d3=[0.1, "high", 0.2]), 'score[1] must be a number, found "high"'),
+    "null in the list": (sentence_rows(d3=[0.1, None, 0.2]), "score[1] must be a number, found null"),
+    "a nested list": (sentence_rows(d3=[0.1, [0.2], 0.2]), "score[1] must be a number"),
+    "NaN in the list": (sentence_rows(d3=[0.1, math.nan, 0.2]), "line 3 is not JSON (NaN is not a number JSON allows)"),
+    "too short": (sentence_rows(d3=[0.1, 0.2]), "score needs one value per unit (3), found 2 values"),
+    "one number for a list": (sentence_rows(d3=0.5), "score needs one value per unit (3), found one value"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_UNIT_PREDICTIONS)
+def test_a_sentence_prediction_outside_its_schema_is_one_line(every_protocol, tmp_path, capsys, case):
+    rows, message = BAD_UNIT_PREDICTIONS[case]
+    assert main(["evaluate", "tt_dsd", "--predictions", str(write(tmp_path / "p.jsonl", rows))]) == 1
+    assert message in one_error_line(capsys)
+
+
+def snac_rows(**extra):
+    rows = [{"id": i, "label": [0, 0, 1]} for i in ("n1", "n2", "n3")]
+    rows[1].update(extra)
+    return rows
+
+
+BAD_SNAC_PREDICTIONS = {
+    "a span before the first sentence": (snac_rows(types=[[], [], ["CharE"]], spans=[{"sentence": -1, "type": "CharE", "text": "Bob"}]),
+                                         "spans[0].sentence must be a sentence index from 0 to 2, found -1"),
+    "a span after the last sentence": (snac_rows(spans=[{"sentence": 3, "type": "CharE", "text": "Bob"}]), "found 3"),
+    "an unknown span type": (snac_rows(spans=[{"sentence": 2, "type": "Typo", "text": "Bob"}]), "spans[0].type must be one of"),
+    "offsets outside the sentence": (snac_rows(spans=[{"sentence": 2, "type": "CharE", "start": 5, "end": 99}]), "within the sentence (0..18)"),
+    "a span that is not an object": (snac_rows(spans=["Bob"]), "spans[0] must be an object"),
+    "spans not a list": (snac_rows(spans={"sentence": 2}), "spans must be a list"),
+    "an unknown type name": (snac_rows(types=[[], ["Oops"], []]), "types[1] has unknown error type(s) Oops"),
+    "types of the wrong length": (snac_rows(types=[[], []]), "types needs one list per sentence (3)"),
+    "a type that is not a list": (snac_rows(types=[[], "CharE", []]), "types[1] must be a list of error type names"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", BAD_SNAC_PREDICTIONS)
+def test_a_snac_prediction_outside_its_schema_is_one_line(every_protocol, tmp_path, capsys, case):
+    rows, message = BAD_SNAC_PREDICTIONS[case]
+    assert main(["evaluate", "snac", "--predictions", str(write(tmp_path / "p.jsonl", rows))]) == 1
+    assert message in one_error_line(capsys)
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_python_predictions_with_non_finite_scores_are_refused(every_protocol, value):
+    from cohbench.protocols import PredictionsError, evaluate
+
+    with pytest.raises(PredictionsError, match=r"predictions entry 6 \(s6\): score must be a finite number"):
+        evaluate("storysumm", scores(s6=value))
+
+
+def test_bytes_that_are_not_utf8_are_one_line(every_protocol, tmp_path, capsys):
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(b'{"id": "s1", "label": 1, "note": "caf\xe9"}\n')
+    assert main(["evaluate", "storysumm", "--predictions", str(path)]) == 1
+    assert "line 1 is not UTF-8" in one_error_line(capsys)
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n"])
+def test_an_empty_predictions_file_says_it_is_empty(every_protocol, tmp_path, capsys, content):
+    path = tmp_path / "p.jsonl"
+    path.write_text(content)
+    assert main(["evaluate", "storysumm", "--predictions", str(path)]) == 1
+    assert f"predictions file {path} is empty" in one_error_line(capsys)
+
+
+@pytest.mark.parametrize("threshold", ["nan", "inf", "-inf"])
+def test_a_threshold_that_is_not_finite_is_refused(every_protocol, tmp_path, capsys, threshold):
+    path = write(tmp_path / "p.jsonl", scores())
+    assert main(["evaluate", "storysumm", "--predictions", str(path), f"--threshold={threshold}", "--json"]) == 1
+    assert "the threshold must be a finite number" in one_error_line(capsys)
+
+
+def test_json_output_is_valid_json_where_metrics_are_undefined(every_protocol, tmp_path, capsys):
+    # every prediction the same: AUC over one score value, kappa with one predicted class
+    path = write(tmp_path / "p.jsonl", [{"id": i, "score": 0.5} for i in STORYSUMM])
+    assert main(["evaluate", "storysumm", "--predictions", str(path), "--threshold", "0.5", "--json"]) == 0
+    strict_json(capsys.readouterr().out)
+    constant = tmp_path / "s.csv"
+    constant.write_text("doc_id,system,score\n" + "".join(f"d{d},M{s},1\n" for d in range(3) for s in (1, 2, 3)))
+    assert main(["metaeval", "summeval", "--scores", str(constant), "--bootstrap", "5", "--json"]) == 0
+    result = strict_json(capsys.readouterr().out)
+    assert result["metrics"]["tau_sum"]["value"] is None
+
+
+def test_snac_spans_in_range_are_scored(every_protocol, tmp_path, capsys):
+    rows = snac_rows(types=[[], [], ["CharE"]], spans=[{"sentence": 2, "type": "CharE", "text": "Bob"}])
+    assert main(["evaluate", "snac", "--predictions", str(write(tmp_path / "p.jsonl", rows)), "--json", "--split", "test"]) == 0
+    assert strict_json(capsys.readouterr().out)["splits"]["test"]["per_type"]["CharE"]["ov"] == 1.0
+
+
+def score_csv(tmp_path: Path, cell: str, name="s.csv") -> Path:
+    rows = [f"d{d},M{s},{(d + s) % 4}" for d in range(3) for s in (1, 2, 3)]
+    rows[4] = rows[4].rsplit(",", 1)[0] + "," + cell
+    path = tmp_path / name
+    path.write_text("doc_id,system,score\n" + "\n".join(rows) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("cell, message", [("high", "line 6: score 'high' is not a number"), ("nan", "is not a finite number"),
+                                           ("inf", "is not a finite number"), ("true", "'true' is not a number"),
+                                           ("1,2", "more cells than the header")])  # fmt: skip
+def test_a_score_csv_cell_that_is_not_a_finite_number_is_one_line(every_protocol, tmp_path, capsys, cell, message):
+    for allow in ([], ["--allow-missing"]):  # not a number is never "missing"
+        assert main(["metaeval", "summeval", "--scores", str(score_csv(tmp_path, cell)), "--bootstrap", "5", *allow]) == 1
+        assert message in one_error_line(capsys)
+
+
+def test_score_files_that_are_empty_or_not_utf8_are_one_line(every_protocol, tmp_path, capsys):
+    for content, message in [(b"", "is empty"), (b"doc_id,system,score\n", "is empty"), (b"doc_id,system,score\nd0,M1,0.5\xe9\n", "not UTF-8"),
+                             (b'{"id": "d0/M1", "score": NaN}\n', "not valid JSON"), (b'{"id": "d0/M1", "score": "0.5"}\n', "not a finite number"),
+                             (b'{"id": ["d0/M1"], "score": 0.5}\n', "must be non-empty strings")]:  # fmt: skip
+        path = tmp_path / ("s.jsonl" if content.startswith(b"{") else "s.csv")
+        path.write_bytes(content)
+        assert main(["metaeval", "summeval", "--scores", str(path), "--bootstrap", "5"]) == 1
+        assert message in one_error_line(capsys), content
