@@ -29,7 +29,7 @@ def _pins(requirements: list[str]) -> dict[str, str]:
         if not version:
             assert name.startswith("cohbench["), f"{requirement!r} is not pinned exactly"
             continue
-        pins[re.sub(r"[-_.]+", "-", name.lower())] = version
+        pins[re.sub(r"[-_.]+", "-", re.sub(r"\[.*\]", "", name).lower())] = version  # ray[data] is pinned as ray
     return pins
 
 

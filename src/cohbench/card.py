@@ -60,15 +60,20 @@ def _size_category(rows: int) -> str:
     return next((name for limit, name in _SIZES if rows < limit), "n>1M")
 
 
-def _annotations(release: Path, stats: dict) -> str:
-    """human, synthetic (a corruption generator made the label) or both, read from the records themselves."""
+def annotation_counts(release: Path, stats: dict) -> tuple[int, int]:
+    """(human, synthetic) records of a built config, read from the records: a synthetic one carries a corruption."""
     import pyarrow.parquet as pq
 
-    synthetic = human = 0
+    human = synthetic = 0
     for f in stats["files"].values():
         column = pq.read_table(release / f["path"], columns=["corruption"]).column(0)
-        synthetic += len(column) - column.null_count
         human += column.null_count
+        synthetic += len(column) - column.null_count
+    return human, synthetic
+
+
+def _annotations(release: Path, stats: dict) -> str:
+    human, synthetic = annotation_counts(release, stats)
     return " + ".join(kind for kind, n in (("human", human), ("synthetic", synthetic)) if n)
 
 

@@ -55,6 +55,7 @@ class Corpus:
     errata: tuple[Erratum, ...] = ()
     licence_id: str = "other"  # the Hugging Face Hub's licence identifier; "other" where no single licence applies
     licence_url: str = ""  # where the licence is stated (default: the homepage)
+    annotators: str = ""  # who gave the human labels, and how many per item; empty where a generator made them
     # Full texts of the narratives in the corpus's test split(s): what `cohbench corrupt` keeps out of training data.
     test_texts: Callable[[Mapping[str, Path]], list[str]] | None = None
 

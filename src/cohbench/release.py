@@ -3,6 +3,7 @@
 Layout (Hugging Face dataset folder, loadable with `load_dataset(<folder>, <config>)`):
     README.md                       card with YAML `configs:` and `dataset_info`, rendered by `write_index`
     manifest.json                   version, every Parquet file's sha256 and rows, raw inputs, errata
+    croissant.json                  the same release in Croissant 1.0 (MLCommons) metadata
     stats/<config>.json             machine-written counts of one config
     data/<config>/<split>.parquet
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 from . import __version__, settings
 from .atomic import atomic_dir, write_text
 from .card import card_markdown
+from .croissant import croissant
 from .errors import ReleaseError
 from .registry import corpora, corpus_of, lookup
 from .schema import BINARY_LABELS, ERROR_TYPES, GAP_LABELS
@@ -190,10 +192,11 @@ def manifest(configs: dict[str, dict]) -> dict:
 
 
 def write_index(release: Path | None = None) -> None:
-    """Render README.md and manifest.json from every config built into the release folder."""
+    """Render README.md, manifest.json and croissant.json from every config built into the release folder."""
     release = release or settings.release_dir()
     configs = built_configs(release)
     write_text(release / "manifest.json", _json(manifest(configs)))
+    write_text(release / "croissant.json", _json(croissant(configs, release)))
     card = card_markdown(configs, release)
     baseline = release / "baseline" / "metrics.md"  # written by `cohbench train` (the release gate)
     if baseline.is_file():

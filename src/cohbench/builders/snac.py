@@ -428,6 +428,7 @@ CORPUS = register(
         homepage="https://github.com/tagoyal/snac",
         licence_id="cc-by-sa-4.0",
         licence_url="https://creativecommons.org/licenses/by-sa/4.0/",
+        annotators="3 Amazon Mechanical Turk workers per summary marked error spans segment by segment (merged per span and type; `votes` counts them)",
         sources=(SOURCE,),
         configs=(
             ConfigSpec(

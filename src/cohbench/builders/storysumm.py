@@ -163,6 +163,7 @@ CORPUS = register(
         homepage="https://github.com/melaniesubbiah/storysumm",
         licence_id="mit",
         licence_url="https://github.com/melaniesubbiah/storysumm",
+        annotators="3 Upwork annotators per summary labelled each sentence and explained errors; summary labels merge the annotator, expert and hybrid protocols",
         sources=(SOURCE,),
         errata=(STRAY_STRING,),
         configs=(

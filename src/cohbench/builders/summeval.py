@@ -320,6 +320,7 @@ CORPUS = register(
         citation=CITATION,
         licence="MIT (SummEval annotations); Apache-2.0 (BARTScore copy); article text CNN/DailyMail, research use",
         homepage="https://github.com/Yale-LILY/SummEval",
+        annotators="3 expert annotators and 5 crowd workers rated every summary 1-5 on coherence, consistency, fluency and relevance",
         sources=(*DAMO_SOURCES, BARTSCORE_SOURCE),
         configs=(
             ConfigSpec(
