@@ -290,7 +290,7 @@ def cmd_corrupt(args) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="cohbench", description=__doc__)
+    top = argparse.ArgumentParser(prog="cohbench", description=__doc__, epilog=EXIT_CODES)
     top.add_argument("--version", action="version", version=f"cohbench {__version__}")
     sub = top.add_subparsers(dest="command", required=True)
 
@@ -378,6 +378,10 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+EXIT_CODES = """exit status: 0 success; 1 an error (one line on stderr says what and what to do); 2 a usage error
+(unknown command or option); 130 interrupted (Ctrl-C); 141 the reader of the output went away (| head)"""
+
+
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     if getattr(args, "mirror", None):
@@ -393,7 +397,7 @@ def main(argv=None) -> int:
         module = (error.name or "").split(".")[0]
         extra = _extra_providing(module)
         if extra is None:
-            raise
+            return _unexpected(args)
         print(f"cohbench: error: `cohbench {args.command}` needs {module}, which the [{extra}] extra installs: "
               f"pip install 'cohbench[{extra}]' torch==2.13.0", file=sys.stderr)
         return 1
@@ -404,6 +408,32 @@ def main(argv=None) -> int:
         # the reader went away (`cohbench fetch x | head`): stop quietly, as Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as error:  # the machine said no: a read-only folder, a full disk, /proc, a missing directory
+        where = f" {error.filename}" if error.filename else ""
+        print(f"cohbench: error: cannot use{where}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    except Exception:  # noqa: BLE001  (the guard of last resort: one line, the traceback to a file)
+        return _unexpected(args)
+
+
+def _unexpected(args) -> int:
+    """One line for a bug, with the full traceback written to a log file outside the release."""
+    import tempfile
+    import time
+    import traceback
+
+    error = sys.exc_info()[1]
+    log = Path(os.environ.get("COHBENCH_LOGS") or Path(tempfile.gettempdir()) / "cohbench-logs")
+    try:
+        log.mkdir(parents=True, exist_ok=True)
+        path = log / f"traceback-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.txt"
+        path.write_text(f"cohbench {__version__} {' '.join(sys.argv)}\n\n{traceback.format_exc()}", encoding="utf-8")
+        where = f"the full traceback is in {path}"
+    except OSError:
+        where = "the traceback could not be written (set COHBENCH_LOGS to a writable folder)"
+    summary = f"{type(error).__name__}: {error}".splitlines()[0][:200]
+    print(f"cohbench: error: `cohbench {args.command}` failed unexpectedly ({summary}); {where}; please report it", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

@@ -131,7 +131,24 @@ def built_configs(release: Path | None = None) -> dict[str, dict]:
     stats_dir = release / "stats"
     if not stats_dir.is_dir():
         return {}
-    return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(stats_dir.glob("*.json"))}
+    return {p.stem: _read_stats(p) for p in sorted(stats_dir.glob("*.json"))}
+
+
+def _read_stats(path: Path) -> dict:
+    """A config's stats file, checked where the release's readers rely on it (its data files lie in data/)."""
+    fix = f"rebuild it with `cohbench build {path.stem}` (or restore it from the release)"
+    try:
+        stats = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ReleaseError(f"{path} is not valid JSON ({getattr(error, 'msg', None) or error.reason}); {fix}") from None
+    files = stats.get("files") if isinstance(stats, dict) else None
+    if not isinstance(files, dict) or not all(
+        isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("sha256"), str) and isinstance(f.get("rows"), int)
+        and Path(f["path"]).parts[:2] == ("data", path.stem) and ".." not in Path(f["path"]).parts
+        for f in files.values()
+    ):  # fmt: skip
+        raise ReleaseError(f"{path} does not list the config's data files (path under data/{path.stem}/, sha256, rows); {fix}")
+    return stats
 
 
 def require_release(release: Path | None = None) -> tuple[Path, dict[str, dict]]:
@@ -173,7 +190,16 @@ def list_configs(release: Path | None = None) -> list[dict]:
     return rows
 
 
-def manifest(configs: dict[str, dict]) -> dict:
+# What the release ships besides the Parquet files, hashed in the manifest so that `verify` covers it: the card,
+# the stats, the validation summaries and the baseline's scores (the manifest is written last, by `cohbench index`).
+SHIPPED = ("README.md", "croissant.json", "stats/*.json", "validation/*.json", "baseline/metrics.json", "baseline/metrics.md", "baseline/gate.json")
+
+
+def shipped_files(release: Path) -> list[Path]:
+    return sorted({p for pattern in SHIPPED for p in release.glob(pattern) if p.is_file()})
+
+
+def manifest(configs: dict[str, dict], shipped: dict[str, str] | None = None) -> dict:
     return {
         "cohbench_version": __version__,
         "configs": {
@@ -188,20 +214,41 @@ def manifest(configs: dict[str, dict]) -> dict:
             }
             for name, s in configs.items()
         },
+        "shipped": shipped or {},
     }
 
 
 def write_index(release: Path | None = None) -> None:
-    """Render README.md, manifest.json and croissant.json from every config built into the release folder."""
+    """Render README.md, croissant.json and manifest.json from every config built into the release folder; the
+    manifest, written last, records the sha256 of every shipped file (`SHIPPED`), the card included."""
+    from .sources import sha256_of
+
     release = release or settings.release_dir()
     configs = built_configs(release)
-    write_text(release / "manifest.json", _json(manifest(configs)))
     write_text(release / "croissant.json", _json(croissant(configs, release)))
     card = card_markdown(configs, release)
     baseline = release / "baseline" / "metrics.md"  # written by `cohbench train` (the release gate)
     if baseline.is_file():
         card += "\n" + baseline.read_text(encoding="utf-8")
     write_text(release / "README.md", card)
+    shipped = {p.relative_to(release).as_posix(): sha256_of(p) for p in shipped_files(release)}
+    write_text(release / "manifest.json", _json(manifest(configs, shipped)))
+
+
+def _read_manifest(path: Path) -> dict:
+    fix = "restore it from the release, or rewrite it with `cohbench index`"
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ReleaseError(f"{path} is not valid JSON ({getattr(error, 'msg', None) or error.reason}); {fix}") from None
+    configs = recorded.get("configs") if isinstance(recorded, dict) else None
+    if not isinstance(configs, dict) or not isinstance(recorded.get("shipped", {}), dict) or not all(
+        isinstance(e, dict) and isinstance(e.get("corpus"), str) and isinstance(e.get("files"), dict)
+        and all(isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("sha256"), str) for f in e["files"].values())
+        for e in configs.values()
+    ):  # fmt: skip
+        raise ReleaseError(f"{path} is not a cohbench manifest (configs with corpus and files); {fix}")
+    return recorded
 
 
 def verify(release: Path | None = None) -> list[dict]:
@@ -214,7 +261,7 @@ def verify(release: Path | None = None) -> list[dict]:
     manifest_file = release / "manifest.json"
     if not manifest_file.is_file():
         raise ReleaseError(f"no release manifest at {manifest_file}; build a config first (cohbench build CONFIG)")
-    recorded = json.loads(manifest_file.read_text(encoding="utf-8"))
+    recorded = _read_manifest(manifest_file)
     results = []
 
     def check(kind, path: Path, expected: str, what: str):
@@ -236,6 +283,20 @@ def verify(release: Path | None = None) -> list[dict]:
             check("release", release / f["path"], f["sha256"], f"run cohbench build {name}")
             if results[-1]["ok"] and pq.ParquetFile(release / f["path"]).metadata.num_rows != f["rows"]:
                 results[-1].update(ok=False, problem=f"row count differs from the manifest's {f['rows']}")
+    for relpath, sha256 in recorded.get("shipped", {}).items():
+        kind = relpath.split("/")[0] if "/" in relpath else "card"
+        check(kind, release / relpath, sha256, "restore it from the release, or rebuild and run `cohbench index`")
+    if "shipped" not in recorded:
+        results.append({"kind": "manifest", "path": str(manifest_file), "ok": False,
+                        "problem": "records no sha256 of the card, stats and summaries (an older manifest); run `cohbench index`"})
+    recorded_paths = set(recorded.get("shipped", {}))
+    for path in shipped_files(release) if "shipped" in recorded else []:
+        if path.relative_to(release).as_posix() not in recorded_paths:
+            results.append({"kind": "unrecorded", "path": str(path), "ok": False, "problem": "not in the manifest; run `cohbench index` if it belongs to the release"})
+    stats = built_configs(release)
+    for name, entry in recorded["configs"].items():
+        if name in stats and stats[name].get("files") != entry["files"]:
+            results.append({"kind": "stats", "path": str(stats_path(release, name)), "ok": False, "problem": "lists other files than the manifest; run `cohbench index`"})
     return results
 
 

@@ -93,7 +93,10 @@ def user_output(path) -> Path:
     (the release changes only through `cohbench build`, `index` and `validate`)."""
     from .errors import CohbenchError
 
-    target = Path(path).expanduser().resolve()
+    try:
+        target = Path(path).expanduser().resolve()
+    except (ValueError, RuntimeError) as error:  # a NUL byte in the name, a symlink loop
+        raise CohbenchError(f"{path!r} is not a usable path ({error})") from None
     release = release_dir()
     if target == release or release in target.parents:
         raise CohbenchError(f"refusing to write {path}: it is inside the release folder {release}; choose a path outside it")

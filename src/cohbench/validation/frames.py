@@ -14,8 +14,10 @@ from pathlib import Path
 
 import datasets
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..errors import ReleaseError
 from ..release import split_stats
 from ..schema import CATEGORIES, ERROR_TYPES, category_of
 
@@ -40,7 +42,11 @@ class ConfigData:
 def read_config(release: Path, name: str, stats: dict) -> ConfigData:
     splits, tables = {}, {}
     for split, entry in stats["files"].items():
-        table = pq.read_table(release / entry["path"])
+        path = release / entry["path"]
+        try:
+            table = pq.read_table(path)
+        except (OSError, pa.ArrowException) as error:
+            raise ReleaseError(f"{path} cannot be read as Parquet ({str(error).splitlines()[0][:120]}); run `cohbench verify`, then `cohbench build {name}`") from None
         tables[split] = table
         splits[split] = table.to_pylist()
     return ConfigData(name=name, stats=stats, splits=splits, tables=tables)
