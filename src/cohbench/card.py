@@ -107,6 +107,12 @@ def front_matter(configs: dict[str, dict]) -> dict:
             {"config_name": name, "data_files": [{"split": split, "path": f["path"]} for split, f in stats["files"].items()]}
             for name, stats in configs.items()
         ],
+        # The data files' sha256 in the YAML: `load_dataset` keys its cache on the card's YAML, so a rebuilt file
+        # (even of the same size) gets a fresh cache instead of the rows cached before (huggingface/datasets#2956).
+        "dataset_info": [
+            {"config_name": name, "download_checksums": {f["path"]: {"num_bytes": f["bytes"], "checksum": f["sha256"]} for f in stats["files"].values()}}
+            for name, stats in configs.items()
+        ],
     }
 
 

@@ -301,9 +301,23 @@ def verify(release: Path | None = None) -> list[dict]:
 
 
 def load(config: str, split: str | None = None, release: Path | None = None):
-    """`datasets.load_dataset` on the release folder (`release`, else `settings.release_dir()`), from any working
-    directory."""
+    """A built config as a `datasets.DatasetDict` (one split: a `Dataset`) read straight from the release's Parquet
+    files (`release`, else `settings.release_dir()`), from any working directory. No cache: every file is first
+    checked against the sha256 its build recorded, so what loads is exactly what `cohbench verify` checks."""
     import datasets
+    import pyarrow.parquet as pq
 
-    folder, _ = require_built(config, release)
-    return datasets.load_dataset(str(folder), config, split=split)
+    from .hf import split_sort_key
+    from .sources import sha256_of
+
+    folder, stats = require_built(config, release)
+    files = stats["files"]
+    if split is not None and split not in files:
+        raise ReleaseError(f"{config} has no split {split!r}; its splits: {', '.join(files)}")
+    out = {}
+    for name in [split] if split else sorted(files, key=split_sort_key):
+        path = folder / files[name]["path"]
+        if not path.is_file() or sha256_of(path) != files[name]["sha256"]:
+            raise ReleaseError(f"{path} is missing or differs from the sha256 its build recorded (stats/{config}.json); run `cohbench verify`, then `cohbench build {config}`")
+        out[name] = datasets.Dataset(pq.read_table(path))  # features from the Parquet metadata, in memory
+    return out[split] if split else datasets.DatasetDict(out)
