@@ -46,7 +46,7 @@ def test_files_carry_their_checksums_and_the_dataset_its_licences_citations_and_
     assert "https://github.com/melaniesubbiah/storysumm" in metadata["license"]
     assert "@inproceedings{subbiah-etal-2024-storysumm," in metadata["citeAs"] and "@software{cohbench," in metadata["citeAs"]
     kinds = metadata["rai:dataCollectionType"]
-    assert "storysumm: 5 records with human labels, 0 with synthetic labels" in kinds
-    assert "timetravel_dsd: 1 records with human labels, 1 with synthetic labels" in kinds
+    assert "storysumm: human labels (5 records)" in kinds
+    assert "timetravel_dsd: synthetic labels, made by a corruption generator (1 of 2 records altered" in kinds
     assert "storysumm: 3 Upwork annotators per summary" in metadata["rai:annotationsPerItem"]
     assert "timetravel_dsd: no human annotators" in metadata["rai:annotationsPerItem"]

@@ -42,6 +42,17 @@ def test_record_fields_carry_story_model_and_difficulty(records):
     assert record["source_text"].startswith("Bo sailed north")
 
 
+def test_upstream_claude_is_told_apart_as_claude_2_on_val_and_claude_3_on_test(records, tmp_path):
+    test = records["c3countmismatch"]  # upstream model "claude", split test
+    assert (test["system"], test["system_name"], test["system_upstream"]) == ("claude-3", "Claude-3", "claude")
+    assert records["b2unfaithful"]["system_upstream"] is None  # gpt-4 names one model already
+    data = json.loads(FIXTURE.read_text())
+    data["a1faithful"]["model"] = "claude"  # a val summary
+    (tmp_path / "storysumm.json").write_text(json.dumps(data))
+    val = {r["id"]: r for r in storysumm.parse({"storysumm": tmp_path / "storysumm.json"}).records}["a1faithful"]
+    assert (val["system"], val["system_name"], val["system_upstream"]) == ("claude-2", "Claude-2", "claude")
+
+
 def test_sentence_label_count_mismatch_is_kept_with_unknown_labels(records):
     record = records["c3countmismatch"]
     assert record["sentence_labels"] == [NO_LABEL] * 3

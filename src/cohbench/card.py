@@ -61,20 +61,21 @@ def _size_category(rows: int) -> str:
 
 
 def annotation_counts(release: Path, stats: dict) -> tuple[int, int]:
-    """(human, synthetic) records of a built config, read from the records: a synthetic one carries a corruption."""
+    """(records, records a corruption generator altered) of a built config, read from the records."""
     import pyarrow.parquet as pq
 
-    human = synthetic = 0
+    total = altered = 0
     for f in stats["files"].values():
         column = pq.read_table(release / f["path"], columns=["corruption"]).column(0)
-        human += column.null_count
-        synthetic += len(column) - column.null_count
-    return human, synthetic
+        total += len(column)
+        altered += len(column) - column.null_count
+    return total, altered
 
 
-def _annotations(release: Path, stats: dict) -> str:
-    human, synthetic = annotation_counts(release, stats)
-    return " + ".join(kind for kind, n in (("human", human), ("synthetic", synthetic)) if n)
+def annotation_of(release: Path, stats: dict) -> str:
+    """`synthetic` when a generator made any record of the config (its unaltered records are labelled by the same
+    recipe, not by a person), else `human`; the SQL views' `annotation` column says the same."""
+    return "synthetic" if annotation_counts(release, stats)[1] else "human"
 
 
 def _labelled(stats: dict) -> str:
@@ -118,16 +119,17 @@ def front_matter(configs: dict[str, dict]) -> dict:
 
 def _count_table(configs: dict[str, dict]) -> list[str]:
     lines = [
-        "| config | split | rows | documents | text ok / error / none | sentences | sentence ok / error / none | spans |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| config | split | rows | documents | text ok / error / none | sentence ok / error / none | spans |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, stats in configs.items():
-        for split in stats["files"]:
+        for k, split in enumerate(stats["files"]):
             s = stats["splits"][split]
             labels, sent = s["labels"], s["sentence_labels"]
+            shown = f"`{name}`" if k == 0 else ""  # the config once, on its first split
             lines.append(
-                f"| `{name}` | {split} | {s['rows']} | {s['documents']} | {labels['ok']} / {labels['error']} / {labels.get('no_label', 0)} "
-                f"| {s['sentences']} | {sent['ok']} / {sent['error']} / {sent.get('no_label', 0)} | {s['spans']} |"
+                f"| {shown} | {split} | {s['rows']} | {s['documents']} | {labels['ok']} / {labels['error']} / {labels.get('no_label', 0)} "
+                f"| {sent['ok']} / {sent['error']} / {sent.get('no_label', 0)} | {s['spans']} |"
             )
     return lines
 
@@ -137,7 +139,8 @@ def card_markdown(configs: dict[str, dict], release: Path) -> str:
 
     configs = {name: stats | {"files": dict(sorted(stats["files"].items(), key=lambda item: split_sort_key(item[0])))}
                for name, stats in configs.items()}  # fmt: skip
-    front = yaml.safe_dump(front_matter(configs), sort_keys=False, allow_unicode=True, width=1000)
+    # flow style for the innermost mappings and lists: one line per split instead of three
+    front = yaml.safe_dump(front_matter(configs), sort_keys=False, allow_unicode=True, width=1000, default_flow_style=None)
     lines = [
         "---", front.rstrip(), "---", "",
         "# cohbench",
@@ -149,7 +152,8 @@ def card_markdown(configs: dict[str, dict], release: Path) -> str:
         "from pinned upstream files; labels mean the same everywhere: **1 = has an error**, -1 = no label.",
         "",
         "Human and synthetic labels are never mixed silently: a record made by a corruption generator has a non-null",
-        "`corruption` (the SQL views' `annotation` column says `human` or `synthetic`).",
+        "`corruption`, and a config holding any such record is `synthetic` (its unaltered records are labelled by the",
+        "same recipe); the SQL views' `annotation` column and the table below say `human` or `synthetic`.",
         "",
         "```python",
         "from datasets import load_dataset",
@@ -171,7 +175,7 @@ def card_markdown(configs: dict[str, dict], release: Path) -> str:
         research = " (research only)" if stats["research_only"] else ""
         named = f"[{licence['id']}]({licence['link']})" if licence["link"] else licence["id"]
         keys = ", ".join(f"`{key}`" for key in citation_keys(_bibtex_of(stats["corpus"])))
-        lines.append(f"| `{name}` | {_labelled(stats)} | {rows} | {_annotations(release, stats)} | {named}{research} | {keys} |")
+        lines.append(f"| `{name}` | {_labelled(stats)} | {rows} | {annotation_of(release, stats)} | {named}{research} | {keys} |")
     lines += ["", "Each corpus's section below says what its licence covers; research-only configs must not be redistributed."]
     by_corpus: dict[str, list[str]] = {}
     for name, stats in configs.items():
@@ -185,7 +189,7 @@ def card_markdown(configs: dict[str, dict], release: Path) -> str:
     for name, stats in configs.items():
         account = f"- `{name}`: {stats['upstream_records']} upstream records, {stats['built_records']} built"
         account += "".join(f", {n} dropped ({reason})" for reason, n in stats["dropped"].items())
-        lines.append(account + "".join(f"; erratum `{e['id']}` ({e['records_affected']} record(s)): {e['description']}" for e in stats["errata"]))
+        lines.append(account + "".join(f"; erratum `{e['id']}` ({e['records_affected']} record(s), see manifest.json)" for e in stats["errata"]))
     lines.append("")
     entries = {"cohbench": CITATION}  # one entry per key: configs share papers
     for corpus in by_corpus:

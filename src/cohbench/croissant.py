@@ -102,10 +102,11 @@ def croissant(configs: dict[str, dict], release: Path) -> dict:
     for name, stats in configs.items():
         licence = licence_of(stats)
         licences.append(licence["link"] or licence["text"])
-        inputs = "; ".join(f"{i['url']} (sha256 {i['sha256']})" for i in stats["inputs"])
-        provenance.append(f"{name}: built by cohbench {__version__} from {len(stats['inputs'])} pinned upstream file(s): {inputs}")
-        human, synthetic = annotation_counts(release, stats)
-        kinds.append(f"{name}: {human} records with human labels, {synthetic} with synthetic labels (a corruption generator's)")
+        provenance.append(f"{name}: built by cohbench {__version__} from {len(stats['inputs'])} upstream file(s) pinned by URL "
+                          "and sha256 (isBasedOn; each with its checksum in manifest.json)")
+        total, altered = annotation_counts(release, stats)
+        kinds.append(f"{name}: synthetic labels, made by a corruption generator ({altered} of {total} records altered; the rest "
+                     "are the unaltered texts, labelled by the same recipe)" if altered else f"{name}: human labels ({total} records)")
         corpus = known.get(stats["corpus"])
         who = corpus.annotators if corpus and corpus.annotators else "no human annotators: labels come from the corruption generator"
         annotators.append(f"{name}: {who}")

@@ -92,6 +92,11 @@ def _declared() -> dict:
         Field("doc_id", Value("string"), "Leakage unit: the source document or story. Never in two splits."),
         Field("system", Value("string"), "Generating system or model id (e.g. SummEval M8, StorySumm gpt-4)."),
         Field("system_name", Value("string"), "Human-readable name of the system, where known."),
+        Field(
+            "system_upstream",
+            Value("string"),
+            "The system id as upstream writes it, where it names more than one model (StorySumm's `claude`); else null.",
+        ),
         Field("system_extractive", Value("bool"), "Whether the system is extractive; null where not applicable."),
         Field("difficulty", Value("string"), "Corpus-defined difficulty of detecting the error (StorySumm: easy/hard)."),
         Field("source_text", Value("string"), "The text that was summarised, where its licence allows; else null."),

@@ -10,8 +10,8 @@ Views (documented with example queries in `catalog/SQL.md`):
 - `records`: every built config together (they share one schema);
 - `spans`, `sentences`, `ratings`, `corruptions`: the nested lists unnested into long tables, ClassLabel ints
   decoded to names (span type and category; `label_name` beside each 0/1 label);
-- `records` and every long view have `annotation`: `human` (annotators' labels) or `synthetic` (a corruption
-  generator's), so that a count never mixes the two unasked;
+- every view has `annotation`: `human` (annotators' labels) or `synthetic` (a config made by a corruption generator),
+  so that a count never mixes the two unasked;
 - `snac_training`: SNaC's detector view, one row per sentence with the preceding summary text as context.
 """
 
@@ -65,14 +65,12 @@ TYPE_NAMES = _names(ERROR_TYPES)
 CATEGORY_NAMES = _names(CATEGORIES)
 LABEL_NAMES = _names(BINARY_LABELS)  # indexed by label + 1: -1 (no label) gives NULL
 GAP_NAMES = _names(GAP_LABELS)
-# Every long view says whose label a row carries: annotators' (`human`), or a corruption generator's (`synthetic`).
-ANNOTATION = "CASE WHEN r.corruption IS NULL THEN 'human' ELSE 'synthetic' END AS annotation"
 
 # Each long view reads `records` (its `__SOURCE__`), so it covers whichever configs are built and is empty where
 # none applies; `long_view` gives the same rows for one config, reading only that config's rows.
 _LONG_VIEW_SQL = {
     "spans": f"""
-        SELECT r.config, r.corpus, r.id AS record_id, r.split, {ANNOTATION}, r.doc_id, r.system, r.system_name,
+        SELECT r.config, r.corpus, r.id AS record_id, r.split, r.annotation, r.doc_id, r.system, r.system_name,
                u.i - 1 AS span_index, s.segment, s.start, s."end", s.first_sentence, s.last_sentence,
                r.sentences[s.first_sentence + 1] AS sentence, s.text,
                s.type AS type_id, {TYPE_NAMES}[s.type + 1] AS type,
@@ -90,25 +88,25 @@ _LONG_VIEW_SQL = {
                {GAP_NAMES}[gap_labels[sentence_index + 1] + 1] AS gap_after_label_name,
                record_label
         FROM (
-            SELECT r.config, r.corpus, r.id AS record_id, r.split, {ANNOTATION}, r.doc_id, r.system, r.system_name,
+            SELECT r.config, r.corpus, r.id AS record_id, r.split, r.annotation, r.doc_id, r.system, r.system_name,
                    u.i - 1 AS sentence_index, u.text, r.sentence_segments[u.i] AS segment,
                    r.sentence_labels, r.sentence_labels_min2votes, r.segment_labels, r.segment_labels_min2votes,
                    r.gap_labels, r.label AS record_label
             FROM __SOURCE__ r, UNNEST(r.sentences) WITH ORDINALITY AS u(text, i)
         )""",
     "ratings": f"""
-        SELECT r.config, r.corpus, r.id AS record_id, r.split, {ANNOTATION}, r.doc_id, r.system, r.system_name,
+        SELECT r.config, r.corpus, r.id AS record_id, r.split, r.annotation, r.doc_id, r.system, r.system_name,
                r.system_extractive, g.annotator, g.annotator_type, g.dimension, g.score
         FROM __SOURCE__ r, UNNEST(r.ratings) AS u(g)""",
     "corruptions": f"""
-        SELECT config, corpus, record_id, split, 'synthetic' AS annotation, doc_id, label,
+        SELECT config, corpus, record_id, split, annotation, doc_id, label,
                {LABEL_NAMES}[label + 1] AS label_name, generator, seed, source_id,
                position_index, c.positions[position_index + 1] AS position,
                c.inserted_ids[position_index + 1] AS inserted_id,
                c.similarities[position_index + 1] AS similarity,
                c.ranks[position_index + 1] AS rank
         FROM (
-            SELECT r.config, r.corpus, r.id AS record_id, r.split, r.doc_id, r.label, r.corruption AS c,
+            SELECT r.config, r.corpus, r.id AS record_id, r.split, r.annotation, r.doc_id, r.label, r.corruption AS c,
                    r.corruption.generator, r.corruption.seed, r.corruption.source_id,
                    -- a corruption that altered no position still gets one row, so every record is seen
                    UNNEST(CASE WHEN coalesce(len(r.corruption.positions), 0) = 0 THEN [NULL::BIGINT]
@@ -119,7 +117,7 @@ _LONG_VIEW_SQL = {
     # The same examples as `cohbench.builders.snac.sentence_examples` (the paper's §5 unit): context = the summary's
     # preceding sentences joined by spaces; error_types = coherence types of the spans touching the sentence.
     "snac_training": f"""
-        SELECT r.config, r.id || '/' || (u.i - 1) AS id, r.id AS record_id, r.split, {ANNOTATION}, r.doc_id, r.system,
+        SELECT r.config, r.id || '/' || (u.i - 1) AS id, r.id AS record_id, r.split, r.annotation, r.doc_id, r.system,
                u.i - 1 AS sentence_index, r.sentence_segments[u.i] AS segment,
                array_to_string(list_slice(r.sentences, 1, u.i - 1), ' ') AS context,
                u.sentence, r.sentence_labels[u.i] AS label, {LABEL_NAMES}[r.sentence_labels[u.i] + 1] AS label_name,
@@ -175,9 +173,13 @@ def db(release: Path | None = None, *, memory: str | None = None) -> duckdb.Duck
             con.execute(f"CREATE TABLE {table} AS SELECT * FROM {_parquet(paths)}")
         except duckdb.Error as error:
             raise ReleaseError(f"{config}'s Parquet files cannot be read ({_one_line(error, con)}); run `cohbench verify`") from None
-        con.execute(f"CREATE VIEW {_ident(config)} AS SELECT * FROM {table}")
-    union = " UNION ALL ".join(f"SELECT * FROM {_DATA_SCHEMA}.{_ident(config)}" for config in files)
-    con.execute(f"CREATE VIEW records AS SELECT *, {ANNOTATION.replace('r.', '')} FROM ({union})")
+        # A config is synthetic when a generator made any of its records: its unaltered records (synthetic_coherence's
+        # coherent positives) are labelled by the same recipe, not by a person.
+        (synthetic,) = con.execute(f"SELECT coalesce(bool_or(corruption IS NOT NULL), false) FROM {table}").fetchone()
+        annotation = "synthetic" if synthetic else "human"
+        con.execute(f"CREATE VIEW {_ident(config)} AS SELECT *, {_literal(annotation)} AS annotation FROM {table}")
+    union = " UNION ALL ".join(f"SELECT * FROM {_ident(config)}" for config in files)
+    con.execute(f"CREATE VIEW records AS {union}")
     for name, body in _LONG_VIEW_SQL.items():
         con.execute(f"CREATE VIEW {name} AS {body.replace('__SOURCE__', 'records')}")
     _lock(con, memory or memory_limit())

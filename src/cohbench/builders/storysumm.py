@@ -46,13 +46,17 @@ STRAY_STRING = Erratum(
     records_affected=1,
 )
 
-# Upstream model ids -> names used in the paper. "claude" merges Claude-2 (val) and Claude-3 (test) upstream.
+# Upstream's "claude" is two models: Claude-2 wrote the val summaries, Claude-3 the test ones (paper §3.1 and
+# Table 1). `system` names one model each; the merged upstream id is kept in `system_upstream`.
+SPLIT_SYSTEMS = {("claude", "val"): "claude-2", ("claude", "test"): "claude-3"}
+# System ids -> names used in the paper.
 SYSTEM_NAMES = {
     "text-davinci-003": "Davinci-3",
     "chatGPT": "ChatGPT",
     "gpt-3.5-turbo-instruct": "GPT-3.5",
     "gpt-4": "GPT-4",
-    "claude": "Claude-2 (val) / Claude-3 (test), merged upstream",
+    "claude-2": "Claude-2",
+    "claude-3": "Claude-3",
 }
 
 CITATION = """@inproceedings{subbiah-etal-2024-storysumm,
@@ -94,6 +98,7 @@ def _check(key: str, item, filename: str) -> None:
 def _record(key: str, item: dict) -> tuple[dict, list[str]]:
     sentences = item["summary"]
     consistent = item["errors"]
+    system = SPLIT_SYSTEMS.get((item["model"], item["split"]), item["model"])
     defects = []
     record = empty_record()
     if len(consistent) == len(sentences):
@@ -116,8 +121,9 @@ def _record(key: str, item: dict) -> tuple[dict, list[str]]:
         config="storysumm",
         split=item["split"],
         doc_id=f"story-{item['story-id']}",
-        system=item["model"],
-        system_name=SYSTEM_NAMES.get(item["model"], item["model"]),
+        system=system,
+        system_name=SYSTEM_NAMES.get(system, system),
+        system_upstream=item["model"] if system != item["model"] else None,
         difficulty=item["difficulty"] or None,
         source_text=item["story"],
         sentences=sentences,
