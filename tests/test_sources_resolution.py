@@ -110,3 +110,17 @@ def test_an_unreachable_host_is_reported_with_where_to_put_the_file(http_server,
     source = Source("demo", f"{base}/absent.json", hashlib.sha256(CONTENT).hexdigest(), len(CONTENT), "MIT")
     with pytest.raises(SourceError, match=r"downloading it failed .*<mirror>/127\.0\.0\.1"):
         resolve(source, tmp_path / "cache", mirrors=[], network=True)
+
+
+def test_a_bad_first_mirror_falls_back_to_a_good_second_one(tmp_path):
+    bad = _mirror_with(tmp_path / "first", b"tampered\n")
+    good = _mirror_with(tmp_path / "second", CONTENT)
+    path = resolve(_source(), tmp_path / "cache", mirrors=[bad, good], network=False)
+    assert path.read_bytes() == CONTENT
+
+
+def test_when_every_mirror_is_bad_the_error_names_the_first_and_counts_the_rest(tmp_path):
+    mirrors = [_mirror_with(tmp_path / name, b"tampered %s\n" % name.encode()) for name in ("a", "b")]
+    with pytest.raises(SourceError, match=r"a/mirror/.*demo.json.*\(1 other copy/copies differ too\)"):
+        resolve(_source(), tmp_path / "cache", mirrors=mirrors, network=False)
+    assert not any(p.is_file() for p in (tmp_path / "cache").rglob("*"))

@@ -38,7 +38,7 @@ def test_a_built_release_passes_against_its_recorded_statistics_and_writes_docs(
     assert report["ok"], report["configs"]["storysumm"]["line"]
     assert report["configs"]["storysumm"]["line"].startswith("storysumm: ok")
     assert (rel / "validation/docs/index.html").is_file()
-    assert list((rel / "validation/docs/validations").rglob("*.html"))
+    assert list((rel / "validation/docs/storysumm/validations").rglob("*.html")) and (rel / "validation/docs/release/index.html").is_file()
     summary = json.loads((rel / "validation/storysumm.json").read_text())
     assert summary["ok"] and summary["records"] == 4
 
@@ -157,3 +157,40 @@ def test_cli_prints_one_verdict_per_config_and_exits_non_zero(workspace, capsys,
     assert len(lines) == 2 and lines[0].startswith("one: FAILED") and lines[1].startswith("release (1 config(s), leakage): ok")
     assert main(["validate", "nope"]) == 1
     assert "nope not built" in capsys.readouterr().err
+
+
+def two_config_release(workspace):
+    rel = workspace / "release"
+    write_config(rel, "snac", "snac", {"test": [snac_like("n1", "b1"), snac_like("n2", "b2")]})
+    write_config(rel, "storysumm", "storysumm", {"test": [record("s1", "story-1", ["One."], label=1)]})
+    for config in ("snac", "storysumm"):
+        record_expected(config, release=rel, directory=workspace / "expected")
+    return rel
+
+
+def test_validating_one_config_rewrites_only_its_own_docs_and_summary(workspace):
+    rel = two_config_release(workspace)
+    validate(release=rel, expected=workspace / "expected")
+    snac_docs = sorted(p.relative_to(rel) for p in (rel / "validation/docs/snac").rglob("*"))
+    snac_summary = (rel / "validation/snac.json").read_bytes()
+    validate(["storysumm"], release=rel, expected=workspace / "expected")
+    assert sorted(p.relative_to(rel) for p in (rel / "validation/docs/snac").rglob("*")) == snac_docs
+    validate(["storysumm"], release=rel, expected=workspace / "expected", docs=False)
+    assert snac_docs and (rel / "validation/docs/snac/index.html").is_file() and not (rel / "validation/docs/storysumm").exists()
+    assert (rel / "validation/snac.json").read_bytes() == snac_summary
+    assert "snac/index.html" in (rel / "validation/docs/index.html").read_text()
+
+
+def test_a_killed_validates_temporary_folders_are_cleaned_and_a_running_ones_kept(workspace):
+    import os
+    import subprocess
+    import sys
+
+    rel = two_config_release(workspace)
+    docs = rel / "validation" / "docs"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
+    orphan, running = docs / f".snac.{dead}.x1y2z3.tmp", docs / f".storysumm.{os.getpid()}.a1b2c3.tmp"
+    for folder in (orphan, running):
+        (folder / "validations").mkdir(parents=True)
+    validate(["snac"], release=rel, expected=workspace / "expected")
+    assert not orphan.exists() and running.exists()

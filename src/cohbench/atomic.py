@@ -15,11 +15,38 @@ def _umask() -> int:
     return mask
 
 
+def _prefix(target: Path) -> str:
+    """Temporary names carry the writer's process id, so that `remove_orphans` can tell a dead writer's leftovers."""
+    return f".{target.name}.{os.getpid()}."
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_orphans(folder: Path) -> list[Path]:
+    """Delete the temporary files and folders that killed writers left in `folder` (those of live processes stay)."""
+    removed = []
+    for path in folder.glob(".*.tmp") if folder.is_dir() else []:
+        parts = path.name.split(".")  # "", name..., pid, random, "tmp" (the random part has no dot)
+        if len(parts) < 5 or not parts[-3].isdigit() or _alive(int(parts[-3])):
+            continue
+        shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed
+
+
 @contextlib.contextmanager
 def atomic_path(target: Path):
     """Yield a temporary path beside `target`; rename it onto `target` only if the block succeeds."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=_prefix(target), suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp_path = Path(tmp)
     try:
@@ -39,7 +66,7 @@ def write_text(target: Path, text: str) -> None:
 def atomic_dir(target: Path):
     """Yield an empty temporary folder beside `target`; swap it in for `target` only if the block succeeds."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=_prefix(target), suffix=".tmp", dir=target.parent))
     try:
         yield tmp
         os.chmod(tmp, 0o777 & ~_umask())

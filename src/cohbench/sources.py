@@ -83,20 +83,29 @@ def resolve(source: Source, cache_dir: Path, *, mirrors=None, network=None, prog
         if actual != source.sha256:
             raise _mismatch(source, f"the cache ({cached})", actual, "delete the cached file and fetch again")
         return cached
+    mismatches = []  # a bad copy in one place does not stop the search: the next mirror, or the network, may be good
     for mirror in mirrors:
         candidate = mirror / source.relpath
         if candidate.is_file():
-            with open(candidate, "rb") as reader:
-                _copy_verified(source, reader, cached, f"the mirror ({candidate})", progress)
-            return cached
+            try:
+                with open(candidate, "rb") as reader:
+                    _copy_verified(source, reader, cached, f"the mirror ({candidate})", progress)
+                return cached
+            except SourceError as error:
+                mismatches.append(error)
     network_error = "the network is disabled (COHBENCH_NETWORK=0)"
     if network:
         try:
             with urllib.request.urlopen(source.url, timeout=60) as response:
                 _copy_verified(source, response, cached, source.url, progress)
             return cached
+        except SourceError as error:
+            mismatches.append(error)
         except (urllib.error.URLError, OSError) as error:
             network_error = f"downloading it failed ({getattr(error, 'reason', error)})"
+    if mismatches:
+        others = f" ({len(mismatches) - 1} other copy/copies differ too)" if len(mismatches) > 1 else ""
+        raise SourceError(f"{mismatches[0]}{others}")
     searched = ", ".join(str(m) for m in mirrors) or "no mirror configured (set COHBENCH_MIRROR)"
     raise SourceError(
         f"{source.filename} was not found in the cache or any mirror ({searched}) and {network_error}; "

@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 
 from .. import settings
-from ..atomic import atomic_dir, write_text
+from ..atomic import atomic_dir, remove_orphans, write_text
 from ..errors import ReleaseError
 from ..release import built_configs
 from . import frames
@@ -119,17 +119,32 @@ def validate(
     if len(derivations):
         release_tables.append(suites.derivations_table(derivations))
     out_dir = release / "validation"
-    if docs:
-        with atomic_dir(out_dir / "docs") as docs_dir:
-            results = gx.run(tables + release_tables, docs_dir)
-    else:
-        results = gx.run(tables + release_tables)
-        shutil.rmtree(out_dir / "docs", ignore_errors=True)  # never leave Data Docs of an older run beside new verdicts
+    docs_root = out_dir / "docs"
+    remove_orphans(docs_root)
+    remove_orphans(out_dir)
+    # One Data Docs site per config validated (and one for the release-wide checks), each replaced whole: validating
+    # some configs leaves the other configs' docs as they were.
+    results = []
+    for name, group in [*((n, [t for t in tables if t.name.split(".", 1)[0] == n]) for n in names), ("release", release_tables)]:
+        if docs:
+            with atomic_dir(docs_root / name) as docs_dir:
+                results += gx.run(group, docs_dir)
+        else:
+            results += gx.run(group)
+            shutil.rmtree(docs_root / name, ignore_errors=True)  # never leave Data Docs of an older run beside new verdicts
+    if docs_root.is_dir():
+        write_text(docs_root / "index.html", _docs_index(docs_root))
     report = _report(names, everything, results)
     for name in names:
         write_text(out_dir / f"{name}.json", _json(report["configs"][name]))
     write_text(out_dir / "release.json", _json(report["release"]))
     return report
+
+
+def _docs_index(docs_root: Path) -> str:
+    sites = sorted(p.name for p in docs_root.iterdir() if (p / "index.html").is_file())
+    links = "".join(f'<li><a href="{name}/index.html">{name}</a></li>' for name in sites)
+    return f"<!doctype html><title>cohbench validation</title><h1>Data Docs</h1><ul>{links}</ul>\n"
 
 
 def _report(names, everything, results) -> dict:
