@@ -160,3 +160,14 @@ def test_stories_of_cohbench_test_splits_are_dropped_and_counted(mirror, workspa
     assert stats["notes"]["test_split_stories_checked"]["timetravel"] > 1800
     ids = {r["doc_id"] for f in stats["files"].values() if f["rows"] for r in pq.read_table(out / f["path"]).to_pylist()}
     assert "leak" not in ids and len(ids) == 10
+
+
+def test_n_cuts_stories_into_windows_of_n_sentences(workspace):
+    out = workspace / "windows"
+    assert corrupt(STORIES, "--recipe", "shuffle", "--out", out, "--n", 2, "--splits", "train=1") == 0
+    stats = summary(out, "shuffle")
+    assert stats["source_records"] == 10 * 2 + 1 and stats["notes"]["sentences_not_in_a_window"] == 10
+    assert stats["dropped"] == {"empty_text": 1}
+    records = pq.read_table(out / stats["files"]["train"]["path"]).to_pylist()
+    assert {r["id"] for r in records if r["doc_id"] == "s01"} == {"s01-w000:shuffle", "s01-w001:shuffle"}
+    assert all(len(r["sentences"]) == 2 for r in records)

@@ -114,7 +114,9 @@ class RayEngine:
         resources = ray.cluster_resources()
         self.gpus = int(resources.get("GPU", 0))
         self.workers = workers or max(1, int(resources.get("CPU", 1)))
-        logging.getLogger("ray.data").setLevel(logging.WARNING)
+        import ray.data  # configures Ray Data's loggers: quieten them after that
+
+        logging.getLogger("ray.data").setLevel(logging.ERROR)
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
         context.print_on_execution_start = False
@@ -132,12 +134,12 @@ class RayEngine:
         common = dict(batch_size=None, batch_format="pyarrow", zero_copy_batch=True)
         if self.gpus and recipe.plan:
             ds = ds.map_batches(_Stage, fn_constructor_args=(recipe_name, params, box, True, False, 1),
-                                concurrency=self.workers, num_cpus=1, **common)
+                                compute=ray.data.ActorPoolStrategy(size=self.workers), num_cpus=1, **common)
             ds = ds.map_batches(_Stage, fn_constructor_args=(recipe_name, params, box, False, True, None),
-                                concurrency=self.gpus, num_gpus=1, **common)
+                                compute=ray.data.ActorPoolStrategy(size=self.gpus), num_gpus=1, **common)
         else:
             ds = ds.map_batches(_Stage, fn_constructor_args=(recipe_name, params, box, True, True, 1),
-                                concurrency=self.workers, num_cpus=1, **common)
+                                compute=ray.data.ActorPoolStrategy(size=self.workers), num_cpus=1, **common)
         sizes = {n: len(batch) for n, batch in todo}
         pending = {n: [None] * size for n, size in sizes.items()}
         for table in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
