@@ -55,6 +55,9 @@ def fingerprint(files: list[Path], root: Path) -> list[dict]:
 
 
 def _jsonl_rows(path: Path):
+    if path.suffix == ".json" and path.read_bytes().lstrip()[:1] == b"[":
+        yield from _json_array_rows(path)
+        return
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, 1):
             try:
@@ -71,7 +74,21 @@ def _jsonl_rows(path: Path):
             if not isinstance(row, dict):
                 raise InputError(f"{path.name} line {number} is a JSON {type(row).__name__}, not an object with an id "
                                  "and a text; write one object per line")
-            yield number, row
+            yield f"line {number}", row
+
+
+def _json_array_rows(path: Path):
+    """A .json file holding one array of objects (rather than one object per line)."""
+    try:
+        rows = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path.name} is not UTF-8 (byte {error.start}); re-encode the file as UTF-8") from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"{path.name} is not valid JSON (line {error.lineno}: {error.msg})") from None
+    for number, row in enumerate(rows, 1):
+        if not isinstance(row, dict):
+            raise InputError(f"{path.name} item {number} is a JSON {type(row).__name__}, not an object with an id and a text")
+        yield f"item {number}", row
 
 
 def _table_rows(path: Path, columns: list[str]):
@@ -86,14 +103,11 @@ def _table_rows(path: Path, columns: list[str]):
             table = pq.read_table(path)
     except (pa.ArrowInvalid, OSError) as error:
         raise InputError(f"{path.name} cannot be read as {path.suffix[1:]} ({str(error).splitlines()[0]})") from None
-    missing = [c for c in columns if c not in table.column_names]
-    if missing:
-        return table.column_names, None
     for number, row in enumerate(table.select(columns).to_pylist(), 1):
         yield number, row
 
 
-def _text_column(path: Path, available, wanted: str | None) -> str:
+def _text_column(available, wanted: str | None) -> str:
     if wanted:
         return wanted
     return "sentences" if "sentences" in available else "text"
@@ -104,7 +118,7 @@ def read(path: Path, id_column: str = "id", text_column: str | None = None) -> l
     stories, seen = [], {}
     for file in files_of(path):
         for where, row, available in _rows(file, id_column, text_column):
-            column = _text_column(file, available, text_column)
+            column = _text_column(available, text_column)
             missing = [c for c in (id_column, column) if c not in available]
             if missing:
                 raise InputError(f"{file.name}{' ' + where if where else ''} has no column {missing[0]!r} "
@@ -131,8 +145,8 @@ def read(path: Path, id_column: str = "id", text_column: str | None = None) -> l
 def _rows(file: Path, id_column: str, text_column: str | None):
     """(where, row, columns available) for each row of one file."""
     if file.suffix in (".jsonl", ".json"):
-        for number, row in _jsonl_rows(file):
-            yield f"line {number}", row, list(row)
+        for where, row in _jsonl_rows(file):
+            yield where, row, list(row)
         return
     import pyarrow.parquet as pq
 
@@ -146,7 +160,7 @@ def _rows(file: Path, id_column: str, text_column: str | None):
 
         with pa.memory_map(str(file)) as source:
             available = pa.ipc.open_stream(source).schema.names
-    column = _text_column(file, available, text_column)
+    column = _text_column(available, text_column)
     if id_column not in available or column not in available:
         yield "", {}, available
         return

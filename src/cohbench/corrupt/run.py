@@ -11,6 +11,10 @@ kept (`OUT/.partial/`), so a killed run resumes where it stopped; the result is 
 OUT is laid out like a release, so `cohbench sql --release OUT ...` queries it with the usual views and
 `load_dataset("parquet", data_files=...)` loads it. The output depends only on the input and the parameters,
 never on the engine, the number of workers or the partition size.
+
+Accounting: every input story is used or dropped with a reason (empty_text, in_cohbench_test_split,
+fewer_sentences_than_a_window); every source record (a story, or a window of N sentences) is used or dropped
+(too_short_for_recipe, or the recipe's own reason such as no_confounder_below_tau).
 """
 
 from __future__ import annotations
@@ -103,7 +107,8 @@ def source_records(stories, options: Options, config: str, dropped: Counter, not
 
     to_split = [s for s in stories if s.sentences is None and s.text.strip()]
     if to_split:
-        print(f"splitting {len(to_split)} texts into sentences", file=sys.stderr) if progress else None
+        if progress:
+            print(f"splitting {len(to_split)} texts into sentences", file=sys.stderr)
         for story, sentences in zip(to_split, split_sentences(s.text for s in to_split)):
             story.sentences = sentences
     tests = test_split_texts(progress=progress) if options.drop_test_overlap else {}
