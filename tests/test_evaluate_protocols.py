@@ -11,7 +11,7 @@ from cohbench.cli import main
 from cohbench.protocols import PredictionsError, evaluate
 from cohbench.protocols import metrics
 
-from release_fixture import record, snac_like, write_config
+from release_fixture import plain_record, record, snac_like, write_config
 
 
 def storysumm_like(rel):
@@ -36,9 +36,9 @@ def test_storysumm_metrics_match_hand_computed_values(workspace):
     test = result["splits"]["test"]
     # gold 1 1 1 0 0, predicted 1 1 0 0 1: agreement 3/5, chance .6*.6 + .4*.4 = .52
     assert test["cohen_kappa"] == pytest.approx((0.6 - 0.52) / 0.48)
-    assert test["pct_predicted_faithful"] == pytest.approx(40.0)
+    assert test["predicted_faithful"] == pytest.approx(0.4)  # fractions in the result, percentages only in text
     assert test["precision_faithful"] == pytest.approx(0.5) and test["recall_faithful"] == pytest.approx(0.5)
-    assert test["pct_easy_detected"] == pytest.approx(100.0) and test["pct_hard_detected"] == pytest.approx(50.0)
+    assert test["easy_detected"] == pytest.approx(1.0) and test["hard_detected"] == pytest.approx(0.5)
     assert test["balanced_accuracy"] == pytest.approx((0.5 + 2 / 3) / 2)
     assert result["splits"]["full"]["summaries"] == 9
 
@@ -49,10 +49,10 @@ def test_score_only_predictions_get_a_threshold_tuned_on_val_by_balanced_accurac
     result = evaluate("storysumm", [{"id": i, "score": v} for i, v in scores.items()], release=rel)
     # on val (gold 1 0 1 0): 0.9 -> BAcc .75, 0.7 -> .5, 0.6 -> .75 (not better), 0.2 -> .5: the highest best wins
     assert result["decision"] == {"threshold": 0.9, "tuned_on": "val", "criterion": "maximum balanced accuracy"}
-    assert result["splits"]["test"]["pct_predicted_faithful"] == pytest.approx(80.0)  # only s5 >= 0.9
+    assert result["splits"]["test"]["predicted_faithful"] == pytest.approx(0.8)  # only s5 >= 0.9
     assert result["splits"]["test"]["auc"] == pytest.approx(sk.roc_auc_score([1, 1, 1, 0, 0], [0.95, 0.1, 0.3, 0.5, 0.4]))
     given = evaluate("storysumm", [{"id": i, "score": v} for i, v in scores.items()], threshold=0.35, release=rel)
-    assert given["decision"]["tuned_on"] is None and given["splits"]["test"]["pct_predicted_faithful"] == pytest.approx(40.0)
+    assert given["decision"]["tuned_on"] is None and given["splits"]["test"]["predicted_faithful"] == pytest.approx(0.4)
 
 
 def test_gap_protocol_matches_hand_computed_values(workspace):
@@ -104,11 +104,27 @@ def test_predictions_that_do_not_fit_are_one_clear_error(workspace, tmp_path, ca
     assert main(["evaluate", "storysumm", "--predictions", str(path)]) == 1
     err = capsys.readouterr().err.strip()
     assert err == f"cohbench: error: {path}: 1 duplicate id(s): s3"
-    with pytest.raises(PredictionsError, match="need --threshold: it has no dev split"):
-        write_config(rel, "tiny", "timetravel", {"test": [record("a", "d", ["1.", "2."], gap_labels=[1])]})
-        evaluate("tiny", [{"id": "a", "score": [0.3]}], release=rel)
+    write_config(rel, "tiny", "timetravel", {"test": [record("a", "d", ["1.", "2."], gap_labels=[1])]})
     with pytest.raises(PredictionsError, match=r"\(a\): score needs one value per unit \(1\), found 2 values"):
         evaluate("tiny", [{"id": "a", "score": [0.3, 0.1]}], threshold=0.5, release=rel)
+
+
+def test_test_scores_alone_get_the_threshold_free_metrics_and_say_what_a_threshold_needs(workspace, tmp_path, capsys):
+    rel = storysumm_like(workspace / "release")
+    scores = {"s5": 0.95, "s6": 0.1, "s7": 0.3, "s8": 0.5, "s9": 0.4}  # test only: nothing to tune a threshold on
+    result = evaluate("storysumm", [{"id": i, "score": v} for i, v in scores.items()], split="test", release=rel)
+    test = result["splits"]["test"]
+    assert test["auc"] == pytest.approx(sk.roc_auc_score([1, 1, 1, 0, 0], list(scores.values())))
+    assert "balanced_accuracy" not in test and result["decision"]["threshold"] is None
+    assert "--threshold" in result["decision"]["needs_threshold"] and "val" in result["decision"]["needs_threshold"]
+    path = write(tmp_path / "test.jsonl", [{"id": i, "score": v} for i, v in scores.items()])
+    assert main(["evaluate", "storysumm", "--predictions", str(path), "--split", "test"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "threshold-free metrics only: binary metrics need --threshold T or predictions for every val record" in out[0]
+    assert out[1].endswith(f"AUC {100 * test['auc']:.1f}")
+    write_config(rel, "no_dev", "timetravel", {"test": [plain_record("a", 1, [0, 1]), plain_record("b", 1, [1, 0])]})
+    only = evaluate("no_dev", [{"id": "a", "score": [0.2, 0.9]}, {"id": "b", "score": [0.8, 0.1]}], release=rel)
+    assert only["splits"]["test"]["auc"] == 1.0 and "no dev split" in only["decision"]["needs_threshold"]
 
 
 def test_cli_prints_a_line_per_split_and_json(workspace, tmp_path, capsys):
@@ -116,7 +132,7 @@ def test_cli_prints_a_line_per_split_and_json(workspace, tmp_path, capsys):
     path = write(tmp_path / "p.jsonl", [{"id": f"s{i}", "label": i % 2} for i in range(1, 10)])
     assert main(["evaluate", "storysumm", "--predictions", str(path)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "storysumm (summary protocol; labels given)"
+    assert out[0] == "storysumm (summary protocol; labels given; percentages, κ as a coefficient)"
     assert [line.split()[0] for line in out[1:]] == ["val", "test", "full"]
     assert main(["evaluate", "storysumm", "--predictions", str(path), "--json", "--split", "test"]) == 0
     assert list(json.loads(capsys.readouterr().out)["splits"]) == ["test"]

@@ -132,8 +132,10 @@ def cmd_metaeval(args) -> int:
         f"{'metric':<10} {'value':>7}   95% CI ({args.bootstrap} bootstrap samples of {result['bootstrap']['resampled']})",
     ]
     for metric, entry in result["metrics"].items():
-        value = "undefined" if entry["value"] is None else f"{entry['value']:+.3f}"
-        ci = f"[{entry['ci95'][0]:+.2f}, {entry['ci95'][1]:+.2f}]" if entry["ci95"] else "-"
+        # τ is a coefficient (3 decimals); Acc_pair a proportion (a percentage with one decimal, as every table)
+        show = (lambda v: f"{100 * v:.1f}") if metric.startswith("acc") else (lambda v: f"{v:+.3f}")
+        value = "undefined" if entry["value"] is None else show(entry["value"])
+        ci = f"[{show(entry['ci95'][0])}, {show(entry['ci95'][1])}]" if entry["ci95"] else "-"
         notes = [f"{entry[k]} {k.split('_')[0]} undefined" for k in ("documents_undefined", "systems_undefined") if entry.get(k)]
         lines.append(f"{metric:<10} {value:>9} {ci}" + (f"  ({', '.join(notes)})" if notes else ""))
     for key in ("plot", "bias_table"):

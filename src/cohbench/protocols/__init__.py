@@ -3,8 +3,10 @@
 Predictions are JSONL, one object per release record: `{"id": ..., "score": ... | "label": ...}` in the schema's
 polarity (higher score = more likely an error; label 1 = error). Unit-level protocols take lists, one entry per
 unit (sentence or gap). Binary metrics need labels: give `label`, or `score` with a `threshold`, or let the
-protocol tune the threshold on the config's dev split (dev/val) and report it. Thresholds are never tuned on the
-split being reported, except where the corpus has no other split and the report says so.
+protocol tune the threshold on the config's dev split (dev/val) and report it; score-only predictions without
+either (e.g. test predictions only) get the threshold-free metrics (AUC) and a note saying what a threshold needs.
+Thresholds are never tuned on the split being reported. Proportions are fractions in the result; the text
+(`summary_lines`) prints them as percentages with one decimal.
 
 Protocols (`PROTOCOLS`, chosen per config by `protocol_of`):
 - summary     StorySumm (§4, Tables 7-8): Cohen's κ, % predicted faithful, precision/recall of the faithful class,
@@ -97,10 +99,10 @@ def _summary_metrics(rows, predictions, threshold) -> dict:
     detected = {}
     for level in ("easy", "hard"):
         picked = [i for i, r in enumerate(labelled) if r["label"] == 1 and r["difficulty"] == level]
-        detected[f"pct_{level}_detected"] = 100 * float(np.mean(pred[picked] == 1)) if picked else None
+        detected[f"{level}_detected"] = float(np.mean(pred[picked] == 1)) if picked else None
     return out | {
         "cohen_kappa": metrics.cohen_kappa(gold, pred),
-        "pct_predicted_faithful": 100 * float(np.mean(pred == 0)),
+        "predicted_faithful": float(np.mean(pred == 0)),
         "precision_faithful": faithful["precision"],
         "recall_faithful": faithful["recall"],
         **detected,
@@ -253,27 +255,25 @@ def evaluate(
     compute, criterion = PROTOCOLS[protocol]
     reported = _report_splits(splits, protocol, split)
     has_labels = all(p.label is not None for p in predictions.values())
-    tuned_on = None
-    if not has_labels and threshold is None:
-        dev = next((s for s in DEV_SPLITS if s in splits), None)
-        if dev is None:
-            raise PredictionsError(
-                f"score-only predictions for {config} need --threshold: it has no dev split to tune one on"
-            )
-        _check_missing(config, predictions, splits, [dev])
-        gold, _, scores = _gather(protocol, splits[dev], predictions, None)
-        if scores is None:
-            raise PredictionsError(f"every prediction on {dev} needs a score to tune a threshold")
-        threshold, tuned_on = metrics.tune_threshold(gold, scores, criterion), dev
     _check_missing(config, predictions, splits, [s for s in reported if s != "full"])
+    decision = "labels given"
+    if not has_labels and threshold is not None:
+        decision = {"threshold": threshold, "tuned_on": None, "criterion": "given"}
+    elif not has_labels:
+        dev = next((s for s in DEV_SPLITS if s in splits), None)
+        if dev is not None and {r["id"] for r in splits[dev]} <= set(predictions):
+            gold, _, scores = _gather(protocol, splits[dev], predictions, None)
+            if scores is None:
+                raise PredictionsError(f"every prediction on {dev} needs a score to tune a threshold")
+            threshold = metrics.tune_threshold(gold, scores, criterion)
+            decision = {"threshold": threshold, "tuned_on": dev, "criterion": CRITERIA[protocol]}
+        else:
+            # Threshold-free metrics (AUC) need none; the binary ones wait for a threshold, and the result says how.
+            how = f"predictions for every {dev} record to tune one on" if dev else "(it has no dev split to tune one on)"
+            decision = {"threshold": None, "tuned_on": None, "criterion": None,
+                        "needs_threshold": f"binary metrics need --threshold T {'or ' if dev else ''}{how}"}  # fmt: skip
     results = {name: compute(rows, predictions, None if has_labels else threshold) for name, rows in reported.items()}
-    return {
-        "config": config,
-        "protocol": protocol,
-        "predictions": len(predictions),
-        "decision": "labels given" if has_labels else {"threshold": threshold, "tuned_on": tuned_on, "criterion": CRITERIA[protocol] if tuned_on else "given"},
-        "splits": results,
-    }
+    return {"config": config, "protocol": protocol, "predictions": len(predictions), "decision": decision, "splits": results}
 
 
 def _metaeval(config: str, predictions: Mapping[str, Prediction], splits) -> dict:
@@ -287,43 +287,46 @@ def _metaeval(config: str, predictions: Mapping[str, Prediction], splits) -> dic
     return {"config": config, "protocol": "metaeval", "predictions": len(rows), "polarity": "scores negated (higher = more coherent)", "metaeval": result}
 
 
-def _fmt(value, percent: bool = False) -> str:
-    if value is None:
-        return "-"
-    return f"{100 * value:.1f}" if percent else f"{value:.3f}"
+def _fmt(value) -> str:
+    """A coefficient (κ, τ): three decimals."""
+    return "-" if value is None else f"{value:.3f}"
 
 
 def _pct(value) -> str:
-    return "-" if value is None else f"{value:.1f}"
+    """A proportion (accuracy, P, R, F1, AUC, rates; fractions in JSON): a percentage with one decimal."""
+    return "-" if value is None else f"{100 * value:.1f}"
 
 
 def summary_lines(result: dict) -> list[str]:
     """The result as text: one line per split (and per error type for SNaC)."""
     if result["protocol"] == "metaeval":
         m = result["metaeval"]["metrics"]
-        return [f"{result['config']}: " + "  ".join(f"{k} {_fmt(v['value'])}" for k, v in m.items()) + f"  ({result['polarity']})"]
+        shown = {k: (_pct if k.startswith("acc") else _fmt)(v["value"]) for k, v in m.items()}  # Acc_pair is a proportion
+        return [f"{result['config']}: " + "  ".join(f"{k} {v}" for k, v in shown.items()) + f"  ({result['polarity']})"]
     decision = result["decision"]
-    if isinstance(decision, dict):
-        how = f"threshold {decision['threshold']:.4g}" + (f" tuned on {decision['tuned_on']} ({decision['criterion']})" if decision["tuned_on"] else " given")
-    else:
+    if not isinstance(decision, dict):
         how = decision
-    lines = [f"{result['config']} ({result['protocol']} protocol; {how})"]
+    elif decision["threshold"] is None:
+        how = f"threshold-free metrics only: {decision['needs_threshold']}"
+    else:
+        how = f"threshold {decision['threshold']:.4g}" + (f" tuned on {decision['tuned_on']} ({decision['criterion']})" if decision["tuned_on"] else " given")
+    lines = [f"{result['config']} ({result['protocol']} protocol; {how}; percentages, κ as a coefficient)"]
     for split, m in result["splits"].items():
         if result["protocol"] == "summary":
             lines.append(
                 f"  {split:<5} {m['summaries']} summaries: Cohen κ {_fmt(m.get('cohen_kappa'))}  faithful predicted "
-                f"{_pct(m.get('pct_predicted_faithful'))}%  "
-                f"P/R faithful {_fmt(m.get('precision_faithful'))}/{_fmt(m.get('recall_faithful'))}  "
-                f"easy {_pct(m.get('pct_easy_detected'))}% / hard {_pct(m.get('pct_hard_detected'))}% detected  "
-                f"BAcc {_fmt(m.get('balanced_accuracy'), True)}%  AUC {_fmt(m.get('auc'))}"
+                f"{_pct(m.get('predicted_faithful'))}  "
+                f"P/R faithful {_pct(m.get('precision_faithful'))}/{_pct(m.get('recall_faithful'))}  "
+                f"easy {_pct(m.get('easy_detected'))} / hard {_pct(m.get('hard_detected'))} detected  "
+                f"BAcc {_pct(m.get('balanced_accuracy'))}  AUC {_pct(m.get('auc'))}"
             )
             continue
         blocks = {"sentence": m["sentence"], "≥2 votes": m["sentence_min2votes"]} if result["protocol"] == "snac" else {"": m}
         for name, b in blocks.items():
             lines.append(
-                f"  {split:<5} {name + ' ' if name else ''}{b['units']} units ({b['errors']} errors): Acc {_fmt(b.get('accuracy'), True)}  "
-                f"P {_fmt(b.get('precision'), True)}  R {_fmt(b.get('recall'), True)}  F1 {_fmt(b.get('f1'), True)}  AUC {_fmt(b.get('auc'), True)}"
+                f"  {split:<5} {name + ' ' if name else ''}{b['units']} units ({b['errors']} errors): Acc {_pct(b.get('accuracy'))}  "
+                f"P {_pct(b.get('precision'))}  R {_pct(b.get('recall'))}  F1 {_pct(b.get('f1'))}  AUC {_pct(b.get('auc'))}"
             )
         for t, b in (m.get("per_type") or {}).items():
-            lines.append(f"    {t:<7} P {_fmt(b['precision'])}  R {_fmt(b['recall'])}  F1 {_fmt(b['f1'])}  ov. {_fmt(b['ov'])}  (gold {b['gold']}, predicted {b['predicted']})")
+            lines.append(f"    {t:<7} P {_pct(b['precision'])}  R {_pct(b['recall'])}  F1 {_pct(b['f1'])}  ov. {_pct(b['ov'])}  (gold {b['gold']}, predicted {b['predicted']})")
     return lines
