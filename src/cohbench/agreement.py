@@ -482,7 +482,7 @@ def generic_statistics(con, config: str) -> dict:
     )
     histogram = _rows(
         con,
-        f"""SELECT generator, floor(similarity / {SIMILARITY_BIN}) * {SIMILARITY_BIN} AS bin_start, count(*) AS insertions
+        f"""SELECT split, generator, floor(similarity / {SIMILARITY_BIN}) * {SIMILARITY_BIN} AS bin_start, count(*) AS insertions
             FROM {long_view("corruptions", config)} WHERE similarity IS NOT NULL GROUP BY ALL ORDER BY ALL""",
     )
     sentence_labels = _rows(

@@ -574,11 +574,15 @@ def write_bias_table(result: dict, path: Path) -> None:
             pd.DataFrame(bias_table(result)).to_csv(tmp, index=False)
 
 
+SMALL_N = 5  # bias-matrix cells over fewer document pairs are marked in the plot
+
+
 def plot_bias_matrix(result: dict, path: Path) -> None:
     """A heatmap of the bias matrix with each cell's tau and pair count; systems best (mean human score) first."""
     import matplotlib
 
     matplotlib.use("Agg")
+    import matplotlib.patches
     import matplotlib.pyplot as plt
 
     from .atomic import atomic_path
@@ -595,8 +599,12 @@ def plot_bias_matrix(result: dict, path: Path) -> None:
             if i != j:
                 text = "n/a" if np.isnan(tau[i, j]) else f"{tau[i, j]:+.2f}"
                 color = "white" if abs(np.nan_to_num(tau[i, j])) > 0.55 else "black"  # readable on dark cells
+                few = bias["pairs"][i][j] < SMALL_N and not np.isnan(tau[i, j])
+                if few:  # a τ over 2-3 pairs is ±1 by arithmetic, not evidence: hatch the cell
+                    ax.add_patch(matplotlib.patches.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", edgecolor="#777777", linewidth=0))
                 ax.text(j, i - 0.14, text, ha="center", va="center", fontsize=7, color=color)
-                ax.text(j, i + 0.26, f"n={bias['pairs'][i][j]}", ha="center", va="center", fontsize=5.5, color=color)
+                ax.text(j, i + 0.26, f"n={bias['pairs'][i][j]}", ha="center", va="center", fontsize=5.5, color=color,
+                        fontweight="bold" if few else "normal")
     ax.set_xticks(range(n), bias["labels"], rotation=60, ha="right", fontsize=7)
     ax.set_yticks(range(n), labels, fontsize=7)
     ax.set_xlabel("column system (systems ordered by mean expert coherence, best first)")
@@ -604,7 +612,8 @@ def plot_bias_matrix(result: dict, path: Path) -> None:
     ax.set_title(
         f"Bias matrix of {result['measure']} on SummEval\n"
         "cell = τ over documents where the row system's summary is rated more coherent than the column system's\n"
-        "above diagonal: τ+ (consistent pairs)   below diagonal: τ− (inverted pairs)   n = document pairs",
+        "above diagonal: τ+ (consistent pairs)   below diagonal: τ− (inverted pairs)   n = document pairs\n"
+        f"hatched: fewer than {SMALL_N} pairs, too few for τ to mean much",
         fontsize=8,
     )
     fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02, label="τ: 1 = measure always agrees, −1 = always disagrees")

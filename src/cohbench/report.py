@@ -327,20 +327,30 @@ def plot_storysumm_labels(stats: dict, path: Path) -> None:
 
 
 def plot_corruption_similarity(stats: dict, path: Path) -> None:
-    """Histogram of the similarity of each inserted sentence to the one it replaced, per generator."""
+    """Histograms of the similarity of each inserted sentence to the one it replaced (rescaled BERTScore F1), one panel
+    per split and a bar colour per generator, with the acceptance threshold τ the build used drawn across them."""
+    from .hf import split_sort_key
+
     rows = stats["corruption_similarity_histogram"]
-    fig, axis = plt.subplots(figsize=(8, 4.2))
+    splits = sorted({r["split"] for r in rows}, key=split_sort_key)
     generators = sorted({r["generator"] for r in rows})
+    tau = (settings.params().get("incoherence") or {}).get("tau")
+    fig, axes = plt.subplots(1, len(splits), figsize=(4.2 * len(splits) + 1, 4.2), sharex=True, squeeze=False)
     width = SIMILARITY_BIN / max(len(generators), 1)
-    for j, generator in enumerate(generators):
-        mine = [r for r in rows if r["generator"] == generator]
-        axis.bar([r["bin_start"] + j * width for r in mine], [r["insertions"] for r in mine], width, align="edge",
-                 label=f"{generator} ({sum(r['insertions'] for r in mine)} insertions)", edgecolor="white")
-    axis.set_xlabel(f"similarity of the inserted sentence to the replaced one (bins of {SIMILARITY_BIN})")
-    axis.set_ylabel("inserted sentences")
-    axis.set_title(f"{stats['config']}: similarity of inserted (confounder) sentences")
-    axis.legend()
-    axis.grid(axis="y", alpha=0.3)
+    for axis, split in zip(axes[0], splits):
+        for j, generator in enumerate(generators):
+            mine = [r for r in rows if r["generator"] == generator and r["split"] == split]
+            axis.bar([r["bin_start"] + j * width for r in mine], [r["insertions"] for r in mine], width, align="edge",
+                     label=f"{generator} ({sum(r['insertions'] for r in mine)})", edgecolor="white")
+        if tau is not None:
+            axis.axvline(tau, color="black", linestyle="--", linewidth=1, label=f"τ = {tau} (accepted below)")
+        axis.set_title(f"{split}")
+        axis.set_xlabel("rescaled BERTScore F1 (MiniLM)")
+        axis.grid(axis="y", alpha=0.3)
+        axis.legend(fontsize=7)
+    axes[0][0].set_ylabel("inserted sentences")
+    fig.suptitle(f"{stats['config']}: similarity of each inserted (confounder) sentence to the one it replaced, by split "
+                 f"(bins of {SIMILARITY_BIN})", fontsize=10)
     _save(fig, path)
 
 
