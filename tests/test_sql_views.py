@@ -112,6 +112,12 @@ def test_every_long_view_tells_human_from_synthetic_labels_and_names_them(releas
     assert counts.to_pylist() == [{"annotation": "human", "n": human}, {"annotation": "synthetic", "n": 1}]
 
 
+def test_a_statement_naming_only_config_views_loads_only_those(release):
+    assert sql.config_views(sql.db(release, statement="SELECT count(*) FROM snac")) == ["snac"]
+    for statement in ("SELECT count(*) FROM spans", "SELECT 1", "SELECT * FROM snacc", "SELEC nonsense", "WITH x AS (SELECT 1) SELECT * FROM x, snac"):
+        assert sql.config_views(sql.db(release, statement=statement)) == ["snac", "summeval", "tt-swap"], statement
+
+
 def test_views_work_with_only_some_configs_built(tmp_path):
     root = write_release(tmp_path / "release", {"storysumm": ("storysumm", {"val": [plain_record("s", 1, [1, 0])]})})
     con = sql.db(root)

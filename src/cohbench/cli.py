@@ -190,7 +190,7 @@ def cmd_sql(args) -> int:
         raise CohbenchError("--format parquet needs --output FILE")
     if args.output:
         settings.user_output(args.output)  # refused before the release is loaded
-    con = sql.db(memory=args.memory_limit)
+    con = sql.db(memory=args.memory_limit, statement=statement)
     if statement is None:
         sql.shell(con, args.max_rows)
         return 0

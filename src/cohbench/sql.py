@@ -155,12 +155,49 @@ def memory_limit() -> str:
     return os.environ.get("COHBENCH_SQL_MEMORY") or DEFAULT_MEMORY_LIMIT
 
 
-def db(release: Path | None = None, *, memory: str | None = None) -> duckdb.DuckDBPyConnection:
-    """A sandboxed in-memory DuckDB connection with a view per built config and the long views over them.
+def _tables_named(statement: str) -> set[str] | None:
+    """The tables a SELECT statement names, from DuckDB's parser (`json_serialize_sql`) in a locked connection: the
+    statement is parsed, never run (`duckdb.get_table_names` runs some statements: EXPORT DATABASE writes a folder).
+    None for anything but a SELECT."""
+    con = duckdb.connect()
+    try:
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+        tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [statement]).fetchone()[0])
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    if tree.get("error"):
+        return None
+    names, todo = set(), [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            if node.get("type") == "BASE_TABLE":
+                names.add(node.get("table_name"))
+            todo += node.values()
+        elif isinstance(node, list):
+            todo += node
+    return names
+
+
+def _needed(files: dict[str, list[Path]], statement: str | None) -> dict[str, list[Path]]:
+    """The configs a statement reads: only those it names when it names nothing but config views (a one-config
+    query then loads one config, not the release); every config otherwise, or when it is not a plain SELECT."""
+    names = None if statement is None else _tables_named(statement)
+    if not names or not names <= set(files):
+        return files
+    return {config: paths for config, paths in files.items() if config in names}
+
+
+def db(release: Path | None = None, *, memory: str | None = None, statement: str | None = None) -> duckdb.DuckDBPyConnection:
+    """A sandboxed in-memory DuckDB connection with a view per built config and the long views over them; with
+    `statement`, only what that statement reads (the views of the configs it names, when it names only those).
 
     The records are copied into memory before the sandbox is locked: DuckDB's allowed paths would let a query
     overwrite the very files it may read."""
-    files = config_files(release)
+    files = _needed(config_files(release), statement)
     clash = sorted(set(files) & set(LONG_VIEWS))
     if clash:
         raise ReleaseError(f"config {clash[0]!r} has the name of a SQL view; rename the config")
