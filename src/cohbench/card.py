@@ -118,19 +118,17 @@ def front_matter(configs: dict[str, dict]) -> dict:
 
 
 def _count_table(configs: dict[str, dict]) -> list[str]:
+    """One row per config, over all its splits (rows per split are in the configs table; per split in stats/)."""
     lines = [
-        "| config | split | rows | documents | text ok / error / none | sentence ok / error / none | spans |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| config | documents | text ok / error / none | sentence ok / error / none | spans |",
+        "| --- | --- | --- | --- | --- |",
     ]
     for name, stats in configs.items():
-        for k, split in enumerate(stats["files"]):
-            s = stats["splits"][split]
-            labels, sent = s["labels"], s["sentence_labels"]
-            shown = f"`{name}`" if k == 0 else ""  # the config once, on its first split
-            lines.append(
-                f"| {shown} | {split} | {s['rows']} | {s['documents']} | {labels['ok']} / {labels['error']} / {labels.get('no_label', 0)} "
-                f"| {sent['ok']} / {sent['error']} / {sent.get('no_label', 0)} | {s['spans']} |"
-            )
+        total = lambda key, label: sum(s[key].get(label, 0) for s in stats["splits"].values())  # noqa: E731
+        documents = sum(s["documents"] for s in stats["splits"].values())
+        text = " / ".join(str(total("labels", label)) for label in ("ok", "error", "no_label"))
+        sentence = " / ".join(str(total("sentence_labels", label)) for label in ("ok", "error", "no_label"))
+        lines.append(f"| `{name}` | {documents} | {text} | {sentence} | {sum(s['spans'] for s in stats['splits'].values())} |")
     return lines
 
 
