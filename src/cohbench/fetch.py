@@ -1,4 +1,7 @@
-"""Resolve a corpus's upstream files into the local cache and apply its errata there."""
+"""Resolve a corpus's upstream files into the local cache and apply its errata there.
+
+The cache is keyed by URL (raw/HOST/URL-PATH), so a file that several corpora use is stored once; a repaired
+file lives at raw/errata/<erratum id>/<file name>."""
 
 from __future__ import annotations
 
@@ -13,17 +16,13 @@ from .registry import Corpus
 from .sources import resolve, sha256_of
 
 
-def corpus_cache(corpus: Corpus) -> Path:
-    return settings.raw_cache_dir() / corpus.name
-
-
 def erratum_path(corpus: Corpus, erratum) -> Path:
-    return corpus_cache(corpus) / "errata" / erratum.id / corpus.source(erratum.source).filename
+    return settings.raw_cache_dir() / "errata" / erratum.id / corpus.source(erratum.source).filename
 
 
 def fetch(corpus: Corpus, *, mirrors=None, network=None, progress: bool = False) -> dict[str, Path]:
     """Verified local paths of the corpus's inputs by source name, repaired files in place of defective ones."""
-    cache = corpus_cache(corpus)
+    cache = settings.raw_cache_dir()
     # A corpus of many small files (FairytaleQA: ~280) gets one bar over its files, not one bar per file.
     single = len(corpus.sources) == 1
     sources = tqdm(corpus.sources, desc=f"fetching {corpus.name}", unit="file", disable=not progress or single, leave=False)
