@@ -152,3 +152,13 @@ def test_columnar_batches_round_trip_and_datasets_map_agrees_with_a_plain_call(t
     parallel = ds.map(corruptions.get("remove_sentences"), batched=True, batch_size=2, num_proc=2,
                       fn_kwargs={"seed": 7, "k": 1}, remove_columns=ds.column_names, features=FEATURES)
     assert parallel.to_list() == expected
+
+
+def test_a_record_a_generator_cannot_use_is_counted_with_its_reason():
+    from collections import Counter
+
+    removal, swap = Counter(), Counter()
+    assert len(run("remove_sentences", k=1, dropped=removal)) == 6
+    assert len(run("next_sentence_swap", dropped=swap)) == 6
+    assert removal == {"too_short_for_removal": 1} and swap == {"too_short_for_swap": 1}
+    assert len(run("remove_sentences", k=1)) == 6  # without an account the generator runs the same

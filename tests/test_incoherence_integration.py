@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from cohbench import settings
+from cohbench.registry import options
 from cohbench.builders import fairytaleqa, storycloze, synthetic_coherence, timetravel
 pytestmark = pytest.mark.integration
 
@@ -46,7 +47,7 @@ def _no_story_in_two_splits(records):
 
 def test_timetravel_msd_full_sizes_and_exact_20_percent(params_with, paths):
     params_with()
-    parsed = timetravel.parse(paths(timetravel.CORPUS), "timetravel_msd")
+    parsed = timetravel.parse(paths(timetravel.CORPUS), "timetravel_msd", options("timetravel_msd"))
     assert parsed.upstream_records == 3742 and parsed.dropped == {"ending_not_three_sentences": 17}
     sizes = {split: v["records"] for split, v in parsed.notes["by_split"].items()}
     assert sizes == {"train": 1554, "dev": 300, "test": 1871}
@@ -57,7 +58,7 @@ def test_timetravel_msd_full_sizes_and_exact_20_percent(params_with, paths):
 
 def test_timetravel_dsd_subset_draws_within_split_at_exactly_20_percent(params_with, paths):
     tau = params_with(timetravel={"max_stories_per_split": 25})["tau"]
-    parsed = timetravel.parse(paths(timetravel.CORPUS), "timetravel_dsd")
+    parsed = timetravel.parse(paths(timetravel.CORPUS), "timetravel_dsd", options("timetravel_dsd"))
     split_of = {r["doc_id"]: r["split"] for r in parsed.records}
     assert len(parsed.records) + parsed.dropped.get("no_confounder_below_tau", 0) == 75
     for r in parsed.records:
@@ -72,7 +73,7 @@ def test_timetravel_dsd_subset_draws_within_split_at_exactly_20_percent(params_w
 
 def test_storycloze_full_and_its_stories_located_in_timetravel(params_with, paths):
     params_with()
-    parsed = storycloze.parse(paths(storycloze.CORPUS))
+    parsed = storycloze.parse(paths(storycloze.CORPUS), "storycloze_dsd", options("storycloze_dsd"))
     assert parsed.notes["stories"] == 3742
     where = parsed.notes["stories_by_timetravel_split"]
     # 17 stories dropped from TimeTravel (unsplittable endings) + 1 Story Cloze id TimeTravel lacks
@@ -85,12 +86,12 @@ def test_storycloze_full_and_its_stories_located_in_timetravel(params_with, path
 def test_fairytale_subset_keeps_story_splits_and_exact_25_percent(params_with, paths):
     params_with(fairytale={"max_stories_per_split": 1})
     inputs = paths(fairytaleqa.CORPUS)
-    msd = fairytaleqa.parse(inputs, "fairytale_msd")
+    msd = fairytaleqa.parse(inputs, "fairytale_msd", options("fairytale_msd"))
     assert {r["split"] for r in msd.records} == {"train", "val", "test"}
     assert all(v["missing_rate"] == 0.25 for v in msd.notes["by_split"].values())
     assert all(len(r["sentences"]) == 6 and r["gap_labels"].count(1) == 2 for r in msd.records)
     _no_story_in_two_splits(msd.records)
-    dsd = fairytaleqa.parse(inputs, "fairytale_dsd")
+    dsd = fairytaleqa.parse(inputs, "fairytale_dsd", options("fairytale_dsd"))
     assert all(v["discordant_rate"] == 0.25 for v in dsd.notes["by_split"].values())
     _no_story_in_two_splits(dsd.records)
 
@@ -98,7 +99,7 @@ def test_fairytale_subset_keeps_story_splits_and_exact_25_percent(params_with, p
 def test_synthetic_coherence_subset_is_balanced_and_typed(params_with, paths):
     params_with(fairytale={"max_stories_per_split": 1}, timetravel={"max_stories_per_split": 12},
                 synthetic_coherence={"max_narratives_per_split": {"train": 6, "dev": 6, "test": 6}})
-    parsed = synthetic_coherence.parse(paths(synthetic_coherence.CORPUS))
+    parsed = synthetic_coherence.parse(paths(synthetic_coherence.CORPUS), "synthetic_coherence", options("synthetic_coherence"))
     for split, counts in parsed.notes["examples_by_split_and_label"].items():
         assert counts["negative"] == counts["positive"] > 0
     by_id = {r["id"]: r for r in parsed.records}

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from cohbench import settings
+from cohbench.registry import options
 from cohbench.builders import storycloze, timetravel
 from cohbench.errors import ParseError
 
@@ -27,7 +28,7 @@ def small_params(tmp_path, monkeypatch):
 
 
 def test_timetravel_msd_splits_by_file_drops_unsplittable_endings_and_removes_one_inner_sentence(small_params):
-    parsed = timetravel.parse(TT, "timetravel_msd")
+    parsed = timetravel.parse(TT, "timetravel_msd", options("timetravel_msd"))
     assert parsed.upstream_records == 7 and parsed.dropped == {"ending_not_three_sentences": 1}
     by_split = {}
     for r in parsed.records:
@@ -40,7 +41,7 @@ def test_timetravel_msd_splits_by_file_drops_unsplittable_endings_and_removes_on
 
 
 def test_timetravel_dsd_replaces_one_sentence_from_the_same_split_only(small_params):
-    parsed = timetravel.parse(TT, "timetravel_dsd")
+    parsed = timetravel.parse(TT, "timetravel_dsd", options("timetravel_dsd"))
     split_of = {r["doc_id"]: r["split"] for r in parsed.records}
     split_of.update({"t1": "test", "t2": "test", "t3": "test"})
     for r in parsed.records:
@@ -58,7 +59,7 @@ def test_truncated_timetravel_file_is_a_clear_error():
 
 
 def test_storycloze_pairs_wrong_and_right_endings_under_the_timetravel_story_id(small_params):
-    parsed = storycloze.parse(SC)
+    parsed = storycloze.parse(SC, "storycloze_dsd", options("storycloze_dsd"))
     wrong = {r["doc_id"]: r for r in parsed.records if r["id"].endswith(":wrong_ending")}
     right = {r["doc_id"]: r for r in parsed.records if r["id"].endswith(":right_ending")}
     assert wrong["t1"]["sentences"][4] == "Julie hates soccer." and wrong["t1"]["sentence_labels"] == [0, 0, 0, 0, 1]
@@ -71,7 +72,7 @@ def test_storycloze_pairs_wrong_and_right_endings_under_the_timetravel_story_id(
 
 
 def test_storycloze_drops_stories_that_timetravel_trains_or_tunes_on(small_params):
-    parsed = storycloze.parse(SC)
+    parsed = storycloze.parse(SC, "storycloze_dsd", options("storycloze_dsd"))
     # d1 is a TimeTravel dev-file story, so it sits in TimeTravel train or dev: a test-only config must not hold it.
     assert "d1" not in {r["doc_id"] for r in parsed.records}
     assert parsed.upstream_records == 6 and len(parsed.records) == 4
@@ -80,4 +81,4 @@ def test_storycloze_drops_stories_that_timetravel_trains_or_tunes_on(small_param
 
 def test_storycloze_rejects_a_bad_answer_column(small_params):
     with pytest.raises(ParseError, match="bad_answer.tsv line 2"):
-        storycloze.parse({**SC, "storycloze_test": FIX / "storycloze/bad_answer.tsv"})
+        storycloze.parse({**SC, "storycloze_test": FIX / "storycloze/bad_answer.tsv"}, "storycloze_dsd", options("storycloze_dsd"))

@@ -51,7 +51,7 @@ def test_cli_verify_passes_then_fails_on_a_tampered_raw_file(built, capsys):
     assert main(["verify", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] and {r["kind"] for r in report["files"]} == {"raw", "erratum", "release", "card", "stats"}
-    raw = next(p for p in (built[0] / "raw/storysumm").rglob("storysumm.json") if "errata" not in p.parts)
+    raw = next(p for p in (built[0] / "raw").rglob("storysumm.json") if "errata" not in p.parts)
     original = raw.read_bytes()
     raw.write_bytes(original[:-10])
     try:
@@ -67,10 +67,11 @@ def test_cli_fetch_is_idempotent_and_reports_paths(built, capsys):
     assert paths["storysumm"].endswith("errata/storysumm-stray-string-line-1455/storysumm.json")
 
 
-def test_the_corpus_module_builder_works_directly_with_hf_caching(built, tmp_path):
-    from cohbench.builders.storysumm import Builder
+def test_the_corpus_builder_works_directly_with_hf_caching(built, tmp_path):
+    from cohbench.hf import builder_for
+    from cohbench.registry import lookup
 
-    builder = Builder(config_name="storysumm", cache_dir=str(tmp_path / "hf"))
+    builder = builder_for(lookup("storysumm"))(config_name="storysumm", cache_dir=str(tmp_path / "hf"))
     builder.download_and_prepare()
     splits = builder.as_dataset()
     assert {name: len(ds) for name, ds in splits.items()} == {"val": 33, "test": 63}

@@ -22,7 +22,7 @@ def build_storysumm_fixture(workspace):
     path = FIXTURES / "storysumm" / "storysumm.json"
     data = path.read_bytes()
     source = Source("storysumm", storysumm.SOURCE.url, hashlib.sha256(data).hexdigest(), len(data), "MIT")
-    corpus = dataclasses.replace(storysumm.CORPUS, sources=(source,), errata=(), configs=(ConfigSpec("storysumm", "fixture"),))
+    corpus = dataclasses.replace(storysumm.CORPUS, sources=(source,), errata=(), configs=(ConfigSpec("storysumm", "fixture", "summary", "summary"),))
     release.build("storysumm", corpus=corpus, paths={"storysumm": path}, release=workspace / "release", progress=False)
     return workspace / "release"
 

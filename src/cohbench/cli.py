@@ -39,6 +39,8 @@ def cmd_fetch(args) -> int:
     from .fetch import fetch
     from .registry import corpus_of, lookup
 
+    if args.register_checksums:  # before any corpus module is imported: those refuse unregistered rows
+        return _register_checksums(args, args.names)
     names = args.names or sorted({corpus_of(c).name for c in _all_configs()})
     out = {}
     for name in names:
@@ -46,6 +48,19 @@ def cmd_fetch(args) -> int:
         print(f"fetching {corpus.name} ({len(corpus.sources)} file(s))", file=sys.stderr)
         out[corpus.name] = {source: str(path) for source, path in fetch(corpus, progress=not args.json).items()}
     _emit(args, out, [f"{c}: {s} -> {p}" for c, paths in out.items() for s, p in paths.items()])
+    return 0
+
+
+def _register_checksums(args, corpora: list[str]) -> int:
+    from .builders import CHECKSUMS, checksum_table
+    from .sources import register_checksums
+
+    known = sorted(p.stem for p in CHECKSUMS.glob("*.tsv"))
+    for corpus in corpora:
+        if corpus not in known:
+            raise CohbenchError(f"no checksum table for {corpus!r} in {CHECKSUMS}; corpora with one: {', '.join(known)}")
+    out = {corpus: register_checksums(checksum_table(corpus)) for corpus in corpora or known}
+    _emit(args, out, [f"{c}: {len(urls)} pin(s) changed" + "".join(f"\n  {u}" for u in urls) for c, urls in out.items()])
     return 0
 
 
@@ -112,22 +127,25 @@ def cmd_export(args) -> int:
 
 def cmd_metaeval(args) -> int:
     from .metaeval import evaluate, write_bias_table
+    from .registry import spec
 
-    if args.corpus != "summeval":
-        raise CohbenchError(f"meta-evaluation is defined for summeval only, not {args.corpus!r}")
+    if spec(args.config).protocol != "metaeval":
+        raise CohbenchError(f"{args.config} has no human ratings to meta-evaluate against (its protocol is {spec(args.config).protocol}); "
+                            "use `cohbench evaluate`")
     if bool(args.scores) == bool(args.measure):
         raise CohbenchError("give --scores FILE or --measure NAME (one of them)")
     for output in (args.plot, args.bias_table):
         if output:
             settings.user_output(output)  # both refused before either is written
     result = evaluate(
-        args.scores, measure=args.measure, allow_missing=args.allow_missing, bootstrap=args.bootstrap, seed=args.seed, plot=args.plot
+        args.scores, measure=args.measure, allow_missing=args.allow_missing, bootstrap=args.bootstrap, seed=args.seed, plot=args.plot,
+        config=args.config,
     )
     if args.bias_table:
         write_bias_table(result, args.bias_table)
         result["bias_table"] = args.bias_table
     lines = [
-        f"{result['measure']} vs {result['gold']} on SummEval: {result['scored']} of {result['summaries']} summaries scored "
+        f"{result['measure']} vs {result['gold']} on {result['ratings_from']}: {result['scored']} of {result['summaries']} summaries scored "
         f"({result['documents']} documents x {result['systems']} systems)",
         f"{'metric':<10} {'value':>7}   95% CI ({args.bootstrap} bootstrap samples of {result['bootstrap']['resampled']})",
     ]
@@ -291,6 +309,25 @@ def cmd_corrupt(args) -> int:
     return 0
 
 
+def cmd_calibrate(args) -> int:
+    from .builders.incoherence import calibrate
+    from .corruptions.bertscore import BASELINE_FILE
+
+    target = Path(args.output) if args.output else BASELINE_FILE
+    print(f"encoding sentences of {args.pairs} random pairs", file=sys.stderr)
+    baseline = calibrate(pairs=args.pairs, seed=args.seed, target=target)
+    _emit(args, baseline, [f"wrote {target}: mean F of {baseline['pairs']} random pairs = {baseline['F']:.6f}"])
+    return 0
+
+
+def cmd_pipeline(args) -> int:
+    from .pipeline import write
+
+    changed = write()
+    _emit(args, {"changed": changed}, ["rewrote the config lists of dvc.yaml from the registry" if changed else "dvc.yaml is current"])
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="cohbench", description=__doc__, epilog=EXIT_CODES)
     top.add_argument("--version", action="version", version=f"cohbench {__version__}")
@@ -311,6 +348,8 @@ def parser() -> argparse.ArgumentParser:
     fetch = add("fetch", cmd_fetch, "resolve and verify upstream files (cache, then mirror, then network)")
     fetch.add_argument("names", nargs="*", help="corpora or configs (default: all)")
     fetch.add_argument("--mirror", help="mirror folder laid out as HOST/URL-PATH (overrides COHBENCH_MIRROR)")
+    fetch.add_argument("--register-checksums", action="store_true",
+                       help="hash each file the corpus's checksum table declares and write its size and sha256 there")
     build = add("build", cmd_build, "build configs into the release folder")
     build.add_argument("configs", nargs="*")
     build.add_argument("--all", action="store_true", help="build every registered config")
@@ -331,9 +370,14 @@ def parser() -> argparse.ArgumentParser:
     add("gate", cmd_gate, "fail unless the baseline's scores clear the floors in params.yaml (baseline.floors)")
     cite = add("cite", cmd_cite, "print the BibTeX to cite for configs (their corpora's papers and cohbench)")
     cite.add_argument("configs", nargs="*", help="configs (default: cohbench itself)")
+    calibrate = add("calibrate", cmd_calibrate, "remake the BERTScore rescaling baseline (the scale of incoherence.tau) from random TimeTravel train sentence pairs")
+    calibrate.add_argument("--pairs", type=int, default=5000, help="random sentence pairs (default 5000)")
+    calibrate.add_argument("--seed", type=int, default=13, help="seed of the pair draw (default 13)")
+    calibrate.add_argument("--output", help="write here instead of the shipped corruptions/bertscore_baseline.json")
+    add("pipeline", cmd_pipeline, "rewrite dvc.yaml's per-config build stages from the registry of configs")
     add("schema", cmd_schema, "print the schema documentation (catalog/SCHEMA.md)")
     metaeval = add("metaeval", cmd_metaeval, "score a coherence measure against SummEval's expert ratings (tau_sys/sum/pair/intra, Acc_pair, bias matrix)")
-    metaeval.add_argument("corpus", choices=["summeval"], help="the corpus with human coherence ratings")
+    metaeval.add_argument("config", help="the config with human coherence ratings (one whose protocol is metaeval)")
     metaeval.add_argument("--scores", help="CSV or JSONL with doc_id, system, score (or id = <doc_id>/<system>, score)")
     metaeval.add_argument("--measure", help="a built-in reference measure instead: uppercase, architecture, upper-bound, random, or *-noised")
     metaeval.add_argument("--allow-missing", action="store_true", help="evaluate on the scored summaries when some have no score")

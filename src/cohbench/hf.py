@@ -1,8 +1,10 @@
-"""The Hugging Face `datasets` builder every corpus module instantiates with `builder_for(CORPUS)`.
+"""The Hugging Face `datasets` builder of a corpus, `builder_for(corpus)`: the one way a config is built.
 
 The builder never downloads: it gets verified local paths from the source layer (or from its caller), runs
-the corpus's pure `parse`, and yields records in the one schema. Expected split sizes, where a corpus
-declares them, are verified by `datasets` itself.
+the corpus's pure `parse` with the config's typed options (both part of the builder config, so the fingerprint
+sees them), hands each split's records to `_generate_examples` through `gen_kwargs`, and keeps the parse's
+account (upstream records, drops by reason, notes) public as `builder.account`. Expected split sizes, where a
+corpus declares them, are verified by `datasets` itself.
 """
 
 from __future__ import annotations
@@ -12,25 +14,21 @@ from typing import Optional
 
 import datasets
 
-from .registry import Corpus, Parsed
-from .schema import FEATURES
-
-SPLIT_ORDER = ("train", "dev", "val", "validation", "test")
-
-
-def split_sort_key(split: str):
-    return (SPLIT_ORDER.index(split) if split in SPLIT_ORDER else len(SPLIT_ORDER), split)
-
+from .registry import Corpus, parse
+from .schema import FEATURES, split_sort_key
 
 @dataclass
 class CohbenchBuilderConfig(datasets.BuilderConfig):
     # name -> local path; None means: ask the source layer (cache, then mirror).
     paths: Optional[dict] = None
+    # the config's typed generator options (ConfigSpec.options); None means: from params.yaml.
+    options: Optional[object] = None
 
 
 class CohbenchBuilder(datasets.GeneratorBasedBuilder):
     CORPUS: Corpus
     BUILDER_CONFIG_CLASS = CohbenchBuilderConfig
+    account: dict | None = None  # upstream_records, built_records, dropped, notes: set by a build that ran
 
     def _info(self) -> datasets.DatasetInfo:
         spec = self.CORPUS.config(self.config.name)
@@ -52,13 +50,19 @@ class CohbenchBuilder(datasets.GeneratorBasedBuilder):
         from .fetch import fetch
 
         paths = self.config.paths or fetch(self.CORPUS)
-        self._parsed: Parsed = self.CORPUS.parse(paths, self.config.name)
-        splits = sorted({record["split"] for record in self._parsed.records}, key=split_sort_key)
-        return [datasets.SplitGenerator(name=split, gen_kwargs={"split": split}) for split in splits]
+        parsed = parse(self.CORPUS, self.config.name, paths, self.config.options)
+        by_split: dict[str, list[dict]] = {}
+        for record in parsed.records:
+            by_split.setdefault(record["split"], []).append(record)
+        self.account = {"upstream_records": parsed.upstream_records, "built_records": len(parsed.records),
+                        "dropped": dict(sorted(parsed.dropped.items())), "notes": parsed.notes}
+        return [
+            datasets.SplitGenerator(name=split, gen_kwargs={"records": sorted(by_split[split], key=lambda r: r["id"])})
+            for split in sorted(by_split, key=split_sort_key)
+        ]
 
-    def _generate_examples(self, split):
-        records = [record for record in self._parsed.records if record["split"] == split]
-        for record in sorted(records, key=lambda r: r["id"]):
+    def _generate_examples(self, records):
+        for record in records:
             yield record["id"], record
 
 

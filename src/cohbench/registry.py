@@ -1,5 +1,9 @@
-"""Explicit registry of corpora and their configs. Each corpus module under `cohbench.builders` calls
-`register` once at import; a second corpus or config of the same name is an error."""
+"""Explicit registry of corpora and their configs: the one place a config is declared. Each corpus module under
+`cohbench.builders` calls `register` once at import; a second corpus or config of the same name is an error.
+
+Everything else looks a config up here (`spec(config).task`, `.protocol`, `.statistics`, `.options`) instead of
+keeping a table of config names: the evaluation protocols, the baseline, agreement statistics, the report,
+meta-evaluation and the DVC pipeline (`cohbench.pipeline`)."""
 
 from __future__ import annotations
 
@@ -33,12 +37,23 @@ class Parsed:
             )
 
 
+# What a model predicts on a config: a label per sentence, per gap between sentences, per summary, or (ratings)
+# a score that is correlated with human ratings.
+TASKS = ("sentences", "gaps", "summary", "ratings")
+
+
 @dataclass(frozen=True)
 class ConfigSpec:
     name: str
     description: str
+    task: str  # one of TASKS
+    protocol: str  # the evaluation protocol of `cohbench.protocols` (or "metaeval") that scores predictions
+    statistics: str = "generic"  # the agreement/report analysis of `cohbench.agreement` for its annotations
     expected_splits: Mapping[str, int] | None = None  # verified by the Hugging Face builder when given
     research_only: bool = False  # excluded from any publishing/export unless asked for
+    # Generator options: a frozen dataclass type with `from_params(params.yaml dict)`. Its instance reaches
+    # `parse(paths, config, options)` through the builder config, so the Hugging Face fingerprint sees it.
+    options: type | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +95,8 @@ def register(corpus: Corpus) -> Corpus:
     if corpus.name in _CORPORA:
         raise RegistryError(f"corpus {corpus.name!r} is registered twice")
     for spec in corpus.configs:
+        if spec.task not in TASKS:
+            raise RegistryError(f"config {spec.name!r} declares task {spec.task!r}; tasks: {', '.join(TASKS)}")
         if spec.name in _CONFIG_OWNER:
             raise RegistryError(f"config {spec.name!r} is declared by both {_CONFIG_OWNER[spec.name]} and {corpus.name}")
     for erratum in corpus.errata:
@@ -114,6 +131,41 @@ def corpus_of(config: str) -> Corpus:
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise RegistryError(f"unknown config {config!r}; {hint}known configs: {', '.join(sorted(_CONFIG_OWNER))}")
     return _CORPORA[_CONFIG_OWNER[config]]
+
+
+def spec(config: str) -> ConfigSpec:
+    """The declaration of a registered config."""
+    return corpus_of(config).config(config)
+
+
+def is_config(name: str) -> bool:
+    _discover()
+    return name in _CONFIG_OWNER
+
+
+def configs_where(**fields) -> list[str]:
+    """Registered configs whose declaration has these field values, e.g. `configs_where(protocol="metaeval")`."""
+    return [name for name in config_names() if all(getattr(spec(name), k) == v for k, v in fields.items())]
+
+
+def options(config: str, params: Mapping | None = None):
+    """The typed generator options of `config` from params.yaml (or `params`), or None where it takes none."""
+    from . import settings
+
+    spec = corpus_of(config).config(config)
+    if spec.options is None:
+        return None
+    return spec.options.from_params(settings.params() if params is None else params)
+
+
+def parse(corpus: Corpus, config: str, paths: Mapping[str, Path], config_options=None) -> Parsed:
+    """Run `corpus`'s `parse` for `config`, with its options (default: from params.yaml) where it takes some."""
+    spec = corpus.config(config)
+    if spec.options is None:
+        return corpus.parse(paths, config)
+    from . import settings
+
+    return corpus.parse(paths, config, config_options if config_options is not None else spec.options.from_params(settings.params()))
 
 
 def lookup(name: str) -> Corpus:

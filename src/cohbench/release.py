@@ -6,6 +6,9 @@ Layout (Hugging Face dataset folder, loadable with `load_dataset(<folder>, <conf
     croissant.json                  the same release in Croissant 1.0 (MLCommons) metadata
     stats/<config>.json             machine-written counts of one config
     data/<config>/<split>.parquet
+
+`read_config` is the one reader of a built config for the package's own code (records and Arrow tables per
+split); `load` is the Hugging Face view of the same files for users.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__, settings
@@ -21,7 +25,7 @@ from .card import card_markdown
 from .croissant import croissant
 from .errors import ReleaseError
 from .registry import corpora, corpus_of, lookup
-from .schema import BINARY_LABELS, ERROR_TYPES, GAP_LABELS
+from .schema import BINARY_LABELS, ERROR_TYPES, GAP_LABELS, split_sort_key
 from .sources import sha256_of
 
 # `datasets` (and the builder that needs it) is imported where it is used: reading the stats of a release
@@ -74,7 +78,7 @@ def build(
     import datasets
 
     from .fetch import fetch
-    from .hf import builder_for, split_sort_key
+    from .hf import builder_for
 
     release = release or settings.release_dir()
     corpus = corpus or corpus_of(config)
@@ -82,14 +86,15 @@ def build(
     if not progress:
         datasets.disable_progress_bars()
     paths = {name: str(path) for name, path in (paths or fetch(corpus, progress=progress)).items()}
+    options = spec.options.from_params(settings.params()) if spec.options else None
     with tempfile.TemporaryDirectory(prefix="cohbench-hf-") as cache:
-        builder = builder_for(corpus)(config_name=config, cache_dir=cache, paths=paths)
+        builder = builder_for(corpus)(config_name=config, cache_dir=cache, paths=paths, options=options)
         try:
             builder.download_and_prepare(verification_mode="basic_checks")
         except datasets.exceptions.NonMatchingSplitsSizesError as error:
             raise ReleaseError(f"{config} did not build the split sizes its corpus declares ({error}); nothing was written") from None
         splits = builder.as_dataset()
-        parsed = builder._parsed
+        account = builder.account
         files, per_split = {}, {}
         with atomic_dir(release / "data" / config) as tmp:
             for split in sorted(splits, key=split_sort_key):
@@ -108,10 +113,7 @@ def build(
         "version": corpus.version,
         "licence": corpus.licence,
         "research_only": spec.research_only,
-        "upstream_records": parsed.upstream_records,
-        "built_records": len(parsed.records),
-        "dropped": dict(sorted(parsed.dropped.items())),
-        "notes": parsed.notes,
+        **account,
         "splits": per_split,
         "files": files,
         "inputs": [
@@ -168,6 +170,39 @@ def require_built(config: str, release: Path | None = None) -> tuple[Path, dict]
         return folder, built[config]
     corpus_of(config)  # an unknown name: the closest one
     raise ReleaseError(f"config {config!r} is not built in {folder}; run `cohbench build {config}`")
+
+
+@dataclass(frozen=True)
+class ConfigData:
+    """One built config: its build stats, its records per split (plain Python rows) and the Arrow tables."""
+
+    name: str
+    stats: dict
+    splits: dict[str, list[dict]]
+    tables: dict[str, "pyarrow.Table"] | None = None
+
+    def records(self):
+        for rows in self.splits.values():
+            yield from rows
+
+
+def read_config(release: Path | None, name: str, stats: dict | None = None) -> ConfigData:
+    """Read a built config's Parquet files once, splits in the vocabulary's order (`schema.SPLITS`). `stats`
+    defaults to the config's stats file; a config that is not built is an error naming the command to run."""
+    release = release or settings.release_dir()
+    if stats is None:
+        built = built_configs(release)
+        if name not in built:
+            raise ReleaseError(f"config {name!r} is not built in {release}; run `cohbench build {name}`")
+        stats = built[name]
+    import pyarrow.parquet as pq
+
+    splits, tables = {}, {}
+    for split in sorted(stats["files"], key=split_sort_key):
+        table = pq.read_table(release / stats["files"][split]["path"])
+        tables[split] = table
+        splits[split] = table.to_pylist()
+    return ConfigData(name=name, stats=stats, splits=splits, tables=tables)
 
 
 def list_configs(release: Path | None = None) -> list[dict]:
@@ -255,7 +290,7 @@ def verify(release: Path | None = None) -> list[dict]:
     """Re-hash every raw input and every release file against the recorded sha256; one result per file."""
     import pyarrow.parquet as pq
 
-    from .fetch import corpus_cache, erratum_path
+    from .fetch import erratum_path
 
     release = release or settings.release_dir()
     manifest_file = release / "manifest.json"
@@ -276,7 +311,7 @@ def verify(release: Path | None = None) -> list[dict]:
     for name, entry in recorded["configs"].items():
         corpus = lookup(entry["corpus"])
         for source in corpus.sources:
-            check("raw", corpus_cache(corpus) / source.relpath, source.sha256, f"run cohbench fetch {name}")
+            check("raw", settings.raw_cache_dir() / source.relpath, source.sha256, f"run cohbench fetch {name}")
         for erratum in corpus.errata:
             check("erratum", erratum_path(corpus, erratum), erratum.output_sha256, f"run cohbench fetch {name}")
         for split, f in entry["files"].items():

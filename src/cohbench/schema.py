@@ -137,14 +137,25 @@ def _declared() -> dict:
         "CORRUPTION_FIELDS": CORRUPTION_FIELDS,
         "FIELDS": FIELDS,
         "FEATURES": FEATURES,
-        "ARROW_SCHEMA": FEATURES.arrow_schema,
         "NESTED": nested,
     }
 
 
+# The release's split vocabulary, in reading order, each with its class: a document sits in one class only
+# (leakage), thresholds are tuned on the dev class, models train on the train class. Change the vocabulary here.
+SPLIT_CLASSES = {"train": "train", "dev": "dev", "val": "dev", "validation": "dev", "test": "test"}
+SPLITS = tuple(SPLIT_CLASSES)
+TRAIN_SPLITS = tuple(split for split, kind in SPLIT_CLASSES.items() if kind == "train")
+DEV_SPLITS = tuple(split for split, kind in SPLIT_CLASSES.items() if kind == "dev")
+
+
+def split_sort_key(split: str):
+    return (SPLITS.index(split) if split in SPLITS else len(SPLITS), split)
+
+
 def __getattr__(name: str):
-    """FIELDS, FEATURES, ARROW_SCHEMA and the nested field tuples, declared on first access (PEP 562)."""
-    if name in ("SPAN_FIELDS", "RATING_FIELDS", "EXPLANATION_FIELDS", "CORRUPTION_FIELDS", "FIELDS", "FEATURES", "ARROW_SCHEMA"):
+    """FIELDS, FEATURES and the nested field tuples, declared on first access (PEP 562)."""
+    if name in ("SPAN_FIELDS", "RATING_FIELDS", "EXPLANATION_FIELDS", "CORRUPTION_FIELDS", "FIELDS", "FEATURES"):
         return _declared()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -20,23 +20,19 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..corruptions import corpora as inc
 from ..errors import ParseError
-from ..hf import builder_for
 from ..registry import ConfigSpec, Corpus, Parsed, register
 from ..schema import OK, empty_record
-from ..sources import Source
 from ..text import split_sentences
-from ._fairytaleqa_files import FILES, META
+from . import incoherence as inc
+from . import pinned
+from .incoherence import FairytaleOptions
 
-_BASE = "https://raw.githubusercontent.com/uci-soe/FairytaleQAData/a24ddc17364666b7c13a425b9970c87368b03417"
 LICENCE = "Apache-2.0 (repository); stories are public-domain Project Gutenberg texts"
-STORY_SOURCES = tuple(
-    Source(name=f"{split}/{filename}", url=f"{_BASE}/data-by-train-split/section-stories/{split}/{filename}",
-           sha256=sha256, size=size, licence=LICENCE)
-    for split, filename, sha256, size in FILES
-)
-META_SOURCE = Source(name="story_meta", url=f"{_BASE}/{META[0]}", sha256=META[1], size=META[2], licence=LICENCE)
+_PINNED = pinned("fairytaleqa")
+META_SOURCE = _PINNED.pop("story_meta")
+STORY_SOURCES = tuple(_PINNED.values())  # named <split>/<story file>
+FILES = tuple(tuple(source.name.split("/", 1)) for source in STORY_SOURCES)  # (split, story file)
 
 CITATION = """@inproceedings{xu-etal-2022-fantastic,
   title = {Fantastic Questions and Where to Find Them: {F}airytale{QA} -- An Authentic Dataset for Narrative Comprehension},
@@ -66,7 +62,7 @@ def _check_meta(path: Path, files) -> list[str]:
     with open(path, encoding="utf-8", newline="") as handle:
         meta = {row["filename"].lower(): (row["filename"], row["split"]) for row in csv.DictReader(handle)}
     case_only = []
-    for split, filename, _, _ in files:
+    for split, filename in files:
         story = filename.removesuffix("-story.csv")
         name, meta_split = meta.get(story.lower(), (None, None))
         if meta_split != split:
@@ -77,21 +73,20 @@ def _check_meta(path: Path, files) -> list[str]:
     return case_only
 
 
-def windows(paths: Mapping[str, Path], config: str, files=FILES) -> tuple[list[dict], int, Counter, dict]:
+def windows(paths: Mapping[str, Path], config: str, opts: FairytaleOptions, files=FILES) -> tuple[list[dict], int, Counter, dict]:
     """Coherent 8-sentence windows (records), the number cut, drops by reason, and story statistics.
-    `files` = (split, file name, sha256, bytes) of the stories: the pinned list unless a caller gives another."""
-    opts = inc.params("fairytale")
+    `files` = (split, file name) of the stories: the pinned list unless a caller gives another."""
     case_only = _check_meta(Path(paths["story_meta"]), files)
-    story_limit = opts.get("max_stories_per_split")
+    story_limit = opts.max_stories_per_split
     chosen_files = []
     for split in ("train", "val", "test"):
-        names = inc.stable_order([f for s, f, _, _ in files if s == split], "fairytale-stories")
+        names = inc.stable_order([f for s, f in files if s == split], "fairytale-stories")
         chosen_files += [(split, f) for f in sorted(names[:story_limit] if story_limit else names)]
     stories = [(split, filename.removesuffix("-story.csv"), _sections(Path(paths[f"{split}/{filename}"])))
                for split, filename in chosen_files]
     flat = [text for _, _, sections in stories for text in sections]
     split_texts = iter(split_sentences(flat))
-    size, limit = opts["window"], opts.get("max_windows_per_story")
+    size, limit = opts.window, opts.max_windows_per_story
     records, cut, dropped, unused = [], 0, Counter(), 0
     for split, story, sections in stories:
         sentences = [s for _ in sections for s in next(split_texts)]
@@ -115,7 +110,7 @@ def windows(paths: Mapping[str, Path], config: str, files=FILES) -> tuple[list[d
 
 def test_texts(paths: Mapping[str, Path], files=FILES) -> list[str]:
     """The test split's whole stories (sections in order), each as one text."""
-    return [" ".join(_sections(Path(paths[f"{split}/{filename}"]))) for split, filename, _, _ in files if split == "test"]
+    return [" ".join(_sections(Path(paths[f"{split}/{filename}"]))) for split, filename in files if split == "test"]
 
 
 PARAMETERS = {
@@ -124,17 +119,15 @@ PARAMETERS = {
 }
 
 
-def parse(paths: Mapping[str, Path], config: str, files=FILES) -> Parsed:
-    opts = inc.params("fairytale")
-    coherent, cut, dropped, stats = windows(paths, config, files)
+def parse(paths: Mapping[str, Path], config: str, opts: FairytaleOptions, files=FILES) -> Parsed:
+    coherent, cut, dropped, stats = windows(paths, config, opts, files)
     if config == "fairytale_msd":
-        records = inc.msd(coherent, config, opts["seed"], opts["k"])
-        dropped.update(inc.count_dropped(coherent, records, "too_short_for_removal"))
+        records = inc.msd(coherent, config, opts.seed, opts.k, dropped)
     else:
-        records = inc.dsd(coherent, config, opts, k=opts["k"])
-        dropped.update(inc.count_dropped(coherent, records, "no_confounder_below_tau"))
+        records = inc.dsd(coherent, config, opts, dropped, k=opts.k)
+    parameters = opts.as_dict()
     notes = {**inc.notes(records, gap_task=config == "fairytale_msd"), **stats,
-             "parameters": {k: opts.get(k) for k in PARAMETERS[config]}}
+             "parameters": {k: parameters[k] for k in PARAMETERS[config]}}
     return Parsed(records=records, upstream_records=cut, dropped=dict(dropped), notes=notes)
 
 
@@ -154,14 +147,12 @@ CORPUS = register(
         licence_url="https://github.com/uci-soe/FairytaleQAData",
         sources=(*STORY_SOURCES, META_SOURCE),
         configs=(
-            ConfigSpec(name="fairytale_msd", description="Missing sentence detection: 6 of 8 sentences shown; "
+            ConfigSpec(options=FairytaleOptions, name="fairytale_msd", task="gaps", protocol="gaps", description="Missing sentence detection: 6 of 8 sentences shown; "
                        "gap_labels mark the two gaps with a missing sentence (never first/last, never adjacent)."),
-            ConfigSpec(name="fairytale_dsd", description="Discordant sentence detection: 2 of 8 sentences replaced "
+            ConfigSpec(options=FairytaleOptions, name="fairytale_dsd", task="sentences", protocol="sentences", description="Discordant sentence detection: 2 of 8 sentences replaced "
                        "by confounders from other stories of the same split; sentence_labels mark them."),
         ),
         parse=parse,
         test_texts=test_texts,
     )
 )
-
-Builder = builder_for(CORPUS)

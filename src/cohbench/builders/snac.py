@@ -23,21 +23,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ..errors import ParseError
-from ..hf import builder_for
 from ..registry import ConfigSpec, Corpus, Parsed, register
 from ..schema import CATEGORIES, COHERENCE_ERROR_TYPES, ERROR, ERROR_TYPES, OK, category_of, empty_record
-from ..sources import Source
+from . import pinned
 from ..text import sentence_offsets
 
-COMMIT = "6e5b8350c027b2989bacbd6c68a987daf84687c1"
 LICENCE = "CC BY-SA 4.0"
-SOURCE = Source(
-    name="snac",
-    url=f"https://raw.githubusercontent.com/tagoyal/snac/{COMMIT}/SNaC_data.json",
-    sha256="c4d238bfd365a107fa4f986d33feb44f0f37c7fc85207a21096313a44f786ef4",
-    size=1852465,
-    licence=LICENCE,
-)
+SOURCE = pinned("snac")["snac"]
 
 # Upstream id prefix -> (the paper's name, domain). The domain is the split stratum.
 SYSTEMS = {
@@ -432,7 +424,7 @@ CORPUS = register(
         sources=(SOURCE,),
         configs=(
             ConfigSpec(
-                name="snac",
+                name="snac", task="sentences", protocol="snac", statistics="error_spans",
                 description=(
                     "150 summaries (BOOK-175B 55, BOOK-6B 55, MOVIE-BART 40) split by book or movie into cohbench's "
                     "own train/dev/test (the file carries no split), sized like the paper's 4.2k/230/1.8k sentences."
@@ -443,5 +435,3 @@ CORPUS = register(
         parse=parse,
     )
 )
-
-Builder = builder_for(CORPUS)

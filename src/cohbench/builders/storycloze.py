@@ -17,28 +17,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import ParseError
-from ..hf import builder_for
-from ..registry import ConfigSpec, Corpus, Parsed, register
+from ..registry import ConfigSpec, Corpus, Parsed, options, register
 from ..schema import ERROR, OK, empty_record
-from ..sources import Source
+from . import pinned
 from . import timetravel
+from .incoherence import TimeTravelOptions
 
-_BASE = "https://raw.githubusercontent.com/snigdhac/StoryComprehension_EMNLP/d22567c475c216b1a0bde785e4c0508d45d00d25/Dataset/RoCStories"
 LICENCE = "none stated; distributed by the authors on request"  # the config is research_only: says so once
-VAL = Source(
-    name="storycloze_val",
-    url=f"{_BASE}/cloze_test_val__spring2016%20-%20cloze_test_ALL_val.tsv",
-    sha256="233e33ca30ec9f0738558792b6aeda92f1e3b08e79d6b873a04da1e62fe4a3e1",
-    size=573036,
-    licence=LICENCE,
-)
-TEST = Source(
-    name="storycloze_test",
-    url=f"{_BASE}/test_spring2016.tsv",
-    sha256="953ab7cd4e4956fb0df5945c08ca3d5894e024ba552efd3c5c9cf5622e97f309",
-    size=572137,
-    licence=LICENCE,
-)
+VAL, TEST = pinned("storycloze").values()
 
 HEADER = ["InputStoryid", "InputSentence1", "InputSentence2", "InputSentence3", "InputSentence4",
           "RandomFifthSentenceQuiz1", "RandomFifthSentenceQuiz2", "AnswerRightEnding"]
@@ -65,17 +51,19 @@ def _rows(path: Path) -> list[dict]:
     return out
 
 
-def parse(paths: Mapping[str, Path], config: str = "storycloze_dsd") -> Parsed:
+def parse(paths: Mapping[str, Path], config: str, opts: TimeTravelOptions) -> Parsed:
+    """`opts`: TimeTravel's, whose split of the stories decides which Story Cloze stories a test may use."""
     stories, _, _ = timetravel.load_stories(paths)
-    tt_split = timetravel.story_splits(stories)
+    tt_split = timetravel.story_splits(stories, opts)
     tt_text = {s["story_id"]: s["sentences"] for s in stories}
-    records, seen, where, same_text, dropped = [], set(), Counter(), 0, Counter()
+    records, seen, where, same_text, dropped, upstream = [], set(), Counter(), 0, Counter(), 0
     for name in ("storycloze_val", "storycloze_test"):
         for row in _rows(Path(paths[name])):
             story_id = row["InputStoryid"]
             if story_id in seen:
                 raise ParseError(f"story {story_id} occurs twice in the Story Cloze files; fetch the pinned files again")
             seen.add(story_id)
+            upstream += 2  # a story row holds two upstream endings; each ending is one record
             where[tt_split.get(story_id, "not in TimeTravel configs")] += 1
             context = [row[f"InputSentence{i}"].strip() for i in range(1, 5)]
             same_text += tt_text.get(story_id, [None])[:4] == context
@@ -96,13 +84,13 @@ def parse(paths: Mapping[str, Path], config: str = "storycloze_dsd") -> Parsed:
         "first_four_sentences_identical_to_timetravel": same_text,
         "upstream_file_origin": {"val": "cloze_test_ALL_val (1,871 stories)", "test": "test_spring2016 (1,871 stories)"},
     }
-    # Each story row holds two upstream endings; each ending is one record.
-    return Parsed(records=records, upstream_records=2 * len(seen), dropped=dict(dropped), notes=notes)
+    return Parsed(records=records, upstream_records=upstream, dropped=dict(dropped), notes=notes)
 
 
 def test_texts(paths: Mapping[str, Path]) -> list[str]:
     """The config's stories (test only), once with each ending."""
-    return [" ".join(record["sentences"]) for record in parse(paths).records]
+    config = CORPUS.configs[0].name
+    return [" ".join(record["sentences"]) for record in parse(paths, config, options(config)).records]
 
 
 CORPUS = register(
@@ -119,7 +107,8 @@ CORPUS = register(
         sources=(VAL, TEST, timetravel.TEST, timetravel.DEV),
         configs=(
             ConfigSpec(
-                name="storycloze_dsd",
+                options=TimeTravelOptions,
+                name="storycloze_dsd", task="sentences", protocol="sentences",
                 description=(
                     "1,888 stories (those in no TimeTravel train/dev split) x {wrong ending (sentence 5 labelled 1), "
                     "right ending (all 0)}; test only."
@@ -132,5 +121,3 @@ CORPUS = register(
         test_texts=test_texts,
     )
 )
-
-Builder = builder_for(CORPUS)

@@ -17,19 +17,11 @@ from pathlib import Path
 
 from ..errata import Erratum
 from ..errors import ParseError
-from ..hf import builder_for
 from ..registry import ConfigSpec, Corpus, Parsed, register
 from ..schema import ERROR, NO_LABEL, OK, empty_record
-from ..sources import Source
+from . import pinned
 
-COMMIT = "22d47af2bfb2a6b2d443b44dbcc81dd01ac742cb"
-SOURCE = Source(
-    name="storysumm",
-    url=f"https://raw.githubusercontent.com/melaniesubbiah/storysumm/{COMMIT}/storysumm.json",
-    sha256="a5d33036b5a77e344912ea8c28dc831358ba91412217d9cdff3049f80e307cab",
-    size=567908,
-    licence="MIT",
-)
+SOURCE = pinned("storysumm")["storysumm"]
 
 STRAY_STRING = Erratum(
     id="storysumm-stray-string-line-1455",
@@ -174,7 +166,7 @@ CORPUS = register(
         errata=(STRAY_STRING,),
         configs=(
             ConfigSpec(
-                name="storysumm",
+                name="storysumm", task="summary", protocol="summary", statistics="summary_labels",
                 description="96 summaries of 32 stories; upstream val (33, older generators) and test (63, newer).",
                 expected_splits={"val": 33, "test": 63},
             ),
@@ -182,5 +174,3 @@ CORPUS = register(
         parse=parse,
     )
 )
-
-Builder = builder_for(CORPUS)

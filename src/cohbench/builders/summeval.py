@@ -26,14 +26,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import ParseError
-from ..hf import builder_for
 from ..registry import ConfigSpec, Corpus, Parsed, register
 from ..schema import empty_record
-from ..sources import Source
+from . import pinned
 from ..text import split_sentences
 
-DAMO_COMMIT = "bd7dde15817a88940c17574973ff03e750356daa"
-BARTSCORE_COMMIT = "248f511cb34ae3753fc81f7d7a945de5bfe33458"
 
 # SummEval system ids -> names in the SummEval paper; the first four are extractive.
 SYSTEM_NAMES = {
@@ -59,40 +56,9 @@ DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
 EXPERTS, CROWD = 3, 5
 BARTSCORE_TEXT = "bartscore_tokenised_sentence_case"
 
-# sha256 and size of each DAMO file at DAMO_COMMIT, by system id.
-_DAMO_FILES = {
-    "M8": ("42fc0beefc741046a45d6b0b275f53d4a8dacf6d8fad61018dd2749cf6cae55f", 573589),
-    "M9": ("d535fd61bc458e738d4bbeeb9b99306e6c5305f8895bd7d9e7cc919d4092b1ff", 575829),
-    "M10": ("97fcbe959263a1194c12ec68de0779d121aa0d8b626355406dad332d97cdb647", 570159),
-    "M11": ("316d600477d1ddcc734a2e0495414befa7f9561fe272e16a007bf1adadd9dd85", 579000),
-    "M12": ("41e1fabd1326f4e6dbfaee5df74abbd3f93abb4aa70d80b06201ba64518a61a8", 577653),
-    "M13": ("6e54a047c75810271ce2ffe67351d0739f71976ef634583e5ab3564594d988de", 576398),
-    "M14": ("f340a99d998602c1f7a044c0cc8d7115a3ed6ffe940c1c5174eb35da6a051b40", 571870),
-    "M15": ("853c9d61f904bfdfa43fea7c22a2b7b54460484a47cff8fcc127c6434d1ed6d0", 575573),
-    "M17": ("9186137414e04595b3974a191c0cc590508087bc9ccd3f9edca891539308e75d", 571811),
-    "M20": ("b8a7d20201445c37b0351b587d5918fbe5501910f088bb752d14adcf86e272a6", 567207),
-    "M22": ("055c5ca4e051b95697a85332a2d43bd4cc49a7b20db44297fded88edec4db3b3", 572322),
-    "M23": ("a6c765629284a22731ceda3bf0bf2316dc60371a0d9def141ba7f4b688dbdd60", 572364),
-}
-DAMO_LICENCE = "none stated (SummEval's annotations: MIT); article text: CNN/DailyMail, research use"
-
-DAMO_SOURCES = tuple(
-    Source(
-        name=f"damo_{system}",
-        url=f"https://raw.githubusercontent.com/DAMO-NLP-SG/LLM_summeval/{DAMO_COMMIT}/model_output_annotations/{system}_outputs_annotations.jsonl",
-        sha256=sha256,
-        size=size,
-        licence=DAMO_LICENCE,
-    )
-    for system, (sha256, size) in _DAMO_FILES.items()
-)
-BARTSCORE_SOURCE = Source(
-    name="bartscore",
-    url=f"https://raw.githubusercontent.com/neulab/BARTScore/{BARTSCORE_COMMIT}/SUM/SummEval/data.pkl",
-    sha256="008f1639a3352f0248cac88b74ff431c27287a027a888902ef425a26005f0acf",
-    size=1176833,
-    licence="Apache-2.0; article text: CNN/DailyMail, research use",
-)
+_PINNED = pinned("summeval")
+DAMO_SOURCES = tuple(source for name, source in _PINNED.items() if name.startswith("damo_"))
+BARTSCORE_SOURCE = _PINNED["bartscore"]
 
 CITATION = """@article{fabbri-etal-2021-summeval,
   title = {{S}umm{E}val: Re-evaluating Summarization Evaluation},
@@ -324,7 +290,7 @@ CORPUS = register(
         sources=(*DAMO_SOURCES, BARTSCORE_SOURCE),
         configs=(
             ConfigSpec(
-                name="summeval",
+                name="summeval", task="ratings", protocol="metaeval", statistics="expert_ratings",
                 description=(
                     "1,600 summaries (100 documents x 16 systems), test split only: SummEval is an evaluation set. "
                     "Per-annotator ratings for the 12 abstractive systems, expert means for the 4 extractive ones."
@@ -336,5 +302,3 @@ CORPUS = register(
         parse=parse,
     )
 )
-
-Builder = builder_for(CORPUS)

@@ -20,27 +20,28 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..corruptions import corpora as inc
 from ..corruptions import recipes
-from ..hf import builder_for
 from ..registry import ConfigSpec, Corpus, Parsed, register
 from ..schema import ERROR_TYPES
 from . import fairytaleqa, timetravel
+from . import incoherence as inc
+from .incoherence import SyntheticOptions
 
 RECIPES = recipes.SYNTHETIC_GENERATORS
 SPLIT_NAMES = {"val": "dev"}
 
 
-def _narratives(paths: Mapping[str, Path], opts: dict) -> tuple[dict[str, list[dict]], Counter]:
+def _narratives(paths: Mapping[str, Path], opts: SyntheticOptions) -> tuple[dict[str, list[dict]], Counter]:
     """Coherent narratives by source corpus, at most `max_narratives_per_split[split]` per corpus and split."""
-    stories, _, _ = timetravel.coherent_records(paths, "synthetic_coherence")
-    windows, _, _, _ = fairytaleqa.windows(paths, "synthetic_coherence")
+    stories, _, _ = timetravel.coherent_records(paths, "synthetic_coherence", opts.timetravel)
+    windows, _, _, _ = fairytaleqa.windows(paths, "synthetic_coherence", opts.fairytale)
+    limits = dict(opts.max_narratives_per_split)
     out, dropped = {}, Counter()
     for corpus, records in (("timetravel", stories), ("fairytaleqa", windows)):
         kept = []
         for split, group in inc.by_split(records).items():
             split = SPLIT_NAMES.get(split, split)
-            limit = opts["max_narratives_per_split"][split]
+            limit = limits[split]
             chosen = set(inc.stable_order([r["id"] for r in group], f"synthetic-{corpus}")[:limit])
             dropped["narratives_beyond_max_narratives_per_split"] += len(group) - len(chosen)
             kept += [{**r, "split": split} for r in group if r["id"] in chosen]
@@ -48,14 +49,13 @@ def _narratives(paths: Mapping[str, Path], opts: dict) -> tuple[dict[str, list[d
     return out, dropped
 
 
-def parse(paths: Mapping[str, Path], config: str = "synthetic_coherence") -> Parsed:
+def parse(paths: Mapping[str, Path], config: str, opts: SyntheticOptions) -> Parsed:
     """Accounting unit: an example. Every (narrative, recipe) can give two (negative + positive); those beyond the
     size limits, or where a recipe does not apply (no character named twice, no confounder below tau), are dropped."""
-    opts = inc.params("synthetic_coherence")
     narratives, beyond = _narratives(paths, opts)
     records, made, dropped = [], Counter(), Counter()
     for corpus, sources in narratives.items():
-        outputs, _ = recipes.run("synthetic", sources, {k: opts[k] for k in ("seed", "tau", "top_k", "retriever")})
+        outputs, _ = recipes.run("synthetic", sources, {"seed": opts.seed, "tau": opts.tau, "top_k": opts.top_k, "retriever": opts.retriever})
         # Examples generator by generator, each in narrative order (the recipe gives them narrative by narrative).
         pairs = sorted(((RECIPES.index(out[i]["corruption"]["generator"]), n, out[i : i + 2])
                         for n, out in enumerate(outputs) for i in range(0, len(out), 2)), key=lambda p: p[:2])
@@ -76,7 +76,7 @@ def parse(paths: Mapping[str, Path], config: str = "synthetic_coherence") -> Par
             for split in ("train", "dev", "test")
         },
         "targeted_types": dict(sorted(Counter(ERROR_TYPES[s["type"]] for r in records for s in r["spans"]).items())),
-        "parameters": {k: opts[k] for k in ("seed", "tau", "retriever", "top_k", "max_narratives_per_split")},
+        "parameters": {k: opts.as_dict()[k] for k in ("seed", "tau", "retriever", "top_k", "max_narratives_per_split")},
     }
     return Parsed(records=records, upstream_records=2 * len(RECIPES) * available, dropped=+dropped, notes=notes)
 
@@ -100,10 +100,8 @@ CORPUS = register(
         licence="as its sources: TimeTravel (Apache-2.0 repositories, story terms unstated) and FairytaleQA (Apache-2.0, public-domain stories)",
         homepage="https://github.com/tagoyal/snac",
         sources=(timetravel.TEST, timetravel.DEV, *fairytaleqa.STORY_SOURCES, fairytaleqa.META_SOURCE),
-        configs=(ConfigSpec(name="synthetic_coherence", description="Balanced synthetic (context, sentence) coherence "
+        configs=(ConfigSpec(options=SyntheticOptions, name="synthetic_coherence", task="sentences", protocol="sentences", description="Balanced synthetic (context, sentence) coherence "
                             "examples for CharE (entity_first_mention) and SceneE (next_sentence_swap, discordant_replace)."),),
         parse=parse,
     )
 )
-
-Builder = builder_for(CORPUS)

@@ -17,28 +17,15 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..corruptions import corpora as inc
 from ..errors import ParseError
-from ..hf import builder_for
 from ..registry import ConfigSpec, Corpus, Parsed, register
 from ..schema import OK, empty_record
-from ..sources import Source
+from . import incoherence as inc
+from . import pinned
+from .incoherence import TimeTravelOptions
 from ..text import split_sentences
 
-TEST = Source(
-    name="timetravel_test",
-    url="https://raw.githubusercontent.com/jiangjiechen/EDUCAT/e5bb270308854fb80824681bf33fa760a5bd36ee/data/TimeTravel/test_data.json",
-    sha256="7d6680e5efbcb167cfe6379ec0b42fcd7e10fe0277569c76b73975832fce8fc8",
-    size=1629900,
-    licence="Apache-2.0 (repository); story terms not stated upstream (derived from ROCStories)",
-)
-DEV = Source(
-    name="timetravel_dev",
-    url="https://raw.githubusercontent.com/daavidliu/CounterfactualTodorov/f7a913aa0d51291b3716c6287ed2a588b63279b6/TimeTravel/dev_data.json",
-    sha256="03497fe4b1afe5efd92815623de7b0282f2b04e2a1011119f9add3a159ff4368",
-    size=1604434,
-    licence="Apache-2.0 (repository); story terms not stated upstream (derived from ROCStories)",
-)
+TEST, DEV = pinned("timetravel").values()
 
 CITATION = """@inproceedings{qin-etal-2019-counterfactual,
   title = {Counterfactual Story Reasoning and Generation},
@@ -87,22 +74,21 @@ def load_stories(paths: Mapping[str, Path]) -> tuple[list[dict], int, Counter]:
     return stories, upstream, dropped
 
 
-def story_splits(stories: list[dict]) -> dict[str, str]:
+def story_splits(stories: list[dict], opts: TimeTravelOptions) -> dict[str, str]:
     """story_id -> train/dev/test: test = test file; dev = `dev_stories` dev-file stories by sha256 order."""
-    opts = inc.params("timetravel")
     dev_file = inc.stable_order([s["story_id"] for s in stories if s["file"] == "dev"], "timetravel-dev")
     splits = {s["story_id"]: "test" for s in stories if s["file"] == "test"}
-    splits.update({sid: "dev" if n < opts["dev_stories"] else "train" for n, sid in enumerate(dev_file)})
+    splits.update({sid: "dev" if n < opts.dev_stories else "train" for n, sid in enumerate(dev_file)})
     return splits
 
 
-def coherent_records(paths: Mapping[str, Path], config: str) -> tuple[list[dict], int, Counter]:
+def coherent_records(paths: Mapping[str, Path], config: str, opts: TimeTravelOptions) -> tuple[list[dict], int, Counter]:
     """One coherent record per story (id = doc_id = upstream story id), limited by `max_stories_per_split`."""
     stories, upstream, dropped = load_stories(paths)
     if len({s["story_id"] for s in stories}) != len(stories):
         raise ParseError("the TimeTravel files repeat a story id; the pinned files do not, so fetch them again")
-    splits = story_splits(stories)
-    limit = inc.params("timetravel").get("max_stories_per_split")
+    splits = story_splits(stories, opts)
+    limit = opts.max_stories_per_split
     records = []
     for split in ("train", "dev", "test"):
         ids = inc.stable_order([s["story_id"] for s in stories if splits[s["story_id"]] == split], "timetravel-subset")
@@ -129,18 +115,16 @@ PARAMETERS = {
 }
 
 
-def parse(paths: Mapping[str, Path], config: str) -> Parsed:
-    opts = inc.params("timetravel")
-    coherent, upstream, dropped = coherent_records(paths, config)
+def parse(paths: Mapping[str, Path], config: str, opts: TimeTravelOptions) -> Parsed:
+    coherent, upstream, dropped = coherent_records(paths, config, opts)
     if config == "timetravel_msd":
-        records = inc.msd(coherent, config, opts["seed"], opts["k"])
-        dropped.update(inc.count_dropped(coherent, records, "too_short_for_removal"))
+        records = inc.msd(coherent, config, opts.seed, opts.k, dropped)
     else:
-        records = inc.dsd(coherent, config, opts, k=opts["k"])
-        dropped.update(inc.count_dropped(coherent, records, "no_confounder_below_tau"))
+        records = inc.dsd(coherent, config, opts, dropped, k=opts.k)
+    parameters = opts.as_dict()
     notes = {
         **inc.notes(records, gap_task=config == "timetravel_msd"),
-        "parameters": {k: opts[k] for k in sorted(opts) if k in PARAMETERS[config]},
+        "parameters": {k: parameters[k] for k in sorted(parameters) if k in PARAMETERS[config]},
     }
     return Parsed(records=records, upstream_records=upstream, dropped=dict(dropped), notes=notes)
 
@@ -158,14 +142,12 @@ CORPUS = register(
         homepage="https://github.com/qkaren/Counterfactual-StoryRW",
         sources=(TEST, DEV),
         configs=(
-            ConfigSpec(name="timetravel_msd", description="Missing sentence detection: 4 of 5 sentences shown, "
+            ConfigSpec(options=TimeTravelOptions, name="timetravel_msd", task="gaps", protocol="gaps", description="Missing sentence detection: 4 of 5 sentences shown, "
                        "gap_labels mark the gap where the removed sentence was (never the first or last)."),
-            ConfigSpec(name="timetravel_dsd", description="Discordant sentence detection: 1 of 5 sentences replaced "
+            ConfigSpec(options=TimeTravelOptions, name="timetravel_dsd", task="sentences", protocol="sentences", description="Discordant sentence detection: 1 of 5 sentences replaced "
                        "by a confounder from another story of the same split; sentence_labels mark it."),
         ),
         parse=parse,
         test_texts=test_texts,
     )
 )
-
-Builder = builder_for(CORPUS)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..schema import ERROR, OK
 from .bertscore import TokenEmbeddings, load_baseline, rescale
-from .registry import CorruptionError, derived, generator, record_rng, sentence_id, span, to_columns, to_records
+from .registry import CorruptionError, count, derived, generator, record_rng, sentence_id, span, to_columns, to_records
 from .retrieval import Bm25, merged_top
 
 
@@ -105,16 +105,21 @@ class ConfounderPool:
 
 @generator("discordant_replace")
 def discordant_replace(batch: dict[str, list], *, seed: int, pool: ConfounderPool, tau: float, k: int = 1,
-                       min_position: int = 0, error_type: str | None = None) -> dict[str, list]:
+                       min_position: int = 0, error_type: str | None = None,
+                       dropped: Counter | None = None) -> dict[str, list]:
     """Replace K sentences (positions drawn uniformly from `min_position` on) by confounders from `pool`.
     Replaced sentences are labelled 1 (`positions`), `inserted_ids` name the confounders, `similarities` are their
     rescaled BERTScore F1 to the sentence they replaced (rounded to 1e-4, so that float noise of batched encoding
-    does not reach the output), `ranks` their BM25 rank. A record for which some position
-    has no admissible confounder yields nothing. `error_type` adds a span of that type on each confounder."""
+    does not reach the output), `ranks` their BM25 rank. A record with fewer than K positions from
+    `min_position` on (`too_short_for_replacement`), or for which some position has no admissible confounder
+    (`no_confounder_below_tau`), yields nothing. `error_type` adds a span of that type on each confounder."""
     records = to_records(batch)
     plans = plan_replacements(records, pool, seed=seed, k=k, min_position=min_position)
-    return to_columns([r for out in replace_planned(records, plans, pool, seed=seed, tau=tau, error_type=error_type)
-                       for r in out])
+    made = replace_planned(records, plans, pool, seed=seed, tau=tau, error_type=error_type)
+    for plan, out in zip(plans, made):
+        if not out:
+            count(dropped, "too_short_for_replacement" if plan is None else "no_confounder_below_tau")
+    return to_columns([r for out in made for r in out])
 
 
 def plan_replacements(records: Sequence[dict], pool: ConfounderPool, *, seed: int, k: int = 1,

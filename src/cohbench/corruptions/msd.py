@@ -14,14 +14,14 @@ def removable_sets(size: int, k: int) -> list[tuple[int, ...]]:
     return [c for c in combinations(range(1, size - 1), k) if all(b - a > 1 for a, b in zip(c, c[1:]))]
 
 
-def _remove_sentences(record: dict, rng, seed: int, k: int = 1) -> list[dict]:
+def _remove_sentences(record: dict, rng, seed: int, k: int = 1) -> list[dict] | str:
     """Remove K sentences, chosen uniformly among the admissible sets. `gap_labels[g]` = 1 when a sentence is
     missing between output sentences g and g+1; `positions` are those gaps; `inserted_ids` stay empty.
-    Records too short for K non-adjacent inner sentences yield nothing."""
+    Records too short for K non-adjacent inner sentences yield nothing (`too_short_for_removal`)."""
     sentences = record["sentences"]
     admissible = removable_sets(len(sentences), k)
     if not admissible:
-        return []
+        return "too_short_for_removal"
     removed = admissible[rng.randrange(len(admissible))]
     kept = [i for i in range(len(sentences)) if i not in removed]
     # Output sentence g is source sentence kept[g]; a gap follows it when the next kept sentence is not adjacent.

@@ -1,8 +1,9 @@
 """Explicit registry of corruption generators and the helpers every generator shares.
 
-A generator is a pure function `fn(batch, *, seed, **params) -> batch` over a columnar batch of records in the
-one schema (a dict of lists, as `datasets.Dataset.map(batched=True)` passes it). It may return fewer or more
-records than it was given (a record it cannot corrupt under its constraints yields none). Randomness comes
+A generator is a pure function `fn(batch, *, seed, dropped=None, **params) -> batch` over a columnar batch of
+records in the one schema (a dict of lists, as `datasets.Dataset.map(batched=True)` passes it). It may return
+fewer or more records than it was given: a record it cannot corrupt under its constraints yields none, and the
+reason is counted in `dropped` (a Counter) when the caller passes one. Randomness comes
 only from `record_rng(seed, key, record_id)`, so output does not depend on batch boundaries or `num_proc`.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import random
+from collections import Counter
 from collections.abc import Callable, Iterable
 
 from ..errors import CohbenchError
@@ -115,13 +117,24 @@ def derived(source: dict, generator_name: str, seed: int, variant: str | None = 
     return record
 
 
-def per_record(name: str, make: Callable[..., list[dict]]) -> Generator:
-    """Turn `make(record, rng, seed, **params) -> [records]` into a registered batch generator."""
+def count(dropped: Counter | None, reason: str) -> None:
+    """Count a record a generator yields nothing for, by reason, where the caller keeps an account."""
+    if dropped is not None:
+        dropped[reason] += 1
 
-    def batch_fn(batch: dict[str, list], *, seed: int, **params) -> dict[str, list]:
+
+def per_record(name: str, make: Callable[..., list[dict] | str]) -> Generator:
+    """Turn `make(record, rng, seed, **params) -> [records]`, or the reason it yields none, into a registered batch
+    generator. Its `dropped` argument, a Counter, receives those reasons (the builders' accounting)."""
+
+    def batch_fn(batch: dict[str, list], *, seed: int, dropped: Counter | None = None, **params) -> dict[str, list]:
         out = []
         for record in to_records(batch):
-            out += make(record, record_rng(seed, name, record["id"]), seed, **params)
+            made = make(record, record_rng(seed, name, record["id"]), seed, **params)
+            if isinstance(made, str):
+                count(dropped, made)
+            else:
+                out += made
         return to_columns(out)
 
     batch_fn.__doc__ = make.__doc__

@@ -4,9 +4,11 @@ span of the targeted error type); context sentences are unlabelled (-1), as SNaC
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ..schema import ERROR, NO_LABEL
 from .nlp import analyse
-from .registry import derived, generator, per_record, record_rng, sentence_id, span, to_columns, to_records
+from .registry import count, derived, generator, per_record, record_rng, sentence_id, span, to_columns, to_records
 
 TITLES = {"mr", "mrs", "ms", "miss", "dr", "sir", "madam", "mister", "lady", "lord", "st", "saint"}
 
@@ -43,19 +45,22 @@ def first_and_second_mentions(docs) -> list[tuple[int, int, str]]:
 
 
 @generator("entity_first_mention")
-def entity_first_mention(batch: dict[str, list], *, seed: int) -> dict[str, list]:
+def entity_first_mention(batch: dict[str, list], *, seed: int, dropped: Counter | None = None) -> dict[str, list]:
     """SNaC's coref-based recipe (targets CharE): drop the sentence s_i that first mentions a character, keep the
     context up to the next sentence s_j that mentions them, now without introduction; s_j is labelled 1 with a
     CharE span on the mention. One character per record, drawn by the seed; records with no character mentioned
-    in two sentences, or where s_j would open the text, yield nothing."""
+    in two sentences (`no_character_named_twice`), or where s_j would open the text (`second_mention_opens_text`),
+    yield nothing."""
     records = to_records(batch)
     flat = [s for r in records for s in r["sentences"]]
     docs = iter(analyse(flat) if flat else [])
     out = []
     for record in records:
         sentence_docs = [next(docs) for _ in record["sentences"]]
-        options = [(i, j, text) for i, j, text in first_and_second_mentions(sentence_docs) if j >= 2]
+        mentioned_twice = first_and_second_mentions(sentence_docs)
+        options = [(i, j, text) for i, j, text in mentioned_twice if j >= 2]
         if not options:
+            count(dropped, "second_mention_opens_text" if mentioned_twice else "no_character_named_twice")
             continue
         i, j, mention = options[record_rng(seed, "entity_first_mention", record["id"]).randrange(len(options))]
         kept = [s for index, s in enumerate(record["sentences"][: j + 1]) if index != i]
@@ -67,13 +72,13 @@ def entity_first_mention(batch: dict[str, list], *, seed: int) -> dict[str, list
     return to_columns(out)
 
 
-def _next_sentence_swap(record: dict, rng, seed: int) -> list[dict]:
+def _next_sentence_swap(record: dict, rng, seed: int) -> list[dict] | str:
     """SNaC's next-sentence recipe (targets SceneE): keep the context s_1..s_i (i >= 1) and put a later sentence
     s_j (j > i + 1) of the same text where s_{i+1} was; s_j is labelled 1 with a SceneE span."""
     sentences = record["sentences"]
     pairs = [(i, j) for i in range(1, len(sentences) - 1) for j in range(i + 1, len(sentences))]
     if not pairs:
-        return []
+        return "too_short_for_swap"
     i, j = pairs[rng.randrange(len(pairs))]
     return [derived(
         record, "next_sentence_swap", seed, sentences=sentences[:i] + [sentences[j]],
