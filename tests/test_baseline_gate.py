@@ -20,7 +20,7 @@ SPACE = ["The probe sent back {n} images of a frozen moon.", "A rocket engine fi
          "The telescope found {n} new exoplanets near a red dwarf.", "Astronauts docked with the station after {n} hours."]  # fmt: skip
 
 PARAMS = {
-    "train_configs": ["toy_dsd"], "max_train_records": None, "max_sentences": 16, "d_model": 32, "layers": 1, "heads": 2,
+    "train_configs": ["timetravel_dsd"], "max_train_records": None, "max_sentences": 16, "d_model": 32, "layers": 1, "heads": 2,
     "dropout": 0.0, "learning_rate": 0.003, "weight_decay": 0.0, "batch_size": 16, "epochs": 4, "seed": 0,
 }  # fmt: skip
 
@@ -41,7 +41,7 @@ def stories(rng, count, prefix, shuffle_labels=False):
 def toy_release(root, shuffle_labels=False):
     rng = np.random.default_rng(7)
     splits = {split: stories(rng, n, split[:2], shuffle_labels) for split, n in (("train", 80), ("dev", 20), ("test", 30))}
-    return write_config(root, "toy_dsd", "toy", splits)
+    return write_config(root, "timetravel_dsd", "timetravel", splits)
 
 
 @pytest.fixture
@@ -52,14 +52,14 @@ def params(tmp_path):
 def test_the_baseline_learns_is_seeded_and_passes_the_gate(workspace, params):
     rel = toy_release(workspace / "release")
     metrics = train(release=rel, params=params, progress=False)
-    test = metrics["scores"]["toy_dsd"]["splits"]["test"]
+    test = metrics["scores"]["timetravel_dsd"]["splits"]["test"]
     assert test["auc"] > 0.9 and test["f1"] > 0.6, test
-    assert metrics["trained_on"] == {"toy_dsd": 80} and metrics["scores"]["toy_dsd"]["decision"]["tuned_on"] == "dev"
-    lines = (rel / "baseline/predictions/toy_dsd.jsonl").read_text().splitlines()
+    assert metrics["trained_on"] == {"timetravel_dsd": 80} and metrics["scores"]["timetravel_dsd"]["decision"]["tuned_on"] == "dev"
+    lines = (rel / "baseline/predictions/timetravel_dsd.jsonl").read_text().splitlines()
     assert len(lines) == 50 and len(json.loads(lines[0])["score"]) == 5
-    assert "| `toy_dsd` | 150 |" in (rel / "baseline/metrics.md").read_text()
+    assert "| `timetravel_dsd` | 150 |" in (rel / "baseline/metrics.md").read_text()
     assert train(release=rel, params=params, progress=False)["scores"] == metrics["scores"]
-    gate = check(release=rel, floors={"toy_dsd": {"test.auc": 0.8, "test.f1": 0.5}, "not_built": {"test.auc": 0.9}})
+    gate = check(release=rel, floors={"timetravel_dsd": {"test.auc": 0.8, "test.f1": 0.5}, "not_built": {"test.auc": 0.9}})
     assert gate["ok"], gate["lines"]
     assert [c["status"] for c in gate["checks"]] == ["skipped", "passed", "passed"]
     assert json.loads((rel / "baseline/gate.json").read_text())["ok"]
@@ -70,9 +70,9 @@ def test_the_baseline_learns_is_seeded_and_passes_the_gate(workspace, params):
 def test_a_release_with_shuffled_labels_fails_the_gate(workspace, params, capsys, monkeypatch):
     rel = toy_release(workspace / "release", shuffle_labels=True)
     metrics = train(release=rel, params=params, progress=False)
-    assert metrics["scores"]["toy_dsd"]["splits"]["test"]["auc"] < 0.7
-    gate = check(release=rel, floors={"toy_dsd": {"test.auc": 0.8}})
-    assert not gate["ok"] and gate["lines"][0].startswith("FAILED  toy_dsd test.auc = 0.")
-    monkeypatch.setattr("cohbench.baseline.gate.baseline_params", lambda: {"floors": {"toy_dsd": {"test.auc": 0.8}}})
+    assert metrics["scores"]["timetravel_dsd"]["splits"]["test"]["auc"] < 0.7
+    gate = check(release=rel, floors={"timetravel_dsd": {"test.auc": 0.8}})
+    assert not gate["ok"] and gate["lines"][0].startswith("FAILED  timetravel_dsd test.auc = 0.")
+    monkeypatch.setattr("cohbench.baseline.gate.baseline_params", lambda: {"floors": {"timetravel_dsd": {"test.auc": 0.8}}})
     assert main(["gate"]) == 1
     assert "gate FAILED: 0 of 1 floors cleared or skipped" in capsys.readouterr().out

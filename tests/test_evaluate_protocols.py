@@ -59,9 +59,9 @@ def test_gap_protocol_matches_hand_computed_values(workspace):
     rel = workspace / "release"
     a = record("a", "d1", ["1.", "2.", "3.", "4.", "5."], gap_labels=[0, 1, 0, 0])
     b = record("b", "d2", ["1.", "2.", "3.", "4.", "5."], gap_labels=[1, 0, 0, 0])
-    write_config(rel, "tiny_msd", "timetravel", {"test": [a, b]})
+    write_config(rel, "timetravel_msd", "timetravel", {"test": [a, b]})
     preds = [{"id": "a", "score": [0.1, 0.8, 0.3, 0.2]}, {"id": "b", "score": [0.4, 0.5, 0.05, 0.1]}]
-    m = evaluate("tiny_msd", preds, threshold=0.45, release=rel)["splits"]["test"]
+    m = evaluate("timetravel_msd", preds, threshold=0.45, release=rel)["splits"]["test"]
     assert (m["units"], m["errors"]) == (8, 2)
     assert m["accuracy"] == pytest.approx(0.75) and m["precision"] == pytest.approx(0.5) and m["recall"] == pytest.approx(0.5)
     assert m["f1"] == pytest.approx(0.5) and m["auc"] == pytest.approx(11 / 12)
@@ -104,9 +104,9 @@ def test_predictions_that_do_not_fit_are_one_clear_error(workspace, tmp_path, ca
     assert main(["evaluate", "storysumm", "--predictions", str(path)]) == 1
     err = capsys.readouterr().err.strip()
     assert err == f"cohbench: error: {path}: 1 duplicate id(s): s3"
-    write_config(rel, "tiny", "timetravel", {"test": [record("a", "d", ["1.", "2."], gap_labels=[1])]})
+    write_config(rel, "timetravel_msd", "timetravel", {"test": [record("a", "d", ["1.", "2."], gap_labels=[1])]})
     with pytest.raises(PredictionsError, match=r"\(a\): score needs one value per unit \(1\), found 2 values"):
-        evaluate("tiny", [{"id": "a", "score": [0.3, 0.1]}], threshold=0.5, release=rel)
+        evaluate("timetravel_msd", [{"id": "a", "score": [0.3, 0.1]}], threshold=0.5, release=rel)
 
 
 def test_test_scores_alone_get_the_threshold_free_metrics_and_say_what_a_threshold_needs(workspace, tmp_path, capsys):

@@ -1,9 +1,12 @@
-"""The project's declarations agree with each other: schema docs, params.yaml, cards, DVC pipeline."""
+"""Every config is declared once, in the registry, and what is generated from the declarations is current: the
+schema docs, the DVC pipeline's config lists; evaluation and statistics look configs up there."""
 
 import pytest
 from project_copy import dvc_runner, tracked_copy
 
-from cohbench import registry, settings
+from cohbench import pipeline, registry, settings
+from cohbench.agreement import _STATISTICS
+from cohbench.protocols import METAEVAL, PROTOCOLS, protocol_of
 from cohbench.schema import FEATURES, FIELDS, schema_markdown
 
 ROOT = settings.project_root()
@@ -14,12 +17,26 @@ def test_schema_doc_is_generated_from_the_schema():
     assert list(FEATURES) == [f.name for f in FIELDS]
 
 
-def test_params_list_exactly_the_registered_corpora_and_configs():
-    params = settings.params()
-    assert sorted(params["corpora"]) == sorted(registry.corpora())
-    declared = {**params["configs"], **params["derived_configs"]}
-    assert len(declared) == len(params["configs"]) + len(params["derived_configs"]), "a config is declared twice"
-    assert {c: v["corpus"] for c, v in declared.items()} == {c: registry.corpus_of(c).name for c in registry.config_names()}
+def test_dvc_yaml_builds_exactly_the_registered_configs():
+    text = (ROOT / "dvc.yaml").read_text()
+    assert pipeline.render(text) == text, "regenerate: cohbench pipeline"
+    staged = {c for configs in pipeline.stage_items().values() for c in configs}
+    assert staged == set(registry.config_names())
+
+
+def test_each_config_declares_a_protocol_and_statistics_that_exist():
+    for config in registry.config_names():
+        spec = registry.spec(config)
+        assert protocol_of(config) in (*PROTOCOLS, METAEVAL) and spec.statistics in _STATISTICS, config
+    assert registry.configs_where(protocol=METAEVAL) == ["summeval"]
+    assert registry.spec("timetravel_msd").task == "gaps" and registry.spec("snac").task == "sentences"
+
+
+def test_a_config_with_an_undeclared_task_is_refused():
+    corpus = registry.lookup("storysumm")
+    bad = registry.ConfigSpec("other_config", "x", task="paragraphs", protocol="summary")
+    with pytest.raises(registry.RegistryError, match="task 'paragraphs'"):
+        registry.register(registry.Corpus(**{**corpus.__dict__, "name": "other", "configs": (bad,)}))
 
 
 def test_every_corpus_has_a_card():

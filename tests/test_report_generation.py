@@ -71,7 +71,7 @@ def test_failed_report_leaves_the_previous_one(release, tmp_path, monkeypatch):
     def broken(stats, path):
         raise RuntimeError("plot failed")
 
-    monkeypatch.setitem(report._PLOTS, "summeval", (("ratings", broken),))
+    monkeypatch.setitem(report._PLOTS, "expert_ratings", (("ratings", broken),))
     with pytest.raises(RuntimeError):
         report.report(out)
     assert (out / "report.md").read_text() == before

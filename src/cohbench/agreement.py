@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 import duckdb
 import numpy as np
 
+from . import registry
 from .errors import CohbenchError, RegistryError
 from .schema import CATEGORIES, ERROR_TYPES
 from .sql import QueryError, _literal, config_views, db, long_view, view_reference, views
@@ -303,19 +304,26 @@ def with_zeros(marked: dict[int, dict[int, int]], totals: dict[int, int]) -> lis
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Per-corpus statistics (explicit registry; a second function for one corpus is an error)
+# Statistics per kind of annotation; a config names its kind in the registry (`ConfigSpec.statistics`).
+# A second function for one kind is an error.
 
 _STATISTICS: dict[str, Callable] = {}
 
 
-def statistics_for(corpus: str):
+def statistics_for(kind: str):
     def register(func):
-        if corpus in _STATISTICS:
-            raise RegistryError(f"agreement statistics for corpus {corpus!r} are registered twice")
-        _STATISTICS[corpus] = func
+        if kind in _STATISTICS:
+            raise RegistryError(f"agreement statistics of kind {kind!r} are registered twice")
+        _STATISTICS[kind] = func
         return func
 
     return register
+
+
+def kind_of(config: str) -> str:
+    """The analysis a config declares (`ConfigSpec.statistics`); a config the registry does not know (a release
+    built by other code) gets the generic one, which needs only the schema."""
+    return registry.spec(config).statistics if registry.is_config(config) else "generic"
 
 
 def snac_token_levels(con, config: str, boundaries: Iterable[str] = tuple(BOUNDARIES)) -> dict:
@@ -374,7 +382,7 @@ def _rows(con, sql: str) -> list[dict]:
         raise QueryError(f"{str(error).splitlines()[0]} (in a statistics query)") from None
 
 
-@statistics_for("snac")
+@statistics_for("error_spans")
 def snac_statistics(con, config: str) -> dict:
     view = view_reference(config)
     spans = long_view("spans", config)
@@ -403,7 +411,6 @@ def snac_statistics(con, config: str) -> dict:
     )
     return {
         "config": config,
-        "corpus": "snac",
         "summaries_by_coders": {row["coders"]: row["summaries"] for row in coders},
         "spans_left_out": left_out,
         "spans_by_system_and_type": spans_by_type,
@@ -414,7 +421,7 @@ def snac_statistics(con, config: str) -> dict:
     }
 
 
-@statistics_for("summeval")
+@statistics_for("expert_ratings")
 def summeval_statistics(con, config: str) -> dict:
     ratings = long_view("ratings", config)
     per_annotator = f"""FROM {ratings} WHERE annotator_type IN ('expert', 'crowd') AND score IS NOT NULL"""
@@ -441,7 +448,7 @@ def summeval_statistics(con, config: str) -> dict:
             "annotators": row["annotators"],
             "ratings": row["ratings"],
         }
-    return {"config": config, "corpus": "summeval", "alpha": dict(alpha), "rating_distribution": distribution}
+    return {"config": config, "alpha": dict(alpha), "rating_distribution": distribution}
 
 
 def _label_distributions(con, config: str, by: str) -> list[dict]:
@@ -454,7 +461,7 @@ def _label_distributions(con, config: str, by: str) -> list[dict]:
     )
 
 
-@statistics_for("storysumm")
+@statistics_for("summary_labels")
 def storysumm_statistics(con, config: str) -> dict:
     sentence_labels = _rows(
         con,
@@ -464,7 +471,6 @@ def storysumm_statistics(con, config: str) -> dict:
     )
     return {
         "config": config,
-        "corpus": "storysumm",
         "labels_by_split": _label_distributions(con, config, "split"),
         "labels_by_split_and_model": _label_distributions(con, config, "split, system"),
         "labels_by_difficulty": _label_distributions(con, config, "split, coalesce(difficulty, 'none') AS difficulty"),
@@ -472,6 +478,7 @@ def storysumm_statistics(con, config: str) -> dict:
     }
 
 
+@statistics_for("generic")
 def generic_statistics(con, config: str) -> dict:
     """Any other config: label distribution by split and, for corruptions, the inserted sentences' similarity."""
     similarity = _rows(
@@ -517,7 +524,7 @@ def statistics(config: str, con: duckdb.DuckDBPyConnection | None = None) -> dic
         require_built(config)  # raises with the closest name on a typo, else how to build it
         raise CohbenchError(f"config {config!r} is not built in the release; run `cohbench build {config}`")
     corpus = corpus_of_view(con, config)
-    return {"corpus": corpus} | _STATISTICS.get(corpus, generic_statistics)(con, config)
+    return {"corpus": corpus} | _STATISTICS[kind_of(config)](con, config)
 
 
 def release_statistics(con: duckdb.DuckDBPyConnection | None = None) -> dict:

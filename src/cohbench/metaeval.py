@@ -37,7 +37,6 @@ import numpy as np
 from . import settings
 from .errors import CohbenchError
 
-CONFIG = "summeval"
 DIMENSION = "coherence"
 EXPERTS = 3
 DEFAULT_BOOTSTRAP = 1000
@@ -110,10 +109,22 @@ def human_scores(records: Iterable[Mapping]) -> HumanScores:
     return HumanScores(docs, systems, tuple(names[s] for s in systems), expert_sum, texts, variants)
 
 
-def load_human(release: Path | None = None) -> HumanScores:
-    from .release import load
+def rated_config() -> str:
+    """The config meta-evaluation scores against: the one the registry declares with the `metaeval` protocol."""
+    from . import registry
 
-    return human_scores(load(CONFIG, split="test", release=release))
+    configs = registry.configs_where(protocol="metaeval")
+    if len(configs) != 1:
+        raise ScoresError(f"meta-evaluation needs exactly one config with the metaeval protocol; the registry has {configs}")
+    return configs[0]
+
+
+def load_human(release: Path | None = None, config: str | None = None) -> HumanScores:
+    from .release import read_config
+    from .schema import SPLITS
+
+    splits = read_config(release, config or rated_config()).splits
+    return human_scores([r for split in SPLITS if split in splits for r in splits[split]])
 
 
 # ---------------------------------------------------------------------------------------------- scores input
@@ -497,10 +508,11 @@ def evaluate(
     bootstrap: int = DEFAULT_BOOTSTRAP,
     seed: int = 0,
     plot: Path | None = None,
+    config: str | None = None,
 ) -> dict:
     """Score a coherence measure against SummEval's mean expert coherence: the five measures with 95% CIs and
     the bias matrix. Give `scores` (a CSV/JSONL path, a mapping id -> score, or rows) or a reference `measure`.
-    The corpus comes from `human`, else `records`, else the built release (`cohbench.load("summeval")`)."""
+    The ratings come from `human`, else `records`, else the built release's config with the metaeval protocol."""
     if (scores is None) == (measure is None):
         raise ScoresError("give either scores to evaluate or the name of a reference measure, not both or neither")
     if bootstrap < 0:
@@ -508,7 +520,8 @@ def evaluate(
     if plot:
         plot = settings.user_output(plot)  # refused before any work
     started = time.perf_counter()
-    human = human or (human_scores(records) if records is not None else load_human())
+    source = "given ratings" if human is not None or records is not None else config or rated_config()
+    human = human or (human_scores(records) if records is not None else load_human(config=source))
     pred = reference_scores(measure, human, seed) if measure else score_grid(scores, human, allow_missing=allow_missing)
     gold = human.expert_sum  # tau is scale-free; integer sums keep tied system means exactly tied
     result = correlations(gold, pred, bootstrap=bootstrap, seed=seed)
@@ -516,7 +529,7 @@ def evaluate(
     labels = [f"{name} ({system})" for name, system in zip(human.system_names, human.systems)]
     scored = int((~np.isnan(pred) & human.present).sum())
     out = {
-        "corpus": CONFIG,
+        "ratings_from": source,
         "measure": measure or (str(scores) if isinstance(scores, (str, Path)) else "scores"),
         "gold": f"mean of {EXPERTS} expert {DIMENSION} ratings",
         "summaries": int(human.present.sum()),

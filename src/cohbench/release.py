@@ -188,18 +188,22 @@ class ConfigData:
 
 def read_config(release: Path | None, name: str, stats: dict | None = None) -> ConfigData:
     """Read a built config's Parquet files once, splits in the vocabulary's order (`schema.SPLITS`). `stats`
-    defaults to the config's stats file; a config that is not built is an error naming the command to run."""
-    release = release or settings.release_dir()
-    if stats is None:
-        built = built_configs(release)
-        if name not in built:
-            raise ReleaseError(f"config {name!r} is not built in {release}; run `cohbench build {name}`")
-        stats = built[name]
+    defaults to the config's stats file (`require_built`: a config that is not built is an error naming the fix)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
+
+    if stats is None:
+        release, stats = require_built(name, release)
+    release = release or settings.release_dir()
 
     splits, tables = {}, {}
     for split in sorted(stats["files"], key=split_sort_key):
-        table = pq.read_table(release / stats["files"][split]["path"])
+        path = release / stats["files"][split]["path"]
+        try:
+            table = pq.read_table(path)
+        except (OSError, pa.ArrowException) as error:
+            raise ReleaseError(f"{path} cannot be read as Parquet ({str(error).splitlines()[0][:120]}); "
+                               f"run `cohbench verify`, then `cohbench build {name}`") from None
         tables[split] = table
         splits[split] = table.to_pylist()
     return ConfigData(name=name, stats=stats, splits=splits, tables=tables)

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 
 from . import settings  # noqa: E402
-from .agreement import SIMILARITY_BIN, release_statistics  # noqa: E402
+from .agreement import SIMILARITY_BIN, kind_of, release_statistics  # noqa: E402
 from .atomic import atomic_dir  # noqa: E402
 from .errors import CohbenchError  # noqa: E402
 from .schema import COHERENCE_ERROR_TYPES, ERROR_TYPES  # noqa: E402
@@ -205,11 +205,13 @@ def generic_markdown(stats: dict) -> list[str]:
     return lines
 
 
-_MARKDOWN = {"snac": snac_markdown, "summeval": summeval_markdown, "storysumm": storysumm_markdown}
+# by the kind of statistics a config declares (`ConfigSpec.statistics`, `agreement.kind_of`)
+_MARKDOWN = {"error_spans": snac_markdown, "expert_ratings": summeval_markdown, "summary_labels": storysumm_markdown,
+             "generic": generic_markdown}
 
 
 def config_markdown(stats: dict) -> list[str]:
-    return _MARKDOWN.get(stats.get("corpus"), generic_markdown)(stats)
+    return _MARKDOWN[kind_of(stats["config"])](stats)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -359,9 +361,9 @@ def _generic_plots(stats: dict):
 
 
 _PLOTS = {
-    "snac": (("error_types", plot_snac_error_types), ("agreement", plot_snac_agreement)),
-    "summeval": (("ratings", plot_summeval_ratings),),
-    "storysumm": (("labels", plot_storysumm_labels),),
+    "error_spans": (("error_types", plot_snac_error_types), ("agreement", plot_snac_agreement)),
+    "expert_ratings": (("ratings", plot_summeval_ratings),),
+    "summary_labels": (("labels", plot_storysumm_labels),),
 }
 
 
@@ -410,7 +412,7 @@ def report(output: Path | None = None, release: Path | None = None) -> dict:
     plots = {}
     with atomic_dir(output) as tmp:
         for config, stats in statistics.items():
-            for name, plot in _PLOTS.get(stats.get("corpus"), None) or _generic_plots(stats):
+            for name, plot in _PLOTS.get(kind_of(config)) or _generic_plots(stats):
                 filename = f"{config}_{name}.png"
                 plot(stats, tmp / filename)
                 plots.setdefault(config, []).append(filename)

@@ -8,7 +8,7 @@ either (e.g. test predictions only) get the threshold-free metrics (AUC) and a n
 Thresholds are never tuned on the split being reported. Proportions are fractions in the result; the text
 (`summary_lines`) prints them as percentages with one decimal.
 
-Protocols (`PROTOCOLS`, chosen per config by `protocol_of`):
+Protocols (`PROTOCOLS`; each config declares its own in the registry, `registry.spec(config).protocol`):
 - summary     StorySumm (§4, Tables 7-8): Cohen's κ, % predicted faithful, precision/recall of the faithful class,
               % of easy and of hard unfaithful summaries detected, balanced accuracy; on val, test and full.
 - snac        SNaC (§5, Table 11): sentence-level P/R/F1/accuracy and ROC-AUC (each sentence judged with the
@@ -27,22 +27,17 @@ from pathlib import Path
 
 import numpy as np
 
-from ..hf import split_sort_key
-from ..release import require_built
-from ..schema import COHERENCE_ERROR_TYPES, ERROR_TYPES
+from .. import registry
+from ..release import read_config
+from ..schema import COHERENCE_ERROR_TYPES, DEV_SPLITS, ERROR_TYPES, TRAIN_SPLITS
 from . import metrics
 from .predictions import Prediction, PredictionsError, read_predictions
 from .predictions import examples as _examples
 
-DEV_SPLITS = ("dev", "val", "validation")
 
 
 def _load(config: str, release: Path | None) -> dict[str, list[dict]]:
-    from ..validation.frames import read_config
-
-    release, stats = require_built(config, release)
-    splits = read_config(release, config, stats).splits
-    return {split: splits[split] for split in sorted(splits, key=split_sort_key)}
+    return read_config(release, config).splits
 
 
 def _check_missing(config: str, predictions: Mapping, splits: Mapping[str, list[dict]], needed: Iterable[str]) -> None:
@@ -208,20 +203,15 @@ PROTOCOLS: dict[str, tuple[Callable, Callable]] = {
     "gaps": (_unit_metrics("gaps"), lambda g, p: metrics.prf(g, p)["f1"]),
 }
 CRITERIA = {"summary": "maximum balanced accuracy", "snac": "maximum F1 of the error class", "sentences": "maximum F1 of the error class", "gaps": "maximum F1 of the error class"}  # fmt: skip
-NAMED = {"storysumm": "summary", "snac": "snac", "summeval": "metaeval"}
+METAEVAL = "metaeval"  # correlation with human ratings, delegated to `cohbench.metaeval`
 
 
-def protocol_of(config: str, splits: Mapping[str, list[dict]]) -> str:
-    if config in NAMED:
-        return NAMED[config]
-    rows = [r for rs in splits.values() for r in rs]
-    if any(r["gap_labels"] for r in rows):
-        return "gaps"
-    if any(r["sentence_labels"] for r in rows):
-        return "sentences"
-    if any(r["label"] != -1 for r in rows):
-        return "summary"
-    raise PredictionsError(f"{config} has no labels a protocol could score")
+def protocol_of(config: str, splits: Mapping[str, list[dict]] | None = None) -> str:
+    """The protocol `config` declares in the registry (`splits` is not consulted; kept for existing callers)."""
+    protocol = registry.spec(config).protocol
+    if protocol not in PROTOCOLS and protocol != METAEVAL:
+        raise PredictionsError(f"{config} declares protocol {protocol!r}; protocols: {', '.join([*PROTOCOLS, METAEVAL])}")
+    return protocol
 
 
 def _report_splits(splits: Mapping[str, list[dict]], protocol: str, only: str | None) -> dict[str, list[dict]]:
@@ -229,8 +219,8 @@ def _report_splits(splits: Mapping[str, list[dict]], protocol: str, only: str | 
         if only not in splits:
             raise PredictionsError(f"split {only!r} is not in this config; splits: {', '.join(splits)}")
         return {only: splits[only]}
-    chosen = {s: rows for s, rows in splits.items() if s != "train"}
-    if protocol == "summary" and len(chosen) > 1 and "train" not in splits:
+    chosen = {s: rows for s, rows in splits.items() if s not in TRAIN_SPLITS}
+    if protocol == "summary" and len(chosen) > 1 and not set(TRAIN_SPLITS) & set(splits):
         chosen["full"] = [r for rows in chosen.values() for r in rows]
     return chosen
 
@@ -250,7 +240,7 @@ def evaluate(
     protocol = protocol_of(config, splits)
     records = {r["id"]: r for rows in splits.values() for r in rows}
     predictions = read_predictions(predictions, protocol, records, config)
-    if protocol == "metaeval":
+    if protocol == METAEVAL:
         return _metaeval(config, predictions, splits)
     compute, criterion = PROTOCOLS[protocol]
     reported = _report_splits(splits, protocol, split)
@@ -284,7 +274,7 @@ def _metaeval(config: str, predictions: Mapping[str, Prediction], splits) -> dic
     if len(negated) != len(rows):
         raise PredictionsError(f"{config} is scored by correlation: every prediction needs a score")
     result = metaeval.evaluate(negated, records=[r for rs in splits.values() for r in rs])
-    return {"config": config, "protocol": "metaeval", "predictions": len(rows), "polarity": "scores negated (higher = more coherent)", "metaeval": result}
+    return {"config": config, "protocol": METAEVAL, "predictions": len(rows), "polarity": "scores negated (higher = more coherent)", "metaeval": result}
 
 
 def _fmt(value) -> str:
@@ -299,7 +289,7 @@ def _pct(value) -> str:
 
 def summary_lines(result: dict) -> list[str]:
     """The result as text: one line per split (and per error type for SNaC)."""
-    if result["protocol"] == "metaeval":
+    if result["protocol"] == METAEVAL:
         m = result["metaeval"]["metrics"]
         shown = {k: (_pct if k.startswith("acc") else _fmt)(v["value"]) for k, v in m.items()}  # Acc_pair is a proportion
         return [f"{result['config']}: " + "  ".join(f"{k} {v}" for k, v in shown.items()) + f"  ({result['polarity']})"]

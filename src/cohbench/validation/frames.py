@@ -9,47 +9,12 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from dataclasses import dataclass
-from pathlib import Path
 
 import datasets
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
-from ..errors import ReleaseError
-from ..release import split_stats
-from ..schema import CATEGORIES, ERROR_TYPES, category_of
-
-# Splits are grouped into classes for leakage: a document may sit in one class only, across every config.
-SPLIT_CLASSES = {"train": "train", "dev": "dev", "val": "dev", "validation": "dev", "test": "test"}
-
-
-@dataclass(frozen=True)
-class ConfigData:
-    """One config of a release: its build stats and its records per split (as plain Python rows)."""
-
-    name: str
-    stats: dict
-    splits: dict[str, list[dict]]
-    tables: dict[str, pq.Table] | None = None
-
-    def records(self):
-        for rows in self.splits.values():
-            yield from rows
-
-
-def read_config(release: Path, name: str, stats: dict) -> ConfigData:
-    splits, tables = {}, {}
-    for split, entry in stats["files"].items():
-        path = release / entry["path"]
-        try:
-            table = pq.read_table(path)
-        except (OSError, pa.ArrowException) as error:
-            raise ReleaseError(f"{path} cannot be read as Parquet ({str(error).splitlines()[0][:120]}); run `cohbench verify`, then `cohbench build {name}`") from None
-        tables[split] = table
-        splits[split] = table.to_pylist()
-    return ConfigData(name=name, stats=stats, splits=splits, tables=tables)
+from ..release import ConfigData, read_config, split_stats  # noqa: F401  (read_config: the release's one reader)
+from ..schema import CATEGORIES, ERROR_TYPES, SPLIT_CLASSES, category_of
 
 
 def _labels_ok(values) -> bool:

@@ -15,7 +15,7 @@ from great_expectations.expectations.row_conditions import Column
 import pandas as pd
 
 from ..schema import ANNOTATOR_TYPES, ERROR_TYPES, RESOLUTIONS
-from .frames import SPLIT_CLASSES
+from ..schema import SPLIT_CLASSES
 
 
 @dataclass
