@@ -74,13 +74,14 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
+    from cohbench import registry
     from cohbench.builders import timetravel
-    from cohbench.corruptions import corpora
     from cohbench.corruptions.bertscore import load_baseline
     from cohbench.fetch import fetch
 
-    tau, baseline = corpora.params()["tau"], load_baseline()["F"]
-    records, _, _ = timetravel.coherent_records(fetch(timetravel.CORPUS), "benchmark")
+    options = registry.options("timetravel_dsd")
+    tau, baseline = options.tau, load_baseline()["F"]
+    records, _, _ = timetravel.coherent_records(fetch(timetravel.CORPUS), "benchmark", options)
     train = [r for r in records if r["split"] == "train"]
     pool_texts = [s for r in train for s in r["sentences"]]
     pool_docs = [r["doc_id"] for r in train for _ in r["sentences"]]

@@ -133,7 +133,7 @@ def _count_table(configs: dict[str, dict]) -> list[str]:
 
 
 def card_markdown(configs: dict[str, dict], release: Path) -> str:
-    from .hf import split_sort_key
+    from .schema import split_sort_key
 
     configs = {name: stats | {"files": dict(sorted(stats["files"].items(), key=lambda item: split_sort_key(item[0])))}
                for name, stats in configs.items()}  # fmt: skip

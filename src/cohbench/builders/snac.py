@@ -424,7 +424,7 @@ CORPUS = register(
         sources=(SOURCE,),
         configs=(
             ConfigSpec(
-                name="snac", task="sentences", protocol="snac", statistics="error_spans",
+                name="snac", task="sentences", protocol="typed_sentences", statistics="error_spans",
                 description=(
                     "150 summaries (BOOK-175B 55, BOOK-6B 55, MOVIE-BART 40) split by book or movie into cohbench's "
                     "own train/dev/test (the file carries no split), sized like the paper's 4.2k/230/1.8k sentences."

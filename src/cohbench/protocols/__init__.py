@@ -11,7 +11,7 @@ Thresholds are never tuned on the split being reported. Proportions are fraction
 Protocols (`PROTOCOLS`; each config declares its own in the registry, `registry.spec(config).protocol`):
 - summary     StorySumm (§4, Tables 7-8): Cohen's κ, % predicted faithful, precision/recall of the faithful class,
               % of easy and of hard unfaithful summaries detected, balanced accuracy; on val, test and full.
-- snac        SNaC (§5, Table 11): sentence-level P/R/F1/accuracy and ROC-AUC (each sentence judged with the
+- typed_sentences  SNaC (§5, Table 11): sentence-level P/R/F1/accuracy and ROC-AUC (each sentence judged with the
               preceding summary as context); with `types`, per-type P/R/F1; with `spans`, ov. = the share of
               correctly typed sentences whose predicted span of that type overlaps a gold span of that type.
 - sentences   DSD and sentence-level coherence (Cai et al. Table 3): accuracy, P, R, F1, AUC over sentences.
@@ -198,11 +198,11 @@ def _snac_metrics(rows, predictions, threshold) -> dict:
 PROTOCOLS: dict[str, tuple[Callable, Callable]] = {
     # name -> (metrics function, tuning criterion on dev: higher is better)
     "summary": (_summary_metrics, metrics.balanced_accuracy),
-    "snac": (_snac_metrics, lambda g, p: metrics.prf(g, p)["f1"]),
+    "typed_sentences": (_snac_metrics, lambda g, p: metrics.prf(g, p)["f1"]),
     "sentences": (_unit_metrics("sentences"), lambda g, p: metrics.prf(g, p)["f1"]),
     "gaps": (_unit_metrics("gaps"), lambda g, p: metrics.prf(g, p)["f1"]),
 }
-CRITERIA = {"summary": "maximum balanced accuracy", "snac": "maximum F1 of the error class", "sentences": "maximum F1 of the error class", "gaps": "maximum F1 of the error class"}  # fmt: skip
+CRITERIA = {"summary": "maximum balanced accuracy", "typed_sentences": "maximum F1 of the error class", "sentences": "maximum F1 of the error class", "gaps": "maximum F1 of the error class"}  # fmt: skip
 METAEVAL = "metaeval"  # correlation with human ratings, delegated to `cohbench.metaeval`
 
 
@@ -311,7 +311,7 @@ def summary_lines(result: dict) -> list[str]:
                 f"BAcc {_pct(m.get('balanced_accuracy'))}  AUC {_pct(m.get('auc'))}"
             )
             continue
-        blocks = {"sentence": m["sentence"], "≥2 votes": m["sentence_min2votes"]} if result["protocol"] == "snac" else {"": m}
+        blocks = {"sentence": m["sentence"], "≥2 votes": m["sentence_min2votes"]} if result["protocol"] == "typed_sentences" else {"": m}
         for name, b in blocks.items():
             lines.append(
                 f"  {split:<5} {name + ' ' if name else ''}{b['units']} units ({b['errors']} errors): Acc {_pct(b.get('accuracy'))}  "
