@@ -1,0 +1,47 @@
+"""Adding a corpus is adding one module (plus its upstream file): in a copy of the project, a tiny corpus module
+dropped into `cohbench/builders/` is built, validated and evaluated through the command line, nothing else edited."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from project_copy import tracked_copy
+
+FIXTURE = Path(__file__).parent / "fixtures/tiny_corpus"
+
+
+def test_a_corpus_module_and_its_file_are_all_a_new_config_needs(tmp_path):
+    copy = tracked_copy(tmp_path)
+    shutil.copyfile(FIXTURE / "tiny_stories.py", copy / "src/cohbench/builders/tiny_stories.py")
+    mirror = tmp_path / "mirror/example.org/tiny/v1"
+    mirror.mkdir(parents=True)
+    shutil.copyfile(FIXTURE / "stories.jsonl", mirror / "stories.jsonl")
+    env = {**os.environ, "PYTHONPATH": str(copy / "src"), "COHBENCH_ROOT": str(copy), "COHBENCH_MIRROR": str(tmp_path / "mirror"),
+           "COHBENCH_RELEASE": str(tmp_path / "release"), "COHBENCH_RAW": str(tmp_path / "raw"), "COHBENCH_NETWORK": "0",
+           "HF_DATASETS_CACHE": str(tmp_path / "hf")}
+
+    def cohbench(*args):
+        run = subprocess.run([sys.executable, "-m", "cohbench.cli", *args], env=env, capture_output=True, text=True, cwd=tmp_path)
+        assert run.returncode == 0, (args, run.stderr[-2000:])
+        return run.stdout
+
+    built = json.loads(cohbench("build", "tiny_dsd", "--json"))["tiny_dsd"]
+    assert {split: f["rows"] for split, f in built["files"].items()} == {"train": 2, "dev": 2, "test": 2}
+    assert (built["upstream_records"], built["built_records"], built["dropped"]) == (6, 6, {})
+
+    cohbench("validate", "tiny_dsd", "--record-expected")
+    verdict = json.loads(cohbench("validate", "tiny_dsd", "--no-docs", "--json"))
+    assert verdict["ok"] and verdict["configs"]["tiny_dsd"]["ok"]
+
+    # a model that flags sentence 3 of every story: right on e, one false alarm on f
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text("".join(json.dumps({"id": i, "label": [0, 0, 1, 0]}) + "\n" for i in "abcdef"))
+    result = json.loads(cohbench("evaluate", "tiny_dsd", "--predictions", str(predictions), "--json"))
+    assert result["protocol"] == "sentences"
+    test = result["splits"]["test"]
+    assert (test["units"], test["errors"]) == (8, 1) and test["precision"] == 0.5 and test["recall"] == 1.0
