@@ -53,7 +53,7 @@ BAD_SUMMARY_PREDICTIONS = {
     "id as a list": (labels() + [{"id": ["s1"], "label": 1}], '"id" must be a string'),
     "id as a number": ([{"id": 5, "label": 1}] + labels(), '"id" must be a string'),
     "no score or label": ([{"id": "s1"}] + labels()[1:], 'needs a "score" or a "label"'),
-    "types on the summary protocol": ([{"id": "s1", "label": 1, "types": []}] + labels()[1:], '"types" is only scored by the snac protocol'),
+    "types on the summary protocol": ([{"id": "s1", "label": 1, "types": []}] + labels()[1:], '"types" is only scored by the typed_sentences protocol'),
     "a bare NaN literal": (["NaN"], "line 1 is not JSON (NaN is not a number JSON allows)"),
     "a JSON array line": ([[1, 2]], "must be a JSON object"),
 }  # fmt: skip
@@ -85,7 +85,7 @@ BAD_UNIT_PREDICTIONS = {
 @pytest.mark.parametrize("case", BAD_UNIT_PREDICTIONS)
 def test_a_sentence_prediction_outside_its_schema_is_one_line(every_protocol, tmp_path, capsys, case):
     rows, message = BAD_UNIT_PREDICTIONS[case]
-    assert main(["evaluate", "tt_dsd", "--predictions", str(write(tmp_path / "p.jsonl", rows))]) == 1
+    assert main(["evaluate", "timetravel_dsd", "--predictions", str(write(tmp_path / "p.jsonl", rows))]) == 1
     assert message in one_error_line(capsys)
 
 

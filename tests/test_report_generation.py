@@ -25,7 +25,7 @@ def release(tmp_path, monkeypatch):
     write_release(root, {
         "summeval": ("summeval", {"test": ratings}),
         "storysumm": ("storysumm", {"val": [plain_record("a", 1, [0, 1], system="gpt-4")], "test": [plain_record("b", 0, [0], system="claude")]}),
-        "tt_dsd": ("timetravel", {"test": [plain_record(f"c{i}", 1, [0, 1, 0], corruption={
+        "timetravel_dsd": ("timetravel", {"test": [plain_record(f"c{i}", 1, [0, 1, 0], corruption={
             "generator": "discordant_replace", "seed": 1, "source_id": f"s{i}", "positions": [1], "inserted_ids": [f"x{i}"],
             "similarities": [0.1 * i], "ranks": [i]}) for i in range(5)]}),
     })
@@ -38,16 +38,16 @@ def test_report_writes_json_markdown_and_plots(release, tmp_path):
     statistics = report.report(out)
     assert sorted(p.name for p in out.iterdir()) == [
         "report.md", "snac_agreement.png", "snac_error_types.png", "statistics.json", "storysumm_labels.png", "summeval_ratings.png",
-        "tt_dsd_similarity.png",
+        "timetravel_dsd_similarity.png",
     ]
     for png in out.glob("*.png"):
         data = png.read_bytes()
         assert data.startswith(PNG_MAGIC) and len(data) > 10_000
     saved = json.loads((out / "statistics.json").read_text())
-    assert set(saved) == {"snac", "summeval", "storysumm", "tt_dsd"} == set(statistics)
-    assert saved["tt_dsd"]["corruption_similarity"][0]["insertions"] == 5
-    assert sum(r["insertions"] for r in saved["tt_dsd"]["corruption_similarity_histogram"]) == 5
-    assert saved["tt_dsd"]["sentence_labels_by_split"] == [{"split": "test", "sentences": 15, "error": 5, "ok": 10, "no_label": 0, "gaps_missing": 0}]
+    assert set(saved) == {"snac", "summeval", "storysumm", "timetravel_dsd"} == set(statistics)
+    assert saved["timetravel_dsd"]["corruption_similarity"][0]["insertions"] == 5
+    assert sum(r["insertions"] for r in saved["timetravel_dsd"]["corruption_similarity_histogram"]) == 5
+    assert saved["timetravel_dsd"]["sentence_labels_by_split"] == [{"split": "test", "sentences": 15, "error": 5, "ok": 10, "no_label": 0, "gaps_missing": 0}]
     assert saved["snac"]["token_level"]["as_marked"]["by_type"]["RefE"]["two_agree_pct"] == pytest.approx(40.0)
     markdown = (out / "report.md").read_text()
     # the paper's crowd figure stands beside cohbench's, with the difference

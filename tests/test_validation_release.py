@@ -97,14 +97,14 @@ def test_list_lengths_votes_and_duplicate_ids_are_named(workspace):
 
 def test_a_document_in_train_of_one_config_and_test_of_another_is_a_leak(workspace):
     rel = workspace / "release"
-    write_config(rel, "tt_msd", "timetravel", {"train": [record("a", "roc-7", ["A.", "B."], gap_labels=[0])]})
+    write_config(rel, "timetravel_msd", "timetravel", {"train": [record("a", "roc-7", ["A.", "B."], gap_labels=[0])]})
     write_config(rel, "cloze_dsd", "storycloze", {"test": [record("b", "roc-7", ["A.", "C."], sentence_labels=[0, 1])]})
-    for config in ("tt_msd", "cloze_dsd"):
+    for config in ("timetravel_msd", "cloze_dsd"):
         record_expected(config, release=rel, directory=workspace / "expected")
     report = validate(release=rel, expected=workspace / "expected", docs=False)
-    assert report["configs"]["tt_msd"]["ok"] and report["configs"]["cloze_dsd"]["ok"]
+    assert report["configs"]["timetravel_msd"]["ok"] and report["configs"]["cloze_dsd"]["ok"]
     assert not report["ok"] and not report["release"]["ok"]
-    assert "roc-7 found_in=cloze_dsd:test, tt_msd:train" in report["release"]["line"]
+    assert "roc-7 found_in=cloze_dsd:test, timetravel_msd:train" in report["release"]["line"]
 
 
 def test_a_corruption_in_train_derived_from_a_test_record_is_a_leak(workspace):

@@ -8,8 +8,8 @@ a `Prediction` (numpy arrays, resolved spans) at once, so memory grows with the 
     summary,         one number per record
     metaeval
     sentences, gaps, a list with one entry per unit (sentence, or gap between sentences) of the record
-    snac
-    snac only        "types": one list per sentence of error type names (cohbench.schema.ERROR_TYPES)
+    typed_sentences
+    typed_sentences  "types": one list per sentence of error type names (cohbench.schema.ERROR_TYPES)
                      "spans": [{"sentence": i, "type": NAME, "start": a, "end": b} or {..., "text": "..."}], with
                      0 <= i < sentences, 0 <= a <= b <= the sentence's length
 
@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import CohbenchError
 from ..schema import ERROR_TYPES
 
-UNIT_PROTOCOLS = ("snac", "sentences", "gaps")
+UNIT_PROTOCOLS = ("typed_sentences", "sentences", "gaps")
 SNAC_KEYS = ("types", "spans")
 EXAMPLES = 5
 
@@ -129,12 +129,12 @@ def check(row, protocol: str, record: Mapping) -> Prediction:
     units = _width(protocol, record)
     if "score" not in row and "label" not in row:
         raise PredictionsError('needs a "score" or a "label"')
-    misplaced = [k for k in SNAC_KEYS if k in row and protocol != "snac"]
+    misplaced = [k for k in SNAC_KEYS if k in row and protocol != "typed_sentences"]
     if misplaced:
-        raise PredictionsError(f'"{misplaced[0]}" is only scored by the snac protocol, not {protocol}')
+        raise PredictionsError(f'"{misplaced[0]}" is only scored by the typed_sentences protocol (SNaC), not {protocol}')
     score = np.array(_per_unit(row["score"], "score", units, _number), dtype=float) if "score" in row else None
     label = np.array(_per_unit(row["label"], "label", units, _label), dtype=np.int8) if "label" in row else None
-    if protocol != "snac":
+    if protocol != "typed_sentences":
         return Prediction(score, label)
     types = _types(row["types"], len(record["sentences"])) if "types" in row else None
     spans = _spans(row["spans"], record["sentences"]) if "spans" in row else ()
