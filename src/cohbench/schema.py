@@ -137,6 +137,7 @@ def _declared() -> dict:
         "CORRUPTION_FIELDS": CORRUPTION_FIELDS,
         "FIELDS": FIELDS,
         "FEATURES": FEATURES,
+        "ARROW_SCHEMA": FEATURES.arrow_schema,
         "NESTED": nested,
     }
 
@@ -154,8 +155,8 @@ def split_sort_key(split: str):
 
 
 def __getattr__(name: str):
-    """FIELDS, FEATURES and the nested field tuples, declared on first access (PEP 562)."""
-    if name in ("SPAN_FIELDS", "RATING_FIELDS", "EXPLANATION_FIELDS", "CORRUPTION_FIELDS", "FIELDS", "FEATURES"):
+    """FIELDS, FEATURES, ARROW_SCHEMA and the nested field tuples, declared on first access (PEP 562)."""
+    if name in ("SPAN_FIELDS", "RATING_FIELDS", "EXPLANATION_FIELDS", "CORRUPTION_FIELDS", "FIELDS", "FEATURES", "ARROW_SCHEMA"):
         return _declared()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
