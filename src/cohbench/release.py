@@ -346,7 +346,6 @@ def load(config: str, split: str | None = None, release: Path | None = None):
     import datasets
     import pyarrow.parquet as pq
 
-    from .hf import split_sort_key
     from .sources import sha256_of
 
     folder, stats = require_built(config, release)
