@@ -122,8 +122,8 @@ def test_test_scores_alone_get_the_threshold_free_metrics_and_say_what_a_thresho
     out = capsys.readouterr().out.splitlines()
     assert "threshold-free metrics only: binary metrics need --threshold T or predictions for every val record" in out[0]
     assert out[1].endswith(f"AUC {100 * test['auc']:.1f}")
-    write_config(rel, "no_dev", "timetravel", {"test": [plain_record("a", 1, [0, 1]), plain_record("b", 1, [1, 0])]})
-    only = evaluate("no_dev", [{"id": "a", "score": [0.2, 0.9]}, {"id": "b", "score": [0.8, 0.1]}], release=rel)
+    write_config(rel, "timetravel_dsd", "timetravel", {"test": [plain_record("a", 1, [0, 1]), plain_record("b", 1, [1, 0])]})
+    only = evaluate("timetravel_dsd", [{"id": "a", "score": [0.2, 0.9]}, {"id": "b", "score": [0.8, 0.1]}], release=rel)
     assert only["splits"]["test"]["auc"] == 1.0 and "no dev split" in only["decision"]["needs_threshold"]
 
 
