@@ -229,6 +229,8 @@ def _lock(con: duckdb.DuckDBPyConnection, memory: str) -> None:
     except duckdb.Error:
         raise QueryError(f"memory limit {memory!r} is not a size DuckDB understands; use e.g. 4GB or 500MB") from None
     con.execute("SET temp_directory = ''")  # no spilling: a query over the limit fails instead of writing files
+    con.execute("SET autoinstall_known_extensions = false")  # nothing is downloaded or loaded on demand
+    con.execute("SET autoload_known_extensions = false")
     con.execute("SET enable_external_access = false")  # no files, no ATTACH, no extensions
     con.execute("SET lock_configuration = true")  # and no statement can turn that back on
 
@@ -395,6 +397,8 @@ def stream_to(sql: str, sink, fmt: str, con: duckdb.DuckDBPyConnection | None = 
 
 def render(table, more: bool = False, max_rows: int = 40) -> str:
     """A text table for the terminal (DuckDB's own box rendering); `more`: the result has rows not shown."""
+    if not table.num_columns:
+        return "(no result)\n"  # a statement such as CHECKPOINT
     return str(duckdb.from_arrow(table).limit(max_rows)) + (f"(first {min(table.num_rows, max_rows)} rows shown)\n" if more else "")
 
 
