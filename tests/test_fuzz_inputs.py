@@ -54,7 +54,7 @@ def outcome(argv, capsys) -> tuple[int, str, str]:
 # config -> (the valid rows, the key whose value the protocol checks, how many units a list needs)
 VALID = {
     "storysumm": [{"id": f"s{i}", "score": round(0.1 * i, 2)} for i in range(1, 10)],
-    "tt_dsd": [{"id": "d1", "score": [0.1, 0.9, 0.2]}, {"id": "d2", "score": [0.3, 0.2, 0.1]},
+    "timetravel_dsd": [{"id": "d1", "score": [0.1, 0.9, 0.2]}, {"id": "d2", "score": [0.3, 0.2, 0.1]},
                {"id": "d3", "score": [0.2, 0.1, 0.8]}, {"id": "d4", "score": [0.7, 0.1, 0.2]}],
 }  # fmt: skip
 
