@@ -121,3 +121,14 @@ def test_rebuilding_a_config_is_byte_identical(params_with, workspace):
     assert {s: f["sha256"] for s, f in first["files"].items()} == {s: f["sha256"] for s, f in second["files"].items()}
     table = pq.read_table(workspace / "release/data/timetravel_dsd/test.parquet")
     assert table.num_rows == 15
+
+
+def test_the_shipped_bertscore_baseline_was_drawn_from_the_sentences_calibrate_uses_today(mirror, workspace):
+    from cohbench.builders.incoherence import calibration_sentences
+    from cohbench.corruptions.bertscore import load_baseline
+
+    shipped = load_baseline()
+    sources = calibration_sentences()
+    # remake it with `cohbench calibrate` when params.yaml changes which sentences TimeTravel's train split holds
+    assert shipped["sentences_from"] == {name: len(group) for name, group in sources.items()}
+    assert (shipped["pairs"], shipped["seed"]) == (5000, 13)

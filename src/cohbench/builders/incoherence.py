@@ -165,16 +165,22 @@ def notes(records: Sequence[dict], gap_task: bool) -> dict:
     return result
 
 
-def calibrate(pairs: int = 5000, seed: int = 13, target: Path = BASELINE_FILE, params: dict | None = None) -> dict:
-    """Remake the BERTScore rescaling baseline (`bertscore_baseline.json`, which tau applies to) from random pairs
-    of sentences of the TimeTravel train split (coherent stories, before any corruption), as bert-score's
-    authors did for their encoders with Common Crawl; `cohbench calibrate` runs it."""
+def calibration_sentences(params: dict | None = None) -> dict[str, list[str]]:
+    """The sentences the rescaling baseline is drawn from, by source: the TimeTravel train split (coherent
+    stories, before any corruption) under params.yaml's TimeTravel options."""
     from ..fetch import fetch
     from . import timetravel
 
     opts = TimeTravelOptions.from_params(settings.params() if params is None else params)
     records, _, _ = timetravel.coherent_records(fetch(timetravel.CORPUS), "calibration", opts)
-    sources = {"timetravel/train": [s for r in records if r["split"] == "train" for s in r["sentences"]]}
+    return {"timetravel/train": [s for r in records if r["split"] == "train" for s in r["sentences"]]}
+
+
+def calibrate(pairs: int = 5000, seed: int = 13, target: Path = BASELINE_FILE, params: dict | None = None) -> dict:
+    """Remake the BERTScore rescaling baseline (`bertscore_baseline.json`, which tau applies to) from random pairs
+    of `calibration_sentences`, as bert-score's authors did for their encoders with Common Crawl; `cohbench
+    calibrate` runs it (measured: reproduces the shipped file)."""
+    sources = calibration_sentences(params)
     baseline = compute_baseline([s for group in sources.values() for s in group], pairs=pairs, seed=seed)
     baseline["sentences_from"] = {name: len(group) for name, group in sources.items()}
     write_text(target, json.dumps(baseline, indent=2, sort_keys=True) + "\n")
