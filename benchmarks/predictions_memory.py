@@ -34,7 +34,7 @@ def write_release(root: Path, records: int, sentences: int) -> None:
 
     datasets.disable_progress_bars()
     files, per_split = {}, {}
-    for split, ids in {"dev": range(0, records // 10), "test": range(records // 10, records)}.items():
+    for split, ids in {"validation": range(0, records // 10), "test": range(records // 10, records)}.items():
         rows = []
         for i in ids:
             row = empty_record()

@@ -155,16 +155,16 @@ def write_every_protocol(root: Path) -> Path:
         return record(f"s{i}", f"story-{i}", ["One.", "Two."], label=label, difficulty=difficulty, sentence_labels=[0, label])
 
     write_config(root, "storysumm", "storysumm", {
-        "val": [summary(1, 1, "easy"), summary(2, 0), summary(3, 1, "hard"), summary(4, 0)],
+        "validation": [summary(1, 1, "easy"), summary(2, 0), summary(3, 1, "hard"), summary(4, 0)],
         "test": [summary(5, 1, "easy"), summary(6, 1, "hard"), summary(7, 1, "hard"), summary(8, 0), summary(9, 0)],
     })  # fmt: skip
-    write_config(root, "snac", "snac", {"dev": [snac_like("n1", "b1")], "test": [snac_like("n2", "b2"), snac_like("n3", "b3")]})
+    write_config(root, "snac", "snac", {"validation": [snac_like("n1", "b1")], "test": [snac_like("n2", "b2"), snac_like("n3", "b3")]})
     write_config(root, "timetravel_dsd", "timetravel", {
-        "dev": [plain_record("d1", 1, [0, 1, 0]), plain_record("d2", 0, [0, 0, 0])],
+        "validation": [plain_record("d1", 1, [0, 1, 0]), plain_record("d2", 0, [0, 0, 0])],
         "test": [plain_record("d3", 1, [0, 0, 1]), plain_record("d4", 1, [1, 0, 0])],
     })  # fmt: skip
     gaps = lambda rid, labels: record(rid, rid, [f"{i}." for i in range(len(labels) + 1)], gap_labels=labels)  # noqa: E731
-    write_config(root, "timetravel_msd", "timetravel", {"dev": [gaps("g1", [0, 1, 0]), gaps("g2", [1, 0, 0])], "test": [gaps("g3", [0, 0, 1])]})
+    write_config(root, "timetravel_msd", "timetravel", {"validation": [gaps("g1", [0, 1, 0]), gaps("g2", [1, 0, 0])], "test": [gaps("g3", [0, 0, 1])]})
     rows = []
     for d in range(3):
         for s, system in enumerate(["M1", "M2", "M3"]):

@@ -31,7 +31,7 @@ def test_a_corpus_module_and_its_file_are_all_a_new_config_needs(tmp_path):
         return run.stdout
 
     built = json.loads(cohbench("build", "tiny_dsd", "--json"))["tiny_dsd"]
-    assert {split: f["rows"] for split, f in built["files"].items()} == {"train": 2, "dev": 2, "test": 2}
+    assert {split: f["rows"] for split, f in built["files"].items()} == {"train": 2, "validation": 2, "test": 2}
     assert (built["upstream_records"], built["built_records"], built["dropped"]) == (6, 6, {})
 
     cohbench("validate", "tiny_dsd", "--record-expected")

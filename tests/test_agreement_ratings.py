@@ -40,7 +40,7 @@ def release(tmp_path, monkeypatch):
     ]
     root = write_release(tmp_path / "release", {
         "summeval": ("summeval", {"test": records}),
-        "storysumm": ("storysumm", {"val": stories[:2], "test": stories[2:]}),
+        "storysumm": ("storysumm", {"validation": stories[:2], "test": stories[2:]}),
     })
     monkeypatch.setenv("COHBENCH_RELEASE", str(root))
     return experts, crowd
@@ -63,12 +63,12 @@ def test_storysumm_label_distributions(release):
     stats = agreement.statistics("storysumm", sql.db())
     assert stats["labels_by_split"] == [
         {"split": "test", "records": 1, "error": 1, "ok": 0, "no_label": 0},
-        {"split": "val", "records": 2, "error": 1, "ok": 1, "no_label": 0},
+        {"split": "validation", "records": 2, "error": 1, "ok": 1, "no_label": 0},
     ]
     by_difficulty = {(r["split"], r["difficulty"]): r["records"] for r in stats["labels_by_difficulty"]}
-    assert by_difficulty == {("test", "easy"): 1, ("val", "hard"): 1, ("val", "none"): 1}
+    assert by_difficulty == {("test", "easy"): 1, ("validation", "hard"): 1, ("validation", "none"): 1}
     sentences = {(r["split"], r["system"]): (r["error"], r["ok"]) for r in stats["sentence_labels_by_split_and_model"]}
-    assert sentences == {("test", "claude"): (2, 1), ("val", "gpt-4"): (1, 3)}
+    assert sentences == {("test", "claude"): (2, 1), ("validation", "gpt-4"): (1, 3)}
 
 
 def test_agreement_command_prints_the_statistics(release, capsys):

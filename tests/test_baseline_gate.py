@@ -40,7 +40,7 @@ def stories(rng, count, prefix, shuffle_labels=False):
 
 def toy_release(root, shuffle_labels=False):
     rng = np.random.default_rng(7)
-    splits = {split: stories(rng, n, split[:2], shuffle_labels) for split, n in (("train", 80), ("dev", 20), ("test", 30))}
+    splits = {split: stories(rng, n, split[:2], shuffle_labels) for split, n in (("train", 80), ("validation", 20), ("test", 30))}
     return write_config(root, "timetravel_dsd", "timetravel", splits)
 
 
@@ -54,7 +54,7 @@ def test_the_baseline_learns_is_seeded_and_passes_the_gate(workspace, params):
     metrics = train(release=rel, params=params, progress=False)
     test = metrics["scores"]["timetravel_dsd"]["splits"]["test"]
     assert test["auc"] > 0.9 and test["f1"] > 0.6, test
-    assert metrics["trained_on"] == {"timetravel_dsd": 80} and metrics["scores"]["timetravel_dsd"]["decision"]["tuned_on"] == "dev"
+    assert metrics["trained_on"] == {"timetravel_dsd": 80} and metrics["scores"]["timetravel_dsd"]["decision"]["tuned_on"] == "validation"
     lines = (rel / "baseline/predictions/timetravel_dsd.jsonl").read_text().splitlines()
     assert len(lines) == 50 and len(json.loads(lines[0])["score"]) == 5
     assert "| `timetravel_dsd` | 150 |" in (rel / "baseline/metrics.md").read_text()

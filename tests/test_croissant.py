@@ -17,7 +17,7 @@ CORRUPTION = {"generator": "discordant_replace", "seed": 0, "source_id": "s", "p
 def _release(root):
     summaries = [record(f"s{i}", f"story-{i}", ["One.", "Two."], label=i % 2, system="gpt-4", difficulty="hard" if i % 2 else None)
                  for i in range(5)]  # fmt: skip
-    write_config(root, "storysumm", "storysumm", {"val": summaries[:2], "test": summaries[2:]})
+    write_config(root, "storysumm", "storysumm", {"validation": summaries[:2], "test": summaries[2:]})
     write_config(root, "timetravel_dsd", "timetravel", {"test": [plain_record("t1", 1, [0, 1], corruption=CORRUPTION), plain_record("t2", 0, [0, 0])]})
     write_index(root)
     return root

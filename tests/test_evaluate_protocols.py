@@ -20,7 +20,7 @@ def storysumm_like(rel):
 
     val = [summary(1, 1, "easy"), summary(2, 0), summary(3, 1, "hard"), summary(4, 0)]
     test = [summary(5, 1, "easy"), summary(6, 1, "hard"), summary(7, 1, "hard"), summary(8, 0), summary(9, 0)]
-    return write_config(rel, "storysumm", "storysumm", {"val": val, "test": test})
+    return write_config(rel, "storysumm", "storysumm", {"validation": val, "test": test})
 
 
 def write(path, rows):
@@ -32,7 +32,7 @@ def test_storysumm_metrics_match_hand_computed_values(workspace):
     rel = storysumm_like(workspace / "release")
     labels = {"s1": 1, "s2": 0, "s3": 0, "s4": 1, "s5": 1, "s6": 1, "s7": 0, "s8": 0, "s9": 1}
     result = evaluate("storysumm", [{"id": i, "label": v} for i, v in labels.items()], release=rel)
-    assert list(result["splits"]) == ["val", "test", "full"]
+    assert list(result["splits"]) == ["validation", "test", "full"]
     test = result["splits"]["test"]
     # gold 1 1 1 0 0, predicted 1 1 0 0 1: agreement 3/5, chance .6*.6 + .4*.4 = .52
     assert test["cohen_kappa"] == pytest.approx((0.6 - 0.52) / 0.48)
@@ -48,7 +48,7 @@ def test_score_only_predictions_get_a_threshold_tuned_on_val_by_balanced_accurac
     scores = {"s1": 0.9, "s2": 0.2, "s3": 0.6, "s4": 0.7, "s5": 0.95, "s6": 0.1, "s7": 0.3, "s8": 0.5, "s9": 0.4}
     result = evaluate("storysumm", [{"id": i, "score": v} for i, v in scores.items()], release=rel)
     # on val (gold 1 0 1 0): 0.9 -> BAcc .75, 0.7 -> .5, 0.6 -> .75 (not better), 0.2 -> .5: the highest best wins
-    assert result["decision"] == {"threshold": 0.9, "tuned_on": "val", "criterion": "maximum balanced accuracy"}
+    assert result["decision"] == {"threshold": 0.9, "tuned_on": "validation", "criterion": "maximum balanced accuracy"}
     assert result["splits"]["test"]["predicted_faithful"] == pytest.approx(0.8)  # only s5 >= 0.9
     assert result["splits"]["test"]["auc"] == pytest.approx(sk.roc_auc_score([1, 1, 1, 0, 0], [0.95, 0.1, 0.3, 0.5, 0.4]))
     given = evaluate("storysumm", [{"id": i, "score": v} for i, v in scores.items()], threshold=0.35, release=rel)
@@ -96,7 +96,7 @@ def test_metric_functions_agree_with_scikit_learn():
 def test_predictions_that_do_not_fit_are_one_clear_error(workspace, tmp_path, capsys):
     rel = storysumm_like(workspace / "release")
     everything = [{"id": f"s{i}", "label": 1} for i in range(1, 10)]
-    with pytest.raises(PredictionsError, match=r"2 record\(s\) of storysumm \(val/test\) have no prediction: s1, s2"):
+    with pytest.raises(PredictionsError, match=r"2 record\(s\) of storysumm \(validation/test\) have no prediction: s1, s2"):
         evaluate("storysumm", everything[2:], release=rel)
     with pytest.raises(PredictionsError, match=r"1 prediction id\(s\) are not records of storysumm: nope"):
         evaluate("storysumm", everything + [{"id": "nope", "label": 0}], release=rel)
@@ -116,15 +116,15 @@ def test_test_scores_alone_get_the_threshold_free_metrics_and_say_what_a_thresho
     test = result["splits"]["test"]
     assert test["auc"] == pytest.approx(sk.roc_auc_score([1, 1, 1, 0, 0], list(scores.values())))
     assert "balanced_accuracy" not in test and result["decision"]["threshold"] is None
-    assert "--threshold" in result["decision"]["needs_threshold"] and "val" in result["decision"]["needs_threshold"]
+    assert "--threshold" in result["decision"]["needs_threshold"] and "validation" in result["decision"]["needs_threshold"]
     path = write(tmp_path / "test.jsonl", [{"id": i, "score": v} for i, v in scores.items()])
     assert main(["evaluate", "storysumm", "--predictions", str(path), "--split", "test"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert "threshold-free metrics only: binary metrics need --threshold T or predictions for every val record" in out[0]
+    assert "threshold-free metrics only: binary metrics need --threshold T or predictions for every validation record" in out[0]
     assert out[1].endswith(f"AUC {100 * test['auc']:.1f}")
     write_config(rel, "timetravel_dsd", "timetravel", {"test": [plain_record("a", 1, [0, 1]), plain_record("b", 1, [1, 0])]})
     only = evaluate("timetravel_dsd", [{"id": "a", "score": [0.2, 0.9]}, {"id": "b", "score": [0.8, 0.1]}], release=rel)
-    assert only["splits"]["test"]["auc"] == 1.0 and "no dev split" in only["decision"]["needs_threshold"]
+    assert only["splits"]["test"]["auc"] == 1.0 and "no validation split" in only["decision"]["needs_threshold"]
 
 
 def test_cli_prints_a_line_per_split_and_json(workspace, tmp_path, capsys):
@@ -133,7 +133,7 @@ def test_cli_prints_a_line_per_split_and_json(workspace, tmp_path, capsys):
     assert main(["evaluate", "storysumm", "--predictions", str(path)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "storysumm (summary protocol; labels given; percentages, κ as a coefficient)"
-    assert [line.split()[0] for line in out[1:]] == ["val", "test", "full"]
+    assert [line.split()[0] for line in out[1:]] == ["validation", "test", "full"]
     assert main(["evaluate", "storysumm", "--predictions", str(path), "--json", "--split", "test"]) == 0
     assert list(json.loads(capsys.readouterr().out)["splits"]) == ["test"]
 

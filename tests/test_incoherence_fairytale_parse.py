@@ -32,7 +32,7 @@ def test_windows_follow_section_order_and_report_the_case_defect():
     assert fox[1]["sentences"][-1] == "The fox carried the spoon to the mill."
     assert stats["sentences_not_in_a_window"] == 4 + 1 + 1
     assert stats["file_names_differing_from_story_meta_in_case"] == ["Fox-tale-story.csv is 'fox-tale' in story_meta.csv"]
-    assert {r["split"] for r in records} == {"train", "val", "test"}
+    assert {r["split"] for r in records} == {"train", "validation", "test"}
 
 
 def test_msd_removes_two_inner_non_adjacent_sentences_per_window():

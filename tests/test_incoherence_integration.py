@@ -50,7 +50,7 @@ def test_timetravel_msd_full_sizes_and_exact_20_percent(params_with, paths):
     parsed = timetravel.parse(paths(timetravel.CORPUS), "timetravel_msd", options("timetravel_msd"))
     assert parsed.upstream_records == 3742 and parsed.dropped == {"ending_not_three_sentences": 17}
     sizes = {split: v["records"] for split, v in parsed.notes["by_split"].items()}
-    assert sizes == {"train": 1554, "dev": 300, "test": 1871}
+    assert sizes == {"train": 1554, "validation": 300, "test": 1871}
     assert all(v["missing_rate"] == 0.2 for v in parsed.notes["by_split"].values())
     assert all(len(r["sentences"]) == 4 and r["gap_labels"].count(1) == 1 for r in parsed.records)
     _no_story_in_two_splits(parsed.records)
@@ -77,9 +77,9 @@ def test_storycloze_full_and_its_stories_located_in_timetravel(params_with, path
     assert parsed.notes["stories"] == 3742
     where = parsed.notes["stories_by_timetravel_split"]
     # 17 stories dropped from TimeTravel (unsplittable endings) + 1 Story Cloze id TimeTravel lacks
-    assert where == {"train": 1554, "dev": 300, "test": 1870, "not in TimeTravel configs": 18}
+    assert where == {"train": 1554, "validation": 300, "test": 1870, "not in TimeTravel configs": 18}
     # the stories TimeTravel trains or tunes on are left out: 1,870 + 18 stories remain, two records each
-    assert parsed.dropped == {"story_in_timetravel_train": 2 * 1554, "story_in_timetravel_dev": 2 * 300}
+    assert parsed.dropped == {"story_in_timetravel_train": 2 * 1554, "story_in_timetravel_validation": 2 * 300}
     assert len(parsed.records) == 3776 and sum(r["label"] for r in parsed.records) == 1888
 
 
@@ -87,7 +87,7 @@ def test_fairytale_subset_keeps_story_splits_and_exact_25_percent(params_with, p
     params_with(fairytale={"max_stories_per_split": 1})
     inputs = paths(fairytaleqa.CORPUS)
     msd = fairytaleqa.parse(inputs, "fairytale_msd", options("fairytale_msd"))
-    assert {r["split"] for r in msd.records} == {"train", "val", "test"}
+    assert {r["split"] for r in msd.records} == {"train", "validation", "test"}
     assert all(v["missing_rate"] == 0.25 for v in msd.notes["by_split"].values())
     assert all(len(r["sentences"]) == 6 and r["gap_labels"].count(1) == 2 for r in msd.records)
     _no_story_in_two_splits(msd.records)
@@ -98,7 +98,7 @@ def test_fairytale_subset_keeps_story_splits_and_exact_25_percent(params_with, p
 
 def test_synthetic_coherence_subset_is_balanced_and_typed(params_with, paths):
     params_with(fairytale={"max_stories_per_split": 1}, timetravel={"max_stories_per_split": 12},
-                synthetic_coherence={"max_narratives_per_split": {"train": 6, "dev": 6, "test": 6}})
+                synthetic_coherence={"max_narratives_per_split": {"train": 6, "validation": 6, "test": 6}})
     parsed = synthetic_coherence.parse(paths(synthetic_coherence.CORPUS), "synthetic_coherence", options("synthetic_coherence"))
     for split, counts in parsed.notes["examples_by_split_and_label"].items():
         assert counts["negative"] == counts["positive"] > 0

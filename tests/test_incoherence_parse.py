@@ -35,8 +35,8 @@ def test_timetravel_msd_splits_by_file_drops_unsplittable_endings_and_removes_on
         by_split.setdefault(r["split"], set()).add(r["doc_id"])
         assert len(r["sentences"]) == 4 and sum(r["gap_labels"]) == 1 and len(r["gap_labels"]) == 3
         assert r["corruption"]["source_id"] == r["doc_id"] and r["id"] == f"{r['doc_id']}:remove_sentences"
-    assert by_split == {"test": {"t1", "t2", "t3"}, "dev": by_split["dev"], "train": by_split["train"]}
-    assert len(by_split["dev"]) == 1 and by_split["dev"] | by_split["train"] == {"d1", "d2", "d4"}
+    assert by_split == {"test": {"t1", "t2", "t3"}, "validation": by_split["validation"], "train": by_split["train"]}
+    assert len(by_split["validation"]) == 1 and by_split["validation"] | by_split["train"] == {"d1", "d2", "d4"}
     assert parsed.notes["by_split"]["test"]["missing_rate"] == 0.2
 
 
@@ -76,7 +76,7 @@ def test_storycloze_drops_stories_that_timetravel_trains_or_tunes_on(small_param
     # d1 is a TimeTravel dev-file story, so it sits in TimeTravel train or dev: a test-only config must not hold it.
     assert "d1" not in {r["doc_id"] for r in parsed.records}
     assert parsed.upstream_records == 6 and len(parsed.records) == 4
-    assert sum(parsed.dropped.values()) == 2 and set(parsed.dropped) <= {"story_in_timetravel_train", "story_in_timetravel_dev"}
+    assert sum(parsed.dropped.values()) == 2 and set(parsed.dropped) <= {"story_in_timetravel_train", "story_in_timetravel_validation"}
 
 
 def test_storycloze_rejects_a_bad_answer_column(small_params):

@@ -52,7 +52,7 @@ def _tiny_release(folder):
     def summary(i, label, split):
         return record(f"s{i}", f"story-{i}", ["Ann left.", "She came back."], label=label, sentence_labels=[0, label], system="gpt-4")
 
-    splits = {"val": [summary(i, i % 2, "val") for i in range(4)], "test": [summary(i, i % 2, "test") for i in range(4, 10)]}
+    splits = {"validation": [summary(i, i % 2, "validation") for i in range(4)], "test": [summary(i, i % 2, "test") for i in range(4, 10)]}
     write_config(folder, "storysumm", "storysumm", splits)
     write_index(folder)
     return folder

@@ -18,7 +18,7 @@ from release_fixture import plain_record, write_config
 def write_storysumm(root, flipped: bool):
     labels = [1, 0, 1, 0, 1, 0]
     records = [plain_record(f"s{i}", 1 - label if flipped else label, [0, 1 - label if flipped else label]) for i, label in enumerate(labels)]
-    write_config(root, "storysumm", "storysumm", {"val": records[:2], "test": records[2:]})
+    write_config(root, "storysumm", "storysumm", {"validation": records[:2], "test": records[2:]})
     write_index(root)
     return root
 
@@ -62,7 +62,9 @@ def test_a_release_loads_by_path_from_any_directory(workspace, monkeypatch):
     monkeypatch.delenv("COHBENCH_RELEASE")
     monkeypatch.chdir(workspace)
     loaded = cohbench.load("storysumm", release=root)
-    assert list(loaded) == ["val", "test"] and loaded["test"].num_rows == 4
+    assert list(loaded) == ["validation", "test"] and loaded["test"].num_rows == 4
     assert loaded["test"].features["label"].names[:2] == ["ok", "error"]  # ClassLabels survive
-    with pytest.raises(ReleaseError, match="has no split 'dev'"):
+    with pytest.raises(ReleaseError, match="has no split 'train'"):
+        cohbench.load("storysumm", split="train", release=root)
+    with pytest.raises(ReleaseError, match="'dev' is not a cohbench split: every config uses train, validation, test"):
         cohbench.load("storysumm", split="dev", release=root)

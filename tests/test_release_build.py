@@ -41,12 +41,12 @@ def test_building_twice_gives_byte_identical_parquet(workspace):
     first = parquet_bytes(workspace)
     build_fixture(workspace)
     assert parquet_bytes(workspace) == first
-    assert set(first) == {"val.parquet", "test.parquet"}
+    assert set(first) == {"validation.parquet", "test.parquet"}
 
 
 def test_stats_and_manifest_record_counts_and_checksums(workspace):
     stats = build_fixture(workspace)
-    assert stats["files"]["test"]["rows"] == 3 and stats["files"]["val"]["rows"] == 1
+    assert stats["files"]["test"]["rows"] == 3 and stats["files"]["validation"]["rows"] == 1
     assert stats["splits"]["test"]["labels"] == {"ok": 1, "error": 2}
     manifest = json.loads((workspace / "release/manifest.json").read_text())
     entry = manifest["configs"]["storysumm"]
@@ -69,14 +69,14 @@ def test_a_malformed_input_fails_and_leaves_the_previous_release_untouched(works
 
 def test_a_split_size_other_than_declared_fails_without_output(workspace):
     with pytest.raises(ReleaseError, match="split sizes"):
-        build_fixture(workspace, expected_splits={"val": 1, "test": 4})
+        build_fixture(workspace, expected_splits={"validation": 1, "test": 4})
     assert not (workspace / "release/data/storysumm").exists()
 
 
 def test_load_dataset_round_trip_keeps_classlabel_names(workspace):
     build_fixture(workspace)
     loaded = load_dataset(str(workspace / "release"), "storysumm")
-    assert set(loaded) == {"val", "test"}
+    assert set(loaded) == {"validation", "test"}
     features = loaded["test"].features
     assert features["label"].names == ["ok", "error"]
     assert features["sentence_labels"].feature.names == ["ok", "error"]
@@ -88,7 +88,7 @@ def test_load_dataset_round_trip_keeps_classlabel_names(workspace):
 def test_verify_finds_a_tampered_release_file(workspace):
     build_fixture(workspace)
     assert all(r["ok"] for r in release.verify(workspace / "release") if r["kind"] == "release")
-    target = workspace / "release/data/storysumm/val.parquet"
+    target = workspace / "release/data/storysumm/validation.parquet"
     target.write_bytes(target.read_bytes() + b"\0")
     bad = [r for r in release.verify(workspace / "release") if not r["ok"] and r["kind"] == "release"]
     assert [r["path"] for r in bad] == [str(target)]

@@ -24,7 +24,7 @@ def release(tmp_path, monkeypatch):
     ]
     write_release(root, {
         "summeval": ("summeval", {"test": ratings}),
-        "storysumm": ("storysumm", {"val": [plain_record("a", 1, [0, 1], system="gpt-4")], "test": [plain_record("b", 0, [0], system="claude")]}),
+        "storysumm": ("storysumm", {"validation": [plain_record("a", 1, [0, 1], system="gpt-4")], "test": [plain_record("b", 0, [0], system="claude")]}),
         "timetravel_dsd": ("timetravel", {"test": [plain_record(f"c{i}", 1, [0, 1, 0], corruption={
             "generator": "discordant_replace", "seed": 1, "source_id": f"s{i}", "positions": [1], "inserted_ids": [f"x{i}"],
             "similarities": [0.1 * i], "ranks": [i]}) for i in range(5)]}),

@@ -33,7 +33,7 @@ def test_split_assignment_is_deterministic_and_complete():
     units = _units()
     first = snac.assign_splits(units)
     assert first == snac.assign_splits(dict(reversed(list(units.items()))))
-    assert set(first) == set(units) and set(first.values()) == {"train", "dev", "test"}
+    assert set(first) == set(units) and set(first.values()) == {"train", "validation", "test"}
 
 
 def test_split_sizes_approach_the_paper_shares_in_each_stratum():
@@ -43,6 +43,6 @@ def test_split_sizes_approach_the_paper_shares_in_each_stratum():
     for stratum in ("book", "movie"):
         size = sum(n for s, n in units.values() if s == stratum)
         largest = max(n for s, n in units.values() if s == stratum)
-        for split in ("dev", "test"):
+        for split in ("validation", "test"):
             got = sum(n for u, (s, n) in units.items() if s == stratum and splits[u] == split)
             assert abs(got - size * snac.PAPER_SPLIT_SENTENCES[split] / total) <= largest / 2

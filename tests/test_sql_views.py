@@ -119,7 +119,7 @@ def test_a_statement_naming_only_config_views_loads_only_those(release):
 
 
 def test_views_work_with_only_some_configs_built(tmp_path):
-    root = write_release(tmp_path / "release", {"storysumm": ("storysumm", {"val": [plain_record("s", 1, [1, 0])]})})
+    root = write_release(tmp_path / "release", {"storysumm": ("storysumm", {"validation": [plain_record("s", 1, [1, 0])]})})
     con = sql.db(root)
     assert con.execute("SELECT count(*) FROM spans").fetchone()[0] == 0
     assert con.execute("SELECT count(*) FROM sentences").fetchone()[0] == 2
@@ -168,7 +168,7 @@ def test_real_release_views_match_the_manifest(mirror, workspace):
     stats = build("storysumm", progress=False)
     con = sql.db()
     assert con.execute("SELECT count(*) FROM storysumm").fetchone()[0] == sum(f["rows"] for f in stats["files"].values()) == 96
-    assert con.execute("SELECT count(*) FROM sentences").fetchone()[0] == stats["splits"]["val"]["sentences"] + stats["splits"]["test"]["sentences"]
+    assert con.execute("SELECT count(*) FROM sentences").fetchone()[0] == stats["splits"]["validation"]["sentences"] + stats["splits"]["test"]["sentences"]
 
 
 def test_statement_from_stdin_and_the_interactive_prompt(release, monkeypatch, capsys):

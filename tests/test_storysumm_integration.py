@@ -19,8 +19,8 @@ def built(tmp_path_factory):
 def test_the_built_corpus_has_the_verified_counts(built):
     _, stats = built
     assert stats["upstream_records"] == stats["built_records"] == 96
-    assert {split: f["rows"] for split, f in stats["files"].items()} == {"val": 33, "test": 63}
-    labels = [stats["splits"][s]["labels"] for s in ("val", "test")]
+    assert {split: f["rows"] for split, f in stats["files"].items()} == {"validation": 33, "test": 63}
+    labels = [stats["splits"][s]["labels"] for s in ("validation", "test")]
     assert sum(l["error"] for l in labels) == 60 and sum(l["ok"] for l in labels) == 36
     assert stats["notes"]["stories"] == 32
     assert stats["notes"]["by_difficulty"] == {"easy": 20, "hard": 40, "none (faithful)": 36}
@@ -36,14 +36,14 @@ def test_the_erratum_is_applied_and_recorded(built):
 
 def test_splits_do_not_share_stories(built):
     ds = cohbench.load("storysumm")
-    assert not set(ds["val"]["doc_id"]) & set(ds["test"]["doc_id"])
-    assert len(ds["val"]) + len(ds["test"]) == 96
+    assert not set(ds["validation"]["doc_id"]) & set(ds["test"]["doc_id"])
+    assert len(ds["validation"]) + len(ds["test"]) == 96
 
 
 def test_cli_list_reports_versions_licences_and_rows(built, capsys):
     assert main(["list", "--json"]) == 0
     rows = {r["config"]: r for r in json.loads(capsys.readouterr().out)}
-    assert rows["storysumm"]["rows"] == {"test": 63, "val": 33}
+    assert rows["storysumm"]["rows"] == {"test": 63, "validation": 33}
     assert rows["storysumm"]["licence"] == "MIT" and rows["storysumm"]["version"] == "1.0.0"
 
 
@@ -74,7 +74,7 @@ def test_the_corpus_builder_works_directly_with_hf_caching(built, tmp_path):
     builder = builder_for(lookup("storysumm"))(config_name="storysumm", cache_dir=str(tmp_path / "hf"))
     builder.download_and_prepare()
     splits = builder.as_dataset()
-    assert {name: len(ds) for name, ds in splits.items()} == {"val": 33, "test": 63}
+    assert {name: len(ds) for name, ds in splits.items()} == {"validation": 33, "test": 63}
     assert splits["test"].features["label"].names == ["ok", "error"]
 
 
@@ -85,4 +85,4 @@ def test_load_dataset_by_the_folder_name_from_its_parent(built, monkeypatch):
     (root / "cohbench").symlink_to(root / "release", target_is_directory=True)
     monkeypatch.chdir(root)
     loaded = load_dataset("cohbench", "storysumm")
-    assert loaded["val"].num_rows == 33
+    assert loaded["validation"].num_rows == 33

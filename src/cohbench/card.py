@@ -174,7 +174,10 @@ def card_markdown(configs: dict[str, dict], release: Path) -> str:
         named = f"[{licence['id']}]({licence['link']})" if licence["link"] else licence["id"]
         keys = ", ".join(f"`{key}`" for key in citation_keys(_bibtex_of(stats["corpus"])))
         lines.append(f"| `{name}` | {_labelled(stats)} | {rows} | {annotation_of(release, stats)} | {named}{research} | {keys} |")
-    lines += ["", "Each corpus's section below says what its licence covers; research-only configs must not be redistributed."]
+    renamed = [f"`{name}` " + ", ".join(f"{ours} = {theirs}" for ours, theirs in stats["notes"]["upstream_splits"].items())
+               for name, stats in configs.items() if stats["notes"].get("upstream_splits")]  # fmt: skip
+    lines += ["", "Splits are `train`, `validation`, `test` everywhere" + (f"; upstream names: {'; '.join(renamed)}" if renamed else "") + ".",
+              "Each corpus's section below says what its licence covers; research-only configs must not be redistributed."]
     by_corpus: dict[str, list[str]] = {}
     for name, stats in configs.items():
         by_corpus.setdefault(stats["corpus"], []).append(name)

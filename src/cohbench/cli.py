@@ -407,7 +407,7 @@ def parser() -> argparse.ArgumentParser:
     corrupt.add_argument("--window", type=int, help="shuffle only within windows of this many sentences (default: whole text)")
     corrupt.add_argument("--ratio", type=float, help="repetition: share of sentences repeated")
     corrupt.add_argument("--seed", type=int, help="seed; each record draws from (seed, its id)")
-    corrupt.add_argument("--splits", default="train=0.8,dev=0.1,test=0.1", help="split ratios, assigned by a hash of the story id")
+    corrupt.add_argument("--splits", default="train=0.8,validation=0.1,test=0.1", help="split ratios, assigned by a hash of the story id")
     corrupt.add_argument("--corpus", default="custom", help="value of the corpus column (default custom)")
     corrupt.add_argument("--config", help="value of the config column and the output's name (default: the recipe)")
     corrupt.add_argument("--keep-test-overlap", action="store_true", help="keep stories that are in a cohbench test split")

@@ -25,7 +25,7 @@ from .card import card_markdown
 from .croissant import croissant
 from .errors import ReleaseError
 from .registry import corpora, corpus_of, lookup
-from .schema import BINARY_LABELS, ERROR_TYPES, GAP_LABELS, split_sort_key
+from .schema import BINARY_LABELS, ERROR_TYPES, GAP_LABELS, SPLITS, split_sort_key
 from .sources import sha256_of
 
 # `datasets` (and the builder that needs it) is imported where it is used: reading the stats of a release
@@ -348,8 +348,13 @@ def load(config: str, split: str | None = None, release: Path | None = None):
 
     from .sources import sha256_of
 
+    if split is not None and split not in SPLITS:
+        raise ReleaseError(f"{split!r} is not a cohbench split: every config uses {', '.join(SPLITS)} (upstream names are in the card)")
     folder, stats = require_built(config, release)
     files = stats["files"]
+    unknown = sorted(set(files) - set(SPLITS))
+    if unknown:
+        raise ReleaseError(f"{config} was built with split names {', '.join(unknown)} that are no longer used; run `cohbench build {config}`")
     if split is not None and split not in files:
         raise ReleaseError(f"{config} has no split {split!r}; its splits: {', '.join(files)}")
     out = {}

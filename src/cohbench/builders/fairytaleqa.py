@@ -44,6 +44,9 @@ CITATION = """@inproceedings{xu-etal-2022-fantastic,
 csv.field_size_limit(1 << 26)
 
 
+# Upstream split folder -> cohbench's split vocabulary (schema.SPLITS); the card records the upstream name.
+UPSTREAM_SPLITS = {"val": "validation"}
+
 def _sections(path: Path) -> list[str]:
     with open(path, encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
@@ -99,10 +102,10 @@ def windows(paths: Mapping[str, Path], config: str, opts: FairytaleOptions, file
                 dropped["beyond_max_windows_per_story"] += 1
                 continue
             record = empty_record()
-            record.update(id=f"{story}-w{w:03d}", corpus="fairytaleqa", config=config, split=split, doc_id=story,
+            record.update(id=f"{story}-w{w:03d}", corpus="fairytaleqa", config=config, split=UPSTREAM_SPLITS.get(split, split), doc_id=story,
                           sentences=sentences[w * size : (w + 1) * size], sentence_labels=[OK] * size)
             records.append(record)
-    stats = {"stories_used": dict(Counter(split for split, _, _ in stories)),
+    stats = {"stories_used": dict(Counter(UPSTREAM_SPLITS.get(split, split) for split, _, _ in stories)),
              "stories_left_out_by_max_stories_per_split": len(files) - len(chosen_files), "sentences_not_in_a_window": unused,
              "sections": len(flat), "file_names_differing_from_story_meta_in_case": case_only}
     return records, cut, dropped, stats
@@ -127,7 +130,8 @@ def parse(paths: Mapping[str, Path], config: str, opts: FairytaleOptions, files=
         records = inc.dsd(coherent, config, opts, dropped, k=opts.k)
     parameters = opts.as_dict()
     notes = {**inc.notes(records, gap_task=config == "fairytale_msd"), **stats,
-             "parameters": {k: parameters[k] for k in PARAMETERS[config]}}
+             "parameters": {k: parameters[k] for k in PARAMETERS[config]},
+             "upstream_splits": {ours: theirs for theirs, ours in UPSTREAM_SPLITS.items()}}
     return Parsed(records=records, upstream_records=cut, dropped=dict(dropped), notes=notes)
 
 

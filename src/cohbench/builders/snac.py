@@ -47,7 +47,7 @@ SAME_BOOK = {86: 13, 59: 18, 91: 19}
 AFTER_ANTECEDENT = ("RepE", "InconE")
 
 # The paper's split in sentences (§5: train 4.2k, dev 230, test 1.8k); cohbench's own split aims at these shares.
-PAPER_SPLIT_SENTENCES = {"train": 4200, "dev": 230, "test": 1800}
+PAPER_SPLIT_SENTENCES = {"train": 4200, "validation": 230, "test": 1800}
 SPLIT_SALT = "cohbench-snac-split-v1"
 
 CITATION = """@inproceedings{goyal-etal-2022-snac,
@@ -274,7 +274,7 @@ def assign_splits(units: Mapping[str, tuple[str, int]]) -> dict[str, str]:
             key=lambda u: hashlib.sha256(f"{SPLIT_SALT}:{u}".encode()).hexdigest(),
         )
         size = sum(units[u][1] for u in members)
-        for split in ("dev", "test"):
+        for split in ("validation", "test"):
             target, taken = size * PAPER_SPLIT_SENTENCES[split] / total, 0
             for unit in members:
                 if unit not in out and abs(taken + units[unit][1] - target) < abs(taken - target):
@@ -326,7 +326,7 @@ def _record(key: str, summary: dict, offsets: list[list[tuple[int, int]]], tally
 def _notes(records: list[dict], tally: Counter) -> dict:
     spans = [span for record in records for span in record["spans"]]
     by_split = {}
-    for split in ("train", "dev", "test"):
+    for split in ("train", "validation", "test"):
         members = [r for r in records if r["split"] == split]
         by_split[split] = {
             "summaries": len(members),
@@ -427,9 +427,9 @@ CORPUS = register(
                 name="snac", task="sentences", protocol="typed_sentences", statistics="error_spans",
                 description=(
                     "150 summaries (BOOK-175B 55, BOOK-6B 55, MOVIE-BART 40) split by book or movie into cohbench's "
-                    "own train/dev/test (the file carries no split), sized like the paper's 4.2k/230/1.8k sentences."
+                    "own train/validation/test (the file carries no split; the paper's dev is validation), sized like the paper's 4.2k/230/1.8k sentences."
                 ),
-                expected_splits={"train": 98, "dev": 7, "test": 45},
+                expected_splits={"train": 98, "validation": 7, "test": 45},
             ),
         ),
         parse=parse,

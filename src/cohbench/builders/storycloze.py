@@ -67,7 +67,7 @@ def parse(paths: Mapping[str, Path], config: str, opts: TimeTravelOptions) -> Pa
             where[tt_split.get(story_id, "not in TimeTravel configs")] += 1
             context = [row[f"InputSentence{i}"].strip() for i in range(1, 5)]
             same_text += tt_text.get(story_id, [None])[:4] == context
-            if tt_split.get(story_id) in ("train", "dev"):
+            if tt_split.get(story_id) in ("train", "validation"):
                 dropped[f"story_in_timetravel_{tt_split[story_id]}"] += 2
                 continue
             right = row[f"RandomFifthSentenceQuiz{row['AnswerRightEnding']}"].strip()

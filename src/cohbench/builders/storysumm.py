@@ -59,7 +59,8 @@ CITATION = """@inproceedings{subbiah-etal-2024-storysumm,
 }"""
 
 _FIELDS = ("label", "difficulty", "story", "summary", "errors", "story-id", "explanations", "claims", "split", "model")
-SPLITS = ("val", "test")
+SPLITS = ("val", "test")  # upstream's names
+UPSTREAM_SPLITS = {"val": "validation"}  # -> cohbench's split vocabulary (schema.SPLITS)
 
 
 def _load(path: Path) -> dict:
@@ -111,7 +112,7 @@ def _record(key: str, item: dict) -> tuple[dict, list[str]]:
         id=key,
         corpus="storysumm",
         config="storysumm",
-        split=item["split"],
+        split=UPSTREAM_SPLITS.get(item["split"], item["split"]),
         doc_id=f"story-{item['story-id']}",
         system=system,
         system_name=SYSTEM_NAMES.get(system, system),
@@ -144,6 +145,7 @@ def parse(paths: Mapping[str, Path], config: str = "storysumm") -> Parsed:
         "by_difficulty": dict(sorted(Counter(r["difficulty"] or "none (faithful)" for r in records).items())),
         "records_with_defects": sum(1 for r in records if r["defects"]),
         "defects": dict(sorted(defect_counts.items())),
+        "upstream_splits": {ours: theirs for theirs, ours in UPSTREAM_SPLITS.items()},
     }
     return Parsed(records=records, upstream_records=len(data), notes=notes)
 
@@ -168,7 +170,7 @@ CORPUS = register(
             ConfigSpec(
                 name="storysumm", task="summary", protocol="summary", statistics="summary_labels",
                 description="96 summaries of 32 stories; upstream val (33, older generators) and test (63, newer).",
-                expected_splits={"val": 33, "test": 63},
+                expected_splits={"validation": 33, "test": 63},
             ),
         ),
         parse=parse,

@@ -28,7 +28,6 @@ from . import incoherence as inc
 from .incoherence import SyntheticOptions
 
 RECIPES = recipes.SYNTHETIC_GENERATORS
-SPLIT_NAMES = {"val": "dev"}
 
 
 def _narratives(paths: Mapping[str, Path], opts: SyntheticOptions) -> tuple[dict[str, list[dict]], Counter]:
@@ -40,7 +39,6 @@ def _narratives(paths: Mapping[str, Path], opts: SyntheticOptions) -> tuple[dict
     for corpus, records in (("timetravel", stories), ("fairytaleqa", windows)):
         kept = []
         for split, group in inc.by_split(records).items():
-            split = SPLIT_NAMES.get(split, split)
             limit = limits[split]
             chosen = set(inc.stable_order([r["id"] for r in group], f"synthetic-{corpus}")[:limit])
             dropped["narratives_beyond_max_narratives_per_split"] += len(group) - len(chosen)
@@ -73,7 +71,7 @@ def parse(paths: Mapping[str, Path], config: str, opts: SyntheticOptions) -> Par
         "pairs_by_corpus_and_recipe": {f"{c}/{g}": n for (c, g), n in sorted(made.items())},
         "examples_by_split_and_label": {
             split: dict(sorted(Counter("negative" if r["label"] == 1 else "positive" for r in records if r["split"] == split).items()))
-            for split in ("train", "dev", "test")
+            for split in ("train", "validation", "test")
         },
         "targeted_types": dict(sorted(Counter(ERROR_TYPES[s["type"]] for r in records for s in r["spans"]).items())),
         "parameters": {k: opts.as_dict()[k] for k in ("seed", "tau", "retriever", "top_k", "max_narratives_per_split")},

@@ -75,10 +75,11 @@ def load_stories(paths: Mapping[str, Path]) -> tuple[list[dict], int, Counter]:
 
 
 def story_splits(stories: list[dict], opts: TimeTravelOptions) -> dict[str, str]:
-    """story_id -> train/dev/test: test = test file; dev = `dev_stories` dev-file stories by sha256 order."""
+    """story_id -> train/validation/test: test = the test file; validation = `dev_stories` stories of the dev file
+    by sha256 order; train = the rest of the dev file."""
     dev_file = inc.stable_order([s["story_id"] for s in stories if s["file"] == "dev"], "timetravel-dev")
     splits = {s["story_id"]: "test" for s in stories if s["file"] == "test"}
-    splits.update({sid: "dev" if n < opts.dev_stories else "train" for n, sid in enumerate(dev_file)})
+    splits.update({sid: "validation" if n < opts.dev_stories else "train" for n, sid in enumerate(dev_file)})
     return splits
 
 
@@ -90,7 +91,7 @@ def coherent_records(paths: Mapping[str, Path], config: str, opts: TimeTravelOpt
     splits = story_splits(stories, opts)
     limit = opts.max_stories_per_split
     records = []
-    for split in ("train", "dev", "test"):
+    for split in ("train", "validation", "test"):
         ids = inc.stable_order([s["story_id"] for s in stories if splits[s["story_id"]] == split], "timetravel-subset")
         keep = set(ids[:limit] if limit else ids)
         dropped["beyond_max_stories_per_split"] += len(ids) - len(keep)
@@ -125,6 +126,7 @@ def parse(paths: Mapping[str, Path], config: str, opts: TimeTravelOptions) -> Pa
     notes = {
         **inc.notes(records, gap_task=config == "timetravel_msd"),
         "parameters": {k: parameters[k] for k in sorted(parameters) if k in PARAMETERS[config]},
+        "upstream_splits": {"train": "dev file, all but validation", "validation": f"dev file, {opts.dev_stories} stories", "test": "test file"},
     }
     return Parsed(records=records, upstream_records=upstream, dropped=dict(dropped), notes=notes)
 

@@ -47,7 +47,7 @@ class CorruptError(CohbenchError):
 class Options:
     recipe: str
     params: dict = field(default_factory=dict)  # seed, k, tau, window, ... (recipes.DEFAULTS)
-    splits: dict = field(default_factory=lambda: {"train": 0.8, "dev": 0.1, "test": 0.1})
+    splits: dict = field(default_factory=lambda: {"train": 0.8, "validation": 0.1, "test": 0.1})
     corpus: str = "custom"
     config: str | None = None  # default: the recipe's name
     sentences_per_record: int | None = None  # N: cut documents into windows of N sentences
@@ -63,14 +63,14 @@ class Options:
 
 
 def parse_splits(text: str) -> dict[str, float]:
-    """`train=0.8,dev=0.1,test=0.1` -> ratios that sum to 1."""
+    """`train=0.8,validation=0.1,test=0.1` -> ratios that sum to 1."""
     ratios = {}
     for part in text.split(","):
         name, _, value = part.partition("=")
         try:
             ratios[name.strip()] = float(value)
         except ValueError:
-            raise CorruptError(f"--splits must look like train=0.8,dev=0.1,test=0.1, got {text!r}") from None
+            raise CorruptError(f"--splits must look like train=0.8,validation=0.1,test=0.1, got {text!r}") from None
     if not all(ratios) or any(v < 0 for v in ratios.values()) or abs(sum(ratios.values()) - 1) > 1e-9:
         raise CorruptError(f"--splits ratios must be named, non-negative and sum to 1, got {text!r}")
     return ratios

@@ -3,7 +3,7 @@
 Predictions are JSONL, one object per release record: `{"id": ..., "score": ... | "label": ...}` in the schema's
 polarity (higher score = more likely an error; label 1 = error). Unit-level protocols take lists, one entry per
 unit (sentence or gap). Binary metrics need labels: give `label`, or `score` with a `threshold`, or let the
-protocol tune the threshold on the config's dev split (dev/val) and report it; score-only predictions without
+protocol tune the threshold on the config's validation split and report it; score-only predictions without
 either (e.g. test predictions only) get the threshold-free metrics (AUC) and a note saying what a threshold needs.
 Thresholds are never tuned on the split being reported. Proportions are fractions in the result; the text
 (`summary_lines`) prints them as percentages with one decimal.
@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import registry
 from ..release import read_config
-from ..schema import COHERENCE_ERROR_TYPES, DEV_SPLITS, ERROR_TYPES, TRAIN_SPLITS
+from ..schema import COHERENCE_ERROR_TYPES, DEV_SPLITS, ERROR_TYPES, SPLITS, TRAIN_SPLITS
 from . import metrics
 from .predictions import Prediction, PredictionsError, read_predictions
 from .predictions import examples as _examples
@@ -216,6 +216,8 @@ def protocol_of(config: str, splits: Mapping[str, list[dict]] | None = None) -> 
 
 def _report_splits(splits: Mapping[str, list[dict]], protocol: str, only: str | None) -> dict[str, list[dict]]:
     if only:
+        if only not in SPLITS:
+            raise PredictionsError(f"{only!r} is not a cohbench split: every config uses {', '.join(SPLITS)}")
         if only not in splits:
             raise PredictionsError(f"split {only!r} is not in this config; splits: {', '.join(splits)}")
         return {only: splits[only]}
@@ -259,7 +261,7 @@ def evaluate(
             decision = {"threshold": threshold, "tuned_on": dev, "criterion": CRITERIA[protocol]}
         else:
             # Threshold-free metrics (AUC) need none; the binary ones wait for a threshold, and the result says how.
-            how = f"predictions for every {dev} record to tune one on" if dev else "(it has no dev split to tune one on)"
+            how = f"predictions for every {dev} record to tune one on" if dev else "(it has no validation split to tune one on)"
             decision = {"threshold": None, "tuned_on": None, "criterion": None,
                         "needs_threshold": f"binary metrics need --threshold T {'or ' if dev else ''}{how}"}  # fmt: skip
     results = {name: compute(rows, predictions, None if has_labels else threshold) for name, rows in reported.items()}
