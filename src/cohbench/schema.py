@@ -88,7 +88,7 @@ def _declared() -> dict:
         Field("id", Value("string"), "Stable id derived from upstream keys; join predictions on it."),
         Field("corpus", Value("string"), "Corpus module the record comes from (snac, summeval, storysumm, ...)."),
         Field("config", Value("string"), "Release config the record belongs to."),
-        Field("split", Value("string"), "train, dev/val, or test."),
+        Field("split", Value("string"), "train, validation or test (every config; upstream names are in the card)."),
         Field("doc_id", Value("string"), "Leakage unit: the source document or story. Never in two splits."),
         Field("system", Value("string"), "Generating system or model id (e.g. SummEval M8, StorySumm gpt-4)."),
         Field("system_name", Value("string"), "Human-readable name of the system, where known."),
