@@ -1,5 +1,6 @@
 """`cohbench corrupt --engine ray` on a local 2-CPU instance: the same bytes as in one process, whatever the
-number of workers, the partitioning, or a confounder pool sharded through the object store."""
+number of workers, the partitioning, or a confounder pool sharded through the object store; texts split by
+Ray actors as in one process."""
 
 from __future__ import annotations
 
@@ -24,3 +25,18 @@ def test_ray_gives_the_in_process_bytes_whatever_workers_partitions_and_pool_sha
     sharded_ray = run(workspace / "sharded-ray", "--pool-shards", 3, "--engine", "ray", "--workers", 2, "--partition-size", 2)
     assert sharded_ray == sharded_local
     assert sharded_local[0] == in_process[0]  # per-shard top-k merged = the whole index's top-k on this pool
+
+
+def test_texts_split_on_ray_give_the_in_process_bytes(ray_local, workspace):
+    import json
+
+    texts = workspace / "texts.jsonl"
+    texts.write_text("".join(json.dumps({"id": r["id"], "text": " ".join(r["sentences"])}) + "\n"
+                             for r in map(json.loads, STORIES.read_text().splitlines())))
+    runs = []
+    for engine in ("local", "ray"):
+        out = workspace / engine
+        assert cli.main(["corrupt", str(texts), "--recipe", "msd", "--out", str(out), "--json", "--keep-test-overlap",
+                         "--engine", engine, "--workers", "2"]) == 0
+        runs.append((data_bytes(out), summary(out, "msd")))
+    assert runs[0] == runs[1] and runs[0][1]["built_records"] == 10

@@ -7,6 +7,8 @@
   the choice). With GPUs in the cluster `make` runs in an actor pool with one GPU per actor; without, plan and make
   run together in one pool of CPU actors (splitting them would only add a hop).
 - Results stream back to the driver, which writes each partition when all its records are in.
+- Texts given unsplit are split into sentences by a pool of actors with the project's splitter, before the pools
+  are built (a pool needs every sentence of its split).
 Every random choice depends on (seed, record id) only, so the output equals the in-process engine's.
 """
 
@@ -90,6 +92,18 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
                            "(host:port of the head node) or leave it out to start a local instance") from None
 
 
+class _Splitter:
+    """The project's sentence splitter (spaCy senter) over one block of texts."""
+
+    def __call__(self, table):
+        import pyarrow as pa
+
+        from ..text import split_sentences
+
+        sentences = split_sentences(table.column("text").to_pylist())
+        return pa.table({"index": table.column("index"), "sentences": pa.array(sentences, pa.list_(pa.string()))})
+
+
 class RayEngine:
     def __init__(self, address: str | None, workers: int | None):
         try:
@@ -120,6 +134,23 @@ class RayEngine:
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
         context.print_on_execution_start = False
+
+    def split_sentences(self, texts: list[str], block: int = 2000) -> list[list[str]]:
+        """`cohbench.text.split_sentences` spread over the workers; results in the texts' order."""
+        import pyarrow as pa
+        import ray
+
+        blocks = [pa.table({"index": pa.array(range(start, min(start + block, len(texts))), pa.int64()),
+                            "text": pa.array(texts[start : start + block], pa.string())})
+                  for start in range(0, len(texts), block)]
+        ds = ray.data.from_arrow(blocks).map_batches(
+            _Splitter, compute=ray.data.ActorPoolStrategy(size=self.workers), num_cpus=1, batch_size=None,
+            batch_format="pyarrow")
+        out: list[list[str] | None] = [None] * len(texts)
+        for table in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
+            for i, sentences in zip(table.column("index").to_pylist(), table.column("sentences").to_pylist()):
+                out[i] = sentences
+        return out
 
     def run(self, todo, recipe_name: str, params: dict, shared, finished) -> None:
         """Run the recipe over partitions `todo` [(number, records)]; `finished(number, outputs)` per partition."""

@@ -101,15 +101,17 @@ def _check_out(out: Path, resume: bool) -> dict | None:
     return json.loads(state.read_text(encoding="utf-8"))
 
 
-def source_records(stories, options: Options, config: str, dropped: Counter, notes: dict, progress: bool) -> list[dict]:
-    """Coherent records of the usable stories; stories dropped by reason (empty, in a test split, too short)."""
+def source_records(stories, options: Options, config: str, dropped: Counter, notes: dict, progress: bool,
+                   split=None) -> list[dict]:
+    """Coherent records of the usable stories; stories dropped by reason (empty, in a test split, too short).
+    `split` splits texts into sentences (an engine's; default `cohbench.text.split_sentences` in this process)."""
     from ..text import split_sentences
 
     to_split = [s for s in stories if s.sentences is None and s.text.strip()]
     if to_split:
         if progress:
             print(f"splitting {len(to_split)} texts into sentences", file=sys.stderr)
-        for story, sentences in zip(to_split, split_sentences(s.text for s in to_split)):
+        for story, sentences in zip(to_split, (split or split_sentences)([s.text for s in to_split])):
             story.sentences = sentences
     tests = test_split_texts(progress=progress) if options.drop_test_overlap else {}
     overlap = Counter()
@@ -236,7 +238,7 @@ def _corrupt(input_path, out, options, recipe, params, config, previous, engine)
         raise CorruptError(f"--out {out} holds a run with other {', '.join(changed)}; resume with the same input and "
                            "options, or choose a new folder")
     dropped, notes = Counter(), Counter()
-    records = source_records(stories, options, config, dropped, notes, options.progress)
+    records = source_records(stories, options, config, dropped, notes, options.progress, engine and engine.split_sentences)
     minimum = recipe.min_sentences(params)
     usable = [r for r in records if len(r["sentences"]) >= minimum]
     dropped["too_short_for_recipe"] += len(records) - len(usable)
