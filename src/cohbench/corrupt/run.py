@@ -260,6 +260,9 @@ def _corrupt(input_path, out, options, recipe, params, config, previous, engine)
         bar.update(len(outputs))
 
     if todo:
+        if recipe.prepare and options.progress:
+            print(f"preparing what every partition shares ({recipe.name}: {sum(len(r['sentences']) for r in usable)} "
+                  "sentences), once", file=sys.stderr)
         shared = recipe.prepare(usable, params) if recipe.prepare else None
         if engine is None:
             for number, batch in todo:
