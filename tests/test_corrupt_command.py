@@ -33,20 +33,20 @@ def test_msd_output_is_the_schema_split_by_story_loadable_and_queryable(workspac
     from datasets import load_dataset
 
     out = workspace / "msd-out"
-    assert corrupt(STORIES, "--recipe", "msd", "--out", out, "--splits", "train=0.6,dev=0.2,test=0.2") == 0
+    assert corrupt(STORIES, "--recipe", "msd", "--out", out, "--splits", "train=0.6,validation=0.2,test=0.2") == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats == summary(out, "msd")
     assert stats["dropped"] == {"empty_text": 1, "too_short_for_recipe": 1}
     assert stats["input_stories"] == 12 and stats["built_records"] == stats["sources_used"] == 10
     splits = {split: f["rows"] for split, f in stats["files"].items()}
-    assert sum(splits.values()) == 10 and set(splits) == {"train", "dev", "test"}
+    assert sum(splits.values()) == 10 and set(splits) == {"train", "validation", "test"}
 
     files = {split: str(out / f["path"]) for split, f in stats["files"].items() if f["rows"]}
     loaded = load_dataset("parquet", data_files=files, cache_dir=str(workspace / "hf"))
     for split, ds in loaded.items():
         assert ds.features == FEATURES
         for record in ds:
-            assert record["split"] == split == split_of(record["doc_id"], {"train": 0.6, "dev": 0.2, "test": 0.2})
+            assert record["split"] == split == split_of(record["doc_id"], {"train": 0.6, "validation": 0.2, "test": 0.2})
             c = record["corruption"]
             assert c["generator"] == "remove_sentences" and c["seed"] == 13 and c["source_id"] == record["doc_id"]
             assert len(record["sentences"]) == 4 and sum(record["gap_labels"]) == 1 == len(c["positions"])
@@ -115,6 +115,7 @@ BAD_INPUTS = {
     "non-UTF-8 bytes": (lambda d: _write(d / "a.jsonl", b'{"id": "x", "text": "ok"}\n{"id": "y", "text": "caf\xe9"}\n'),
                         "a.jsonl line 2 is not UTF-8"),
     "nonexistent path": (lambda d: d / "nowhere.jsonl", "does not exist"),
+    "unknown split": (lambda d: STORIES, "--splits names 'dev'", "--splits", "train=0.9,dev=0.1"),
     "not JSON": (lambda d: _write(d / "a.jsonl", b'{"id": "x", "text": \n'), "a.jsonl line 1 is not valid JSON"),
     "not Parquet": (lambda d: _write(d / "a.parquet", b"PAR1 but not really"), "cannot be read as Parquet"),
 }
@@ -122,10 +123,10 @@ BAD_INPUTS = {
 
 @pytest.mark.parametrize("case", sorted(BAD_INPUTS))
 def test_bad_input_is_refused_in_one_line_and_nothing_is_written(workspace, capsys, case):
-    make, expected = BAD_INPUTS[case]
+    make, expected, *options = BAD_INPUTS[case]
     source = make(workspace)
     out = workspace / "out"
-    assert corrupt(source, "--recipe", "shuffle", "--out", out) == 1
+    assert corrupt(source, "--recipe", "shuffle", "--out", out, *options) == 1
     err = capsys.readouterr().err
     assert err.startswith("cohbench: error: ") and err.count("\n") == 1 and expected in err
     assert not out.exists()

@@ -31,7 +31,7 @@ from .. import __version__
 from ..atomic import atomic_dir, atomic_path, write_text
 from ..corruptions import recipes
 from ..errors import CohbenchError
-from ..schema import OK, empty_record
+from ..schema import OK, SPLITS, empty_record
 from . import inputs
 from .leakage import normalise, test_split_texts
 
@@ -71,8 +71,11 @@ def parse_splits(text: str) -> dict[str, float]:
             ratios[name.strip()] = float(value)
         except ValueError:
             raise CorruptError(f"--splits must look like train=0.8,validation=0.1,test=0.1, got {text!r}") from None
-    if not all(ratios) or any(v < 0 for v in ratios.values()) or abs(sum(ratios.values()) - 1) > 1e-9:
-        raise CorruptError(f"--splits ratios must be named, non-negative and sum to 1, got {text!r}")
+    unknown = sorted(set(ratios) - set(SPLITS))
+    if unknown:
+        raise CorruptError(f"--splits names {unknown[0]!r}; the splits are {', '.join(SPLITS)}")
+    if any(v < 0 for v in ratios.values()) or abs(sum(ratios.values()) - 1) > 1e-9:
+        raise CorruptError(f"--splits ratios must be non-negative and sum to 1, got {text!r}")
     return ratios
 
 
