@@ -246,7 +246,14 @@ def cmd_report(args) -> int:
 def cmd_evaluate(args) -> int:
     from .protocols import evaluate, summary_lines
 
-    result = evaluate(args.config, args.predictions, split=args.split, threshold=args.threshold)
+    predictions = args.predictions
+    if args.scorer:
+        from .baseline.reference import config_predictions
+
+        predictions = config_predictions(args.config, args.scorer)
+    result = evaluate(args.config, predictions, split=args.split, threshold=args.threshold)
+    if args.scorer:
+        result["scorer"] = args.scorer
     _emit(args, result, summary_lines(result))
     return 0
 
@@ -363,7 +370,9 @@ def parser() -> argparse.ArgumentParser:
     validate.add_argument("--no-docs", action="store_true", help="skip the HTML Data Docs")
     evaluate = add("evaluate", cmd_evaluate, "score predictions on a built config with its paper's protocol")
     evaluate.add_argument("config")
-    evaluate.add_argument("--predictions", required=True, help='JSONL: {"id", "score"|"label"} per record (lists per sentence/gap)')
+    given = evaluate.add_mutually_exclusive_group(required=True)
+    given.add_argument("--predictions", help='JSONL: {"id", "score"|"label"} per record (lists per sentence/gap)')
+    given.add_argument("--scorer", help="score with an untrained reference scorer instead (position_prior, tfidf_dissimilarity, ...)")
     evaluate.add_argument("--split", help="report one split only (default: every non-train split)")
     evaluate.add_argument("--threshold", type=float, help="predict an error when score >= T (default: tuned on the dev split)")
     add("train", cmd_train, "train the bundled baseline (Cai et al. sentence-level detector) and score every applicable config")

@@ -14,7 +14,7 @@ import functools
 import hashlib
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +22,7 @@ import numpy as np
 from ..atomic import atomic_path
 
 DIMENSIONS = 384
+DEFAULT_CACHE = ".cache/embeddings"  # under the project root, as `baseline.embedding_cache` in params.yaml
 
 
 def sentence_key(sentence: str) -> str:
@@ -68,3 +69,12 @@ class EmbeddingCache:
         with atomic_path(path) as tmp, open(tmp, "wb") as handle:
             np.savez(handle, keys=np.array(keys), vectors=vectors)
         return dict(zip(keys, vectors))
+
+
+def sentence_vectors(texts: Sequence[str], cache_dir: Path | None = None, progress: bool = False) -> np.ndarray:
+    """Vectors of `texts` in their order (len(texts) x 384), through the cache of their distinct set."""
+    from .. import settings
+
+    folder = cache_dir or settings.project_root() / DEFAULT_CACHE
+    by_key = EmbeddingCache(folder).embed(texts, progress=progress)
+    return np.stack([by_key[sentence_key(t)] for t in texts]) if len(texts) else np.zeros((0, DIMENSIONS), np.float32)

@@ -109,7 +109,7 @@ def _unit_metrics(protocol):
     def compute(rows, predictions, threshold) -> dict:
         gold, pred, scores = _gather(protocol, rows, predictions, threshold)
         if pred is None:
-            return {"units": len(gold), "errors": int(gold.sum()), "auc": metrics.roc_auc(gold, scores)}
+            return {"units": len(gold), "errors": int(gold.sum())} | metrics.ranking_report(gold, scores)
         return metrics.binary_report(gold, pred, scores)
 
     return compute
@@ -234,11 +234,13 @@ def evaluate(
     split: str | None = None,
     threshold: float | None = None,
     release: Path | None = None,
+    splits: Mapping[str, list[dict]] | None = None,
 ) -> dict:
-    """Score `predictions` (a JSONL path or dicts) on a built config with its protocol; see the module docstring."""
+    """Score `predictions` (a JSONL path or dicts) on a built config with its protocol; see the module docstring.
+    `splits` are the config's records when the caller has read them already."""
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold)):
         raise PredictionsError(f"the threshold must be a finite number, not {threshold}")
-    splits = _load(config, release)
+    splits = _load(config, release) if splits is None else {s: splits[s] for s in sorted(splits, key=split_sort_key)}
     protocol = protocol_of(config, splits)
     records = {r["id"]: r for rows in splits.values() for r in rows}
     predictions = read_predictions(predictions, protocol, records, config)
@@ -317,7 +319,9 @@ def summary_lines(result: dict) -> list[str]:
         for name, b in blocks.items():
             lines.append(
                 f"  {split:<5} {name + ' ' if name else ''}{b['units']} units ({b['errors']} errors): Acc {_pct(b.get('accuracy'))}  "
-                f"P {_pct(b.get('precision'))}  R {_pct(b.get('recall'))}  F1 {_pct(b.get('f1'))}  AUC {_pct(b.get('auc'))}"
+                f"P {_pct(b.get('precision'))}  R {_pct(b.get('recall'))}  F1 {_pct(b.get('f1'))}  AUC {_pct(b.get('auc'))}  "
+                f"AP {_pct(b.get('average_precision'))}  R@P70 {_pct(b.get('recall_at_p70'))}"
+                + (f"  (flags {_pct(b['predicted_error_rate'])}% of units: the threshold decides nothing)" if b.get("degenerate") else "")
             )
         for t, b in (m.get("per_type") or {}).items():
             lines.append(f"    {t:<7} P {_pct(b['precision'])}  R {_pct(b['recall'])}  F1 {_pct(b['f1'])}  ov. {_pct(b['ov'])}  (gold {b['gold']}, predicted {b['predicted']})")

@@ -61,11 +61,60 @@ def roc_auc(gold, scores) -> float | None:
     return float((ranks[gold].sum() - positives * (positives + 1) / 2) / (positives * negatives))
 
 
+def _precision_recall_curve(gold, scores) -> tuple[np.ndarray, np.ndarray]:
+    """Precision and recall of the error class at every distinct score threshold, highest threshold first
+    (tied scores enter together, so no order among ties is invented)."""
+    gold, scores = np.asarray(gold) == 1, np.asarray(scores, dtype=float)
+    order = np.argsort(-scores, kind="stable")
+    gold, scores = gold[order], scores[order]
+    last_of_tie = np.r_[np.flatnonzero(np.diff(scores)), len(scores) - 1]
+    true_positives = np.cumsum(gold)[last_of_tie]
+    predicted = last_of_tie + 1
+    return true_positives / predicted, true_positives / gold.sum()
+
+
+def average_precision(gold, scores) -> float | None:
+    """Area under the precision-recall curve as the step sum over thresholds, sum_n (R_n - R_{n-1}) P_n; it
+    does not rise with the share of easy negatives, unlike AUC."""
+    if not np.any(np.asarray(gold) == 1) or len(gold) == 0:
+        return None
+    precision, recall = _precision_recall_curve(gold, scores)
+    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+
+
+def recall_at_precision(gold, scores, minimum: float) -> float | None:
+    """The highest recall of the error class at a threshold whose precision is at least `minimum` (SNaC App.
+    reports its detectors at precision 0.7); 0.0 when no threshold reaches that precision."""
+    if not np.any(np.asarray(gold) == 1):
+        return None
+    precision, recall = _precision_recall_curve(gold, scores)
+    reached = precision >= minimum
+    return float(recall[reached].max()) if reached.any() else 0.0
+
+
+RECALL_AT_PRECISION = 0.7
+# A tuned threshold that flags (nearly) every unit makes P/R/F1 the class prior, not a detector's merit.
+DEGENERATE_POSITIVE_RATE = 0.95
+
+
+def ranking_report(gold, scores) -> dict:
+    """Threshold-free metrics of the error class: ROC-AUC, average precision, recall at precision 0.7."""
+    defined = scores is not None and len(gold) > 0
+    return {
+        "auc": roc_auc(gold, scores) if defined else None,
+        "average_precision": average_precision(gold, scores) if defined else None,
+        f"recall_at_p{round(100 * RECALL_AT_PRECISION)}": recall_at_precision(gold, scores, RECALL_AT_PRECISION) if defined else None,
+    }
+
+
 def binary_report(gold, pred, scores=None) -> dict:
-    """Accuracy, P/R/F1 of the error class and, given scores, ROC-AUC (Cai et al. Table 3; SNaC §5)."""
+    """Accuracy, P/R/F1 of the error class and, given scores, the ranking metrics (Cai et al. Table 3; SNaC §5).
+    `predicted_error_rate` says how much the decision flags; `degenerate` is set when it flags (nearly) all."""
     out = {"units": len(gold), "errors": int(np.sum(np.asarray(gold) == 1)), "accuracy": accuracy(gold, pred), **prf(gold, pred)}
-    out["auc"] = roc_auc(gold, scores) if scores is not None else None
-    return out
+    rate = _ratio(float(np.sum(np.asarray(pred) == 1)), len(pred))
+    out["predicted_error_rate"] = rate
+    out["degenerate"] = rate is not None and rate >= DEGENERATE_POSITIVE_RATE
+    return out | ranking_report(gold, scores)
 
 
 def tune_threshold(gold, scores, criterion) -> float:

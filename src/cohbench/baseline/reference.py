@@ -1,0 +1,201 @@
+"""Untrained reference scorers: the floor every trained number is read against.
+
+Each scorer gives every unit of a record (a sentence, or a gap between sentences) a score, higher = more
+likely an error, from nothing but the text and, for the position prior, the label rates of the config's train
+split. They are scored by the same protocols as any model (`cohbench evaluate CONFIG --scorer NAME`), and the
+baseline prints them beside its own scores (`metrics.md`); the gate's floors sit above the best of them.
+
+Context: a sentence is compared with the rest of its text, except under the SNaC protocol, where each sentence is
+judged on the preceding summary only (§5); the first sentence then has no context, and its dissimilarity is 0 by
+definition (nothing to disagree with). Gap scorers compare the two sentences on either side of a gap: the
+"similarity drop" of a gap is the mean similarity of the record's adjacent pairs minus that gap's similarity.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import settings
+from ..errors import CohbenchError
+
+
+class ScorerError(CohbenchError):
+    """A reference scorer cannot score this config."""
+
+
+@dataclass(frozen=True)
+class Scored:
+    """What a scorer is given: the texts to score (sentences per record) and the config's labelled train split."""
+
+    texts: Sequence[Sequence[str]]
+    train_texts: Sequence[Sequence[str]]
+    train_labels: Sequence[Sequence[int]]  # per train record, the labels of the task's units
+    prefix_only: bool  # SNaC: a sentence's context is what precedes it
+    task: str  # "sentences" or "gaps"
+
+    def units(self, text: Sequence[str]) -> int:
+        return len(text) - (1 if self.task == "gaps" else 0)
+
+
+@dataclass(frozen=True)
+class ReferenceScorer:
+    name: str
+    tasks: frozenset[str]  # "sentences", "gaps"
+    description: str
+    score: Callable[[Scored], list[list[float]]]
+
+
+def _position_prior(data: Scored) -> list[list[float]]:
+    """The train split's error rate at each unit position (the overall rate past the longest train record)."""
+    labelled = [(i, v) for labels in data.train_labels for i, v in enumerate(labels) if v != -1]
+    if not labelled:
+        raise ScorerError("the position prior needs a labelled train split, and this config has none")
+    positions = np.array([i for i, _ in labelled])
+    values = np.array([v for _, v in labelled], dtype=float)
+    overall = float(values.mean())
+    rate = {int(p): float(values[positions == p].mean()) for p in np.unique(positions)}
+    return [[rate.get(i, overall) for i in range(data.units(t))] for t in data.texts]
+
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def _tfidf_vectors(data: Scored):
+    """Un-normalised TF-IDF rows of every sentence to score (IDF fit on the train split's sentences, or on the
+    scored texts themselves where the config has no train split: it uses no label either way)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    fit_on = [s for t in (data.train_texts or data.texts) for s in t]
+    vectorizer = TfidfVectorizer(lowercase=True, token_pattern=None, tokenizer=_WORD.findall, norm=None)
+    vectorizer.fit(fit_on)
+    flat = [s for t in data.texts for s in t]
+    matrix = vectorizer.transform(flat).tocsr()
+    out, at = [], 0
+    for t in data.texts:
+        out.append(matrix[at : at + len(t)])
+        at += len(t)
+    return out
+
+
+def _embedding_vectors(data: Scored):
+    from .embeddings import sentence_vectors
+
+    vectors = sentence_vectors([s for t in data.texts for s in t])
+    out, at = [], 0
+    for t in data.texts:
+        out.append(vectors[at : at + len(t)])
+        at += len(t)
+    return out
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cosine; 0 where either side is all zeros (a sentence of stop characters, an empty context)."""
+    num = np.sum(a * b, axis=-1)
+    den = np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1)
+    return np.divide(num, den, out=np.zeros_like(num, dtype=float), where=den > 0)
+
+
+def _dense(rows) -> np.ndarray:
+    return rows.toarray() if hasattr(rows, "toarray") else np.asarray(rows, dtype=float)
+
+
+def _dissimilarity(vectors_of: Callable) -> Callable[[Scored], list[list[float]]]:
+    """1 - cosine of each sentence to its context: the sum of the other (or preceding) sentences' vectors."""
+
+    def score(data: Scored) -> list[list[float]]:
+        out = []
+        for rows, _ in zip(vectors_of(data), data.texts):
+            x = _dense(rows)
+            if data.prefix_only:
+                context = np.cumsum(x, axis=0) - x  # everything before sentence i
+                similarity = _cosine(x, context)
+                similarity[0] = 1.0  # no context: nothing to disagree with
+            else:
+                similarity = _cosine(x, x.sum(axis=0, keepdims=True) - x)
+            out.append([float(v) for v in 1.0 - similarity])
+        return out
+
+    return score
+
+
+def _similarity_drop(vectors_of: Callable) -> Callable[[Scored], list[list[float]]]:
+    """Per gap k: mean cosine of the record's adjacent sentence pairs minus the cosine of pair (k, k+1)."""
+
+    def score(data: Scored) -> list[list[float]]:
+        out = []
+        for rows, _ in zip(vectors_of(data), data.texts):
+            x = _dense(rows)
+            adjacent = _cosine(x[:-1], x[1:])
+            out.append([float(v) for v in adjacent.mean() - adjacent] if len(adjacent) else [])
+        return out
+
+    return score
+
+
+SENTENCES, GAPS = frozenset({"sentences"}), frozenset({"gaps"})
+BOTH = SENTENCES | GAPS
+SCORERS: dict[str, ReferenceScorer] = {
+    s.name: s
+    for s in (
+        ReferenceScorer("position_prior", BOTH, "train error rate at each unit position", _position_prior),
+        ReferenceScorer("tfidf_dissimilarity", SENTENCES, "1 - TF-IDF cosine of a sentence to its context", _dissimilarity(_tfidf_vectors)),
+        ReferenceScorer("embedding_dissimilarity", SENTENCES, "1 - all-MiniLM-L6-v2 cosine of a sentence to its context", _dissimilarity(_embedding_vectors)),
+        ReferenceScorer("tfidf_gap_drop", GAPS, "TF-IDF similarity drop across a gap", _similarity_drop(_tfidf_vectors)),
+        ReferenceScorer("embedding_gap_drop", GAPS, "all-MiniLM-L6-v2 similarity drop across a gap", _similarity_drop(_embedding_vectors)),
+    )
+}
+
+
+def scorer(name: str) -> ReferenceScorer:
+    if name not in SCORERS:
+        raise ScorerError(f"unknown reference scorer {name!r}; known scorers: {', '.join(SCORERS)}")
+    return SCORERS[name]
+
+
+def scorers_for(task: str) -> list[str]:
+    return [name for name, s in SCORERS.items() if task in s.tasks]
+
+
+def applicable(name: str, splits: dict[str, list[dict]]) -> bool:
+    """Whether scorer `name` can score a config with these splits (the position prior needs a train split)."""
+    return name != "position_prior" or "train" in splits
+
+
+def predictions(name: str, splits: dict[str, list[dict]], protocol: str, task: str) -> list[dict]:
+    """Scores of scorer `name` for every record outside the train split, as prediction lines for the protocol."""
+    chosen = scorer(name)
+    if task not in chosen.tasks:
+        raise ScorerError(
+            f"{name} scores {' and '.join(sorted(chosen.tasks))}, but this config's task is {task}; "
+            f"scorers for it: {', '.join(scorers_for(task))}"
+        )
+    train = splits.get("train", [])
+    scored = [r for split, rows in splits.items() if split != "train" for r in rows]
+    label_field = "sentence_labels" if task == "sentences" else "gap_labels"
+    data = Scored(
+        texts=[r["sentences"] for r in scored],
+        train_texts=[r["sentences"] for r in train],
+        train_labels=[r[label_field] or [] for r in train],
+        prefix_only=protocol == "snac",
+        task=task,
+    )
+    return [{"id": r["id"], "score": [round(v, 6) for v in values]} for r, values in zip(scored, chosen.score(data))]
+
+
+def config_predictions(config: str, name: str, release=None) -> list[dict]:
+    """`predictions` for a built config of the release, its protocol and task looked up."""
+    from ..protocols import _load, protocol_of
+    from . import TASK_OF_PROTOCOL
+
+    scorer(name)  # an unknown name is refused before the release is read
+    splits = _load(config, release or settings.release_dir())
+    if not applicable(name, splits):
+        raise ScorerError(f"{name} needs a labelled train split, and {config} has none")
+    protocol = protocol_of(config, splits)
+    if protocol not in TASK_OF_PROTOCOL:
+        raise ScorerError(f"reference scorers score sentences or gaps; {config} is scored by the {protocol} protocol")
+    return predictions(name, splits, protocol, TASK_OF_PROTOCOL[protocol])

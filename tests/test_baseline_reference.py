@@ -1,0 +1,83 @@
+"""Untrained reference scorers: each ranks an obviously discordant sentence (or the gap left by a missing one)
+above the rest, the SNaC protocol's context is the preceding text only, and `cohbench evaluate --scorer` scores a
+built config by its protocol, or refuses an unknown scorer with the known names."""
+
+import json
+
+import numpy as np
+import pytest
+
+from cohbench.baseline import reference
+from cohbench.cli import main
+
+from release_fixture import record, write_config
+
+GARDEN = ["Maya planted tomatoes in her garden.", "Maya watered the tomatoes in her garden every morning.",
+          "The tomatoes in her garden grew red and heavy.", "Maya picked the ripe tomatoes in August.",
+          "Maya made a sauce from the tomatoes of her garden."]  # fmt: skip
+SPACE = "The rocket engine fired for ninety seconds before docking with the orbital station."
+
+
+def scored(texts, task="sentences", prefix_only=False, train_texts=(), train_labels=()):
+    return reference.Scored(texts=texts, train_texts=list(train_texts), train_labels=list(train_labels), prefix_only=prefix_only, task=task)
+
+
+@pytest.mark.parametrize("name", ["tfidf_dissimilarity", "embedding_dissimilarity"])
+def test_dissimilarity_scorers_rank_the_discordant_sentence_first(name, workspace):
+    story = GARDEN[:2] + [SPACE] + GARDEN[3:]
+    scores = reference.scorer(name).score(scored([story], train_texts=[GARDEN, [SPACE]]))[0]
+    assert len(scores) == 5 and int(np.argmax(scores)) == 2
+
+
+@pytest.mark.parametrize("name", ["tfidf_gap_drop", "embedding_gap_drop"])
+def test_gap_scorers_rank_the_gap_at_a_topic_break_first(name, workspace):
+    text = GARDEN[:3] + [SPACE, "Its crew of three checked the docking clamps of the orbital station."]
+    scores = reference.scorer(name).score(scored([text], task="gaps", train_texts=[GARDEN, text[3:]]))[0]
+    assert len(scores) == 4 and int(np.argmax(scores)) == 2
+
+
+def test_prefix_context_ignores_later_sentences_and_gives_the_first_sentence_no_evidence(workspace):
+    one = GARDEN[:3] + [SPACE, GARDEN[4]]
+    other = GARDEN[:3] + [SPACE, SPACE]
+    score = reference.scorer("tfidf_dissimilarity").score
+    a, b = score(scored([one, other], prefix_only=True, train_texts=[GARDEN]))
+    assert a[0] == 0.0 and a[:4] == b[:4] and a[3] == max(a)
+
+
+def test_position_prior_is_the_train_error_rate_at_each_position():
+    train_labels = [[0, 1, 0], [0, 1, 0], [0, 0, 1], [1, 0, 0]]
+    data = scored([["a", "b", "c", "d"]], train_texts=[["x"] * 3] * 4, train_labels=train_labels)
+    assert reference.scorer("position_prior").score(data) == [[0.25, 0.5, 0.25, pytest.approx(4 / 12)]]  # past the train lengths: overall rate
+    with pytest.raises(reference.ScorerError, match="needs a labelled train split"):
+        reference.scorer("position_prior").score(scored([["a"]]))
+
+
+def _toy_release(root):
+    def story(i, position):
+        sentences = list(GARDEN)
+        sentences[position] = SPACE.replace("ninety", str(10 + i))
+        labels = [0] * 5
+        labels[position] = 1
+        return record(f"s{i}", f"s{i}", sentences, sentence_labels=labels)
+
+    splits = {"train": [story(i, i % 5) for i in range(10)], "dev": [story(i, i % 5) for i in range(10, 15)],
+              "test": [story(i, (i + 2) % 5) for i in range(15, 20)]}  # fmt: skip
+    return write_config(root, "toy_dsd", "toy", splits)
+
+
+def test_evaluate_with_a_scorer_reports_threshold_free_metrics_beside_the_tuned_ones(workspace, capsys):
+    _toy_release(workspace / "release")
+    assert main(["evaluate", "toy_dsd", "--scorer", "embedding_dissimilarity", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    test = result["splits"]["test"]
+    assert result["scorer"] == "embedding_dissimilarity" and result["decision"]["tuned_on"] == "dev"
+    assert test["auc"] == 1.0 and test["average_precision"] == 1.0 and test["recall_at_p70"] == 1.0
+
+
+def test_an_unknown_or_inapplicable_scorer_is_refused_with_the_known_names(workspace, capsys):
+    _toy_release(workspace / "release")
+    assert main(["evaluate", "toy_dsd", "--scorer", "bm25"]) == 1
+    err = capsys.readouterr().err
+    assert "unknown reference scorer 'bm25'" in err and "embedding_dissimilarity" in err and "Traceback" not in err
+    assert main(["evaluate", "toy_dsd", "--scorer", "tfidf_gap_drop"]) == 1
+    assert "scorers for it: position_prior, tfidf_dissimilarity, embedding_dissimilarity" in capsys.readouterr().err
