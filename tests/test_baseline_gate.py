@@ -1,5 +1,8 @@
-"""`cohbench train` + `cohbench gate` on a tiny discordant-sentence release: the baseline learns real labels,
-is seeded, and a release whose labels were shuffled fails the gate."""
+"""`cohbench train` + `cohbench gate` on a tiny discordant-sentence release built so that dissimilarity alone cannot
+find the error (each story also holds two off-topic remarks, about the ocean and the mountains, labelled coherent): the trained baseline learns what
+the untrained reference scorers cannot, is seeded, and passes; shuffled training labels fail; and the best
+reference scorer's predictions, put in the baseline's place, fail the margin the gate asks over the references.
+A release whose labels were shuffled (every split: the subtly broken release the gate exists to stop) fails."""
 
 import json
 
@@ -16,13 +19,18 @@ from release_fixture import record, write_config
 NAMES = ["Anna", "Ben", "Carla", "Dev", "Ema", "Farid", "Gus", "Hana"]
 CHORES = ["baked bread", "watered the tomatoes", "fixed the fence", "swept the porch", "fed the chickens", "painted the shed"]
 PLACES = ["in the kitchen", "behind the barn", "by the garden gate", "near the old well", "after breakfast", "before the rain"]
+OCEAN = ["The submarine dived {n} metres below the polar ice.", "A blue whale surfaced {n} miles off the reef.",
+         "The trawler hauled {n} tonnes of cod from the deep.", "Coral spawned on the atoll for {n} nights."]  # fmt: skip
+PEAKS = ["Climbers reached the summit after {n} hours on the glacier.", "An avalanche buried the pass under {n} feet of snow.",
+         "The volcano erupted for {n} days in the highlands.", "A rope team crossed {n} crevasses below the ridge."]  # fmt: skip
 SPACE = ["The probe sent back {n} images of a frozen moon.", "A rocket engine fired for {n} seconds in orbit.",
          "The telescope found {n} new exoplanets near a red dwarf.", "Astronauts docked with the station after {n} hours."]  # fmt: skip
 
 PARAMS = {
     "train_configs": ["timetravel_dsd"], "max_train_records": None, "max_sentences": 16, "d_model": 32, "layers": 1, "heads": 2,
-    "dropout": 0.0, "learning_rate": 0.003, "weight_decay": 0.0, "batch_size": 16, "epochs": 4, "seed": 0,
+    "dropout": 0.0, "learning_rate": 0.003, "weight_decay": 0.0, "batch_size": 16, "epochs": 6, "seed": 0,
 }  # fmt: skip
+MARGINS = {"timetravel_dsd": {"test.auc": 0.1}}
 
 
 def stories(rng, count, prefix, shuffle_labels=False):
@@ -30,7 +38,9 @@ def stories(rng, count, prefix, shuffle_labels=False):
     for i in range(count):
         name = NAMES[i % len(NAMES)]
         sentences = [f"{name} {rng.choice(CHORES)} {rng.choice(PLACES)}." for _ in range(5)]
-        position = int(rng.integers(0, 5))
+        ocean, peaks, position = (int(p) for p in rng.permutation(5)[:3])
+        for at, remarks in ((ocean, OCEAN), (peaks, PEAKS)):
+            sentences[at] = str(rng.choice(remarks)).format(n=int(rng.integers(2, 90)))
         sentences[position] = str(rng.choice(SPACE)).format(n=int(rng.integers(2, 90)))
         labels = [0] * 5
         labels[int(rng.integers(0, 5)) if shuffle_labels else position] = 1
@@ -40,7 +50,8 @@ def stories(rng, count, prefix, shuffle_labels=False):
 
 def toy_release(root, shuffle_labels=False):
     rng = np.random.default_rng(7)
-    splits = {split: stories(rng, n, split[:2], shuffle_labels) for split, n in (("train", 80), ("validation", 20), ("test", 30))}
+    splits = {split: stories(rng, n, split[:2], shuffle_labels)
+              for split, n in (("train", 80), ("validation", 20), ("test", 30))}
     return write_config(root, "timetravel_dsd", "timetravel", splits)
 
 
@@ -49,19 +60,24 @@ def params(tmp_path):
     return PARAMS | {"embedding_cache": str(tmp_path / "embeddings")}
 
 
-def test_the_baseline_learns_is_seeded_and_passes_the_gate(workspace, params):
+def test_the_baseline_beats_the_reference_scorers_is_seeded_and_passes_the_gate(workspace, params):
     rel = toy_release(workspace / "release")
     metrics = train(release=rel, params=params, progress=False)
     test = metrics["scores"]["timetravel_dsd"]["splits"]["test"]
-    assert test["auc"] > 0.9 and test["f1"] > 0.6, test
+    references = {name: r["splits"]["test"]["auc"] for name, r in metrics["references"]["timetravel_dsd"].items()}
+    assert set(references) == {"position_prior", "tfidf_dissimilarity", "embedding_dissimilarity"}
+    assert test["auc"] > 0.95 and test["f1"] > 0.6, test
+    assert test["auc"] > max(references.values()) + 0.1, references  # the other remarks fool dissimilarity
     assert metrics["trained_on"] == {"timetravel_dsd": 80} and metrics["scores"]["timetravel_dsd"]["decision"]["tuned_on"] == "validation"
     lines = (rel / "baseline/predictions/timetravel_dsd.jsonl").read_text().splitlines()
     assert len(lines) == 50 and len(json.loads(lines[0])["score"]) == 5
-    assert "| `timetravel_dsd` | 150 |" in (rel / "baseline/metrics.md").read_text()
+    card = (rel / "baseline/metrics.md").read_text()
+    assert "### `timetravel_dsd`" in card and "| embedding_dissimilarity (untrained) | 150 |" in card
+    assert "seconds" not in json.dumps(metrics)  # timings stay out of the release
     assert train(release=rel, params=params, progress=False)["scores"] == metrics["scores"]
-    gate = check(release=rel, floors={"timetravel_dsd": {"test.auc": 0.8, "test.f1": 0.5}, "not_built": {"test.auc": 0.9}})
+    gate = check(release=rel, floors={"timetravel_dsd": {"test.auc": 0.8, "test.f1": 0.5}, "not_built": {"test.auc": 0.9}}, margins=MARGINS)
     assert gate["ok"], gate["lines"]
-    assert [c["status"] for c in gate["checks"]] == ["skipped", "passed", "passed"]
+    assert [c["status"] for c in gate["checks"]] == ["skipped", "passed", "passed", "passed"]
     assert json.loads((rel / "baseline/gate.json").read_text())["ok"]
     write_index(rel)
     assert "## Baseline (machine-written)" in (rel / "README.md").read_text()
@@ -70,9 +86,23 @@ def test_the_baseline_learns_is_seeded_and_passes_the_gate(workspace, params):
 def test_a_release_with_shuffled_labels_fails_the_gate(workspace, params, capsys, monkeypatch):
     rel = toy_release(workspace / "release", shuffle_labels=True)
     metrics = train(release=rel, params=params, progress=False)
-    assert metrics["scores"]["timetravel_dsd"]["splits"]["test"]["auc"] < 0.7
-    gate = check(release=rel, floors={"timetravel_dsd": {"test.auc": 0.8}})
+    assert metrics["scores"]["timetravel_dsd"]["splits"]["test"]["auc"] < 0.8
+    gate = check(release=rel, floors={"timetravel_dsd": {"test.auc": 0.8}}, margins=MARGINS)
     assert not gate["ok"] and gate["lines"][0].startswith("FAILED  timetravel_dsd test.auc = 0.")
+    assert gate["checks"][1]["status"] == "FAILED"  # and it does not beat the reference scorers either
     monkeypatch.setattr("cohbench.baseline.gate.baseline_params", lambda: {"floors": {"timetravel_dsd": {"test.auc": 0.8}}})
     assert main(["gate"]) == 1
-    assert "gate FAILED: 0 of 1 floors cleared or skipped" in capsys.readouterr().out
+    assert "gate FAILED: 0 of 1 checks cleared or skipped" in capsys.readouterr().out
+
+
+def test_the_best_reference_scorer_in_the_baselines_place_fails_the_margin(workspace, params):
+    rel = toy_release(workspace / "release")
+    metrics = train(release=rel, params=params, progress=False)
+    references = metrics["references"]["timetravel_dsd"]
+    best = max(references, key=lambda name: references[name]["splits"]["test"]["auc"])
+    metrics["scores"]["timetravel_dsd"] = references[best]
+    (rel / "baseline/metrics.json").write_text(json.dumps(metrics))
+    gate = check(release=rel, floors={}, margins=MARGINS)
+    assert not gate["ok"]
+    (margin,) = gate["checks"]
+    assert margin["status"] == "FAILED" and f"best reference {best}" in margin["why"]

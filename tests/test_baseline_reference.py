@@ -62,12 +62,12 @@ def _toy_release(root):
 
     splits = {"train": [story(i, i % 5) for i in range(10)], "dev": [story(i, i % 5) for i in range(10, 15)],
               "test": [story(i, (i + 2) % 5) for i in range(15, 20)]}  # fmt: skip
-    return write_config(root, "toy_dsd", "toy", splits)
+    return write_config(root, "timetravel_dsd", "timetravel", splits)
 
 
 def test_evaluate_with_a_scorer_reports_threshold_free_metrics_beside_the_tuned_ones(workspace, capsys):
     _toy_release(workspace / "release")
-    assert main(["evaluate", "toy_dsd", "--scorer", "embedding_dissimilarity", "--json"]) == 0
+    assert main(["evaluate", "timetravel_dsd", "--scorer", "embedding_dissimilarity", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     test = result["splits"]["test"]
     assert result["scorer"] == "embedding_dissimilarity" and result["decision"]["tuned_on"] == "dev"
@@ -76,8 +76,8 @@ def test_evaluate_with_a_scorer_reports_threshold_free_metrics_beside_the_tuned_
 
 def test_an_unknown_or_inapplicable_scorer_is_refused_with_the_known_names(workspace, capsys):
     _toy_release(workspace / "release")
-    assert main(["evaluate", "toy_dsd", "--scorer", "bm25"]) == 1
+    assert main(["evaluate", "timetravel_dsd", "--scorer", "bm25"]) == 1
     err = capsys.readouterr().err
     assert "unknown reference scorer 'bm25'" in err and "embedding_dissimilarity" in err and "Traceback" not in err
-    assert main(["evaluate", "toy_dsd", "--scorer", "tfidf_gap_drop"]) == 1
+    assert main(["evaluate", "timetravel_dsd", "--scorer", "tfidf_gap_drop"]) == 1
     assert "scorers for it: position_prior, tfidf_dissimilarity, embedding_dissimilarity" in capsys.readouterr().err

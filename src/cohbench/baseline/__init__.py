@@ -24,6 +24,7 @@ from ..errors import CohbenchError
 from ..release import built_configs
 
 TASK_OF_PROTOCOL = {"gaps": "gaps", "sentences": "sentences", "snac": "sentences"}
+DEV_SPLITS = ("dev", "val", "validation")
 
 # Cai et al. 2021, Table 3, "Sentence-level" row (BERT sentence embeddings, no pre-training). Their test sets are
 # crowd-verified subsets of the automatic ones (Table 2); ours are the automatic test splits, so this is a
@@ -56,16 +57,18 @@ def baseline_params() -> dict:
     return params
 
 
-def examples_of(config: str, rows: list[dict], task: str, max_sentences: int) -> list[Example]:
+def examples_of(config: str, rows: list[dict], task: str) -> list[Example]:
+    """The records that have units of `task` to score (a gap needs two sentences), whatever their length:
+    long texts are windowed by the model, never cut."""
     out = []
     for r in rows:
-        sentences = r["sentences"][:max_sentences]
+        sentences = r["sentences"]
         n = len(sentences)
         labels = r["sentence_labels"] if task == "sentences" else r["gap_labels"]
-        if not labels or n < 2:
+        if not labels or n < (1 if task == "sentences" else 2):
             continue
-        sentence_labels = list(labels[:n]) if task == "sentences" else [-1] * n
-        gap_labels = list(labels[: n - 1]) if task == "gaps" else [-1] * (n - 1)
+        sentence_labels = list(labels) if task == "sentences" else [-1] * n
+        gap_labels = list(labels) if task == "gaps" else [-1] * (n - 1)
         out.append(Example(config, r["id"], r["split"], task, sentences, sentence_labels, gap_labels))
     return out
 
@@ -77,58 +80,90 @@ def _sample(examples: list[Example], limit: int | None, rng: np.random.Generator
     return [examples[i] for i in keep]
 
 
+def _dev_split(splits) -> str | None:
+    return next((s for s in DEV_SPLITS if s in splits), None)
+
+
+def training_sets(data: dict, tasks: dict[str, str], configs: list[str], p: dict) -> tuple[list[Example], list[Example]]:
+    """Train examples (at most `max_train_records` per config, sampled with the seed) and dev examples."""
+    rng = np.random.default_rng(p["seed"])
+    train_set, dev_set = [], []
+    for config in configs:
+        splits = data[config]
+        if "train" not in splits:
+            raise BaselineError(f"{config} has no train split to train the baseline on")
+        train_set += _sample(examples_of(config, splits["train"], tasks[config]), p.get("max_train_records"), rng)
+        if dev := _dev_split(splits):
+            dev_set += examples_of(config, splits[dev], tasks[config])
+    if not train_set:
+        raise BaselineError(f"the train splits of {', '.join(configs)} hold no labelled record to train on")
+    return train_set, dev_set
+
+
+def trainable_configs(built: dict, protocols: dict[str, str]) -> list[str]:
+    return sorted(c for c in built if protocols[c] in TASK_OF_PROTOCOL)
+
+
 def train(*, release: Path | None = None, params: dict | None = None, progress: bool = True) -> dict:
-    """Train, select on dev, score every applicable config; returns (and writes) the metrics."""
+    """Train, select on dev, score every applicable config beside the reference scorers; returns (and writes)
+    the metrics. Timings go to the project's `.cache/timings/`, never into the release."""
     from ..protocols import evaluate, protocol_of
     from ..validation.frames import read_config
-    from . import fit
+    from . import fit, reference
 
     release = release or settings.release_dir()
     p = params or baseline_params()
     built = built_configs(release)
     data = {name: read_config(release, name, stats).splits for name, stats in built.items()}
     protocols = {name: protocol_of(name, splits) for name, splits in data.items()}
+    tasks = {c: TASK_OF_PROTOCOL[protocols[c]] for c in trainable_configs(built, protocols)}
+    unknown = [c for c in p["train_configs"] if c in built and c not in tasks]
+    if unknown:
+        raise BaselineError(
+            f"{', '.join(unknown)} has no sentence or gap labels to train on; configs the baseline can train on: "
+            f"{', '.join(tasks)}"
+        )
     train_configs = [c for c in p["train_configs"] if c in built] + (["snac"] if p.get("train_on_snac") and "snac" in built else [])
     if not train_configs:
         raise BaselineError(
             f"none of the training configs ({', '.join(p['train_configs'])}) is built in {release}; build them first"
         )
-    rng = np.random.default_rng(p["seed"])
-    train_set, dev_set = [], []
-    for config in train_configs:
-        task = TASK_OF_PROTOCOL[protocols[config]]
-        splits = data[config]
-        if "train" not in splits:
-            raise BaselineError(f"{config} has no train split to train the baseline on")
-        train_set += _sample(examples_of(config, splits["train"], task, p["max_sentences"]), p.get("max_train_records"), rng)
-        dev = next((s for s in ("dev", "val", "validation") if s in splits), None)
-        if dev:
-            dev_set += examples_of(config, splits[dev], task, p["max_sentences"])
-    scored = {c: TASK_OF_PROTOCOL[protocols[c]] for c in sorted(built) if protocols[c] in TASK_OF_PROTOCOL}
+    train_set, dev_set = training_sets(data, tasks, train_configs, p)
+    # configs that are only trained on (no split but train) have nothing to score
+    scored = {c: task for c, task in tasks.items() if set(data[c]) - {"train"}}
     scored_examples = {
-        c: examples_of(c, [r for s, rows in data[c].items() if s != "train" for r in rows], task, p["max_sentences"])
-        for c, task in scored.items()
+        c: examples_of(c, [r for s, rows in data[c].items() if s != "train" for r in rows], task) for c, task in scored.items()
     }
+    timings = {}
+    started = time.perf_counter()
+    references = {
+        config: {
+            name: evaluate(config, reference.predictions(name, data[config], protocols[config], task), splits=data[config],
+                           release=release)
+            for name in reference.scorers_for(task)
+            if reference.applicable(name, data[config])
+        }
+        for config, task in scored.items()
+    }
+    timings["reference_scorers"] = time.perf_counter() - started
     started = time.perf_counter()
     vectors = fit.embed([train_set, dev_set, *scored_examples.values()], settings.project_root() / p["embedding_cache"], progress)
-    embed_seconds = time.perf_counter() - started
+    timings["embedding"] = time.perf_counter() - started
     started = time.perf_counter()
     model, selection = fit.fit(train_set, dev_set, vectors, p, progress)
-    train_seconds = time.perf_counter() - started
+    timings["training"] = time.perf_counter() - started
     # test-only configs (no dev split to tune on) take each head's threshold from the training configs' dev splits
-    head_thresholds = fit.dev_thresholds(model, dev_set, vectors)
+    head_thresholds = fit.dev_thresholds(model, dev_set, vectors, p["max_sentences"])
     out_dir = release / "baseline"
     scores = {}
     for config, task in scored.items():
         examples = scored_examples[config]
         # SNaC judges each sentence given the preceding summary only; the other protocols see the whole text
-        predicted = (fit.predict_prefixes if protocols[config] == "snac" else fit.predict)(model, examples, vectors)
-        lines = [{"id": e.id, "score": [round(float(v), 6) for v in s]} for e, s in zip(examples, predicted)]
-        predictions = _complete(data[config], lines, task, p["max_sentences"])
+        predicted = (fit.predict_prefixes if protocols[config] == "snac" else fit.predict)(model, examples, vectors, p["max_sentences"])
+        predictions = [{"id": e.id, "score": [round(float(v), 6) for v in s]} for e, s in zip(examples, predicted)]
         write_text(out_dir / "predictions" / f"{config}.jsonl", "".join(json.dumps(x) + "\n" for x in predictions))
-        has_dev = any(s in data[config] for s in ("dev", "val", "validation"))
-        threshold = None if has_dev else head_thresholds[task]
-        scores[config] = evaluate(config, predictions, threshold=threshold, release=release)
+        threshold = None if _dev_split(data[config]) else head_thresholds[task]
+        scores[config] = evaluate(config, predictions, threshold=threshold, splits=data[config], release=release)
         if threshold is not None:
             scores[config]["decision"].update(
                 tuned_on=f"dev splits of {', '.join(sorted({e.config for e in dev_set if e.task == task}))}",
@@ -137,34 +172,22 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     metrics = {
         "model": "sentence-level Transformer over all-MiniLM-L6-v2 sentence embeddings (Cai et al. 2021, §4.2)",
         "device": fit.device_name(),
-        "settings": {k: v for k, v in p.items() if k != "floors"},
+        "settings": {k: v for k, v in p.items() if k not in ("floors", "margin_over_references")},
         "trained_on": {c: sum(1 for e in train_set if e.config == c) for c in train_configs},
         "selection": selection,
-        "seconds": {"embedding": round(embed_seconds, 1), "training": round(train_seconds, 1)},
         "scores": scores,
+        "references": references,
         "published": {c: v for c, v in PUBLISHED.items() if c in scores},
     }
     write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     write_text(out_dir / "metrics.md", metrics_markdown(metrics))
+    timings_path = settings.project_root() / ".cache" / "timings" / "train.json"
+    write_text(timings_path, json.dumps({k: round(v, 1) for k, v in timings.items()} | {"device": fit.device_name()}, indent=2) + "\n")
     if progress:
-        print(f"baseline trained in {train_seconds:.0f} s on {fit.device_name()}; metrics in {out_dir / 'metrics.json'}", file=sys.stderr)
+        print(f"baseline trained in {timings['training']:.0f} s on {fit.device_name()} (embedding {timings['embedding']:.0f} s, "
+              f"reference scorers {timings['reference_scorers']:.0f} s; {timings_path}); metrics in {out_dir / 'metrics.json'}",
+              file=sys.stderr)
     return metrics
-
-
-def _complete(splits: dict, lines: list[dict], task: str, max_sentences: int) -> list[dict]:
-    """Predictions for every non-train record: records the model could not score (under 2 sentences) get 0,
-    sentences past `max_sentences` get the last scored value, so the protocol sees one value per unit."""
-    by_id = {line["id"]: line["score"] for line in lines}
-    out = []
-    for split, rows in splits.items():
-        if split == "train":
-            continue
-        for r in rows:
-            units = len(r["sentences"]) - (1 if task == "gaps" else 0)
-            got = by_id.get(r["id"], [])
-            filler = got[-1] if got else 0.0
-            out.append({"id": r["id"], "score": (got + [filler] * units)[:units]})
-    return out
 
 
 def _pct(value) -> str:
@@ -178,26 +201,45 @@ def _headline(result: dict) -> dict:
     return block.get("sentence", block)
 
 
+def _f1(m: dict) -> str:
+    if m.get("f1") is None:
+        return "-"
+    if m.get("degenerate"):
+        return f"{_pct(m['f1'])} (flags {_pct(m['predicted_error_rate'])}% of units: the threshold decides nothing)"
+    return _pct(m["f1"])
+
+
+def _row(name: str, result: dict, reference: dict | None = None) -> str:
+    m = _headline(result)
+    decision = result["decision"]
+    if decision["threshold"] is None:
+        threshold = "none (no dev split)"
+    else:
+        threshold = f"{decision['threshold']:.3f}" + (f" (tuned on {decision['tuned_on']})" if decision["tuned_on"] else "")
+    published = f" / published {_pct(reference['auc'])} ({reference['source']})" if reference else ""
+    return (
+        f"| {name} | {m['units']} | {_pct(m.get('auc'))}{published} | {_pct(m.get('average_precision'))} "
+        f"| {_pct(m.get('recall_at_p70'))} | {_f1(m)} | {threshold} |"
+    )
+
+
 def metrics_markdown(metrics: dict) -> str:
+    selection = metrics["selection"]
     lines = [
         "## Baseline (machine-written)",
         "",
         f"{metrics['model']}; trained on {', '.join(f'{c} train ({n})' for c, n in metrics['trained_on'].items())}, "
-        f"epoch {metrics['selection']['epoch']} selected by mean dev AUC {metrics['selection']['dev_auc']:.3f}; "
-        f"{metrics['seconds']['training']:.0f} s of training on {metrics['device']} (seed {metrics['settings']['seed']}). "
-        "Test split, error class, percent:",
+        f"epoch {selection['epoch']} selected by mean dev AUC {100 * selection['dev_auc']:.1f} "
+        f"(seed {metrics['settings']['seed']}, {metrics['device']}). Beside it, the untrained reference scorers "
+        "(`cohbench evaluate CONFIG --scorer NAME`) on the same split: the floor a trained number is read against. "
+        "Test split (else the only scored split), error class, percent; R@P70 = recall at precision 70; AP = average "
+        "precision.",
         "",
-        "| config | units | Acc | P | R | F1 | AUC | threshold | published (Acc / P / R / F1 / AUC) |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for config, result in metrics["scores"].items():
-        m = _headline(result)
-        ref = metrics["published"].get(config)
-        published = " / ".join(_pct(ref[k]) for k in ("accuracy", "precision", "recall", "f1", "auc")) + f" ({ref['source']})" if ref else "-"
-        decision = result["decision"]
-        threshold = f"{decision['threshold']:.3f} ({decision['tuned_on']})"
-        lines.append(
-            f"| `{config}` | {m['units']} | {_pct(m.get('accuracy'))} | {_pct(m.get('precision'))} | {_pct(m.get('recall'))} "
-            f"| {_pct(m.get('f1'))} | {_pct(m.get('auc'))} | {threshold} | {published} |"
-        )
-    return "\n".join(lines) + "\n"
+        lines += [f"### `{config}`", "", "| scorer | units | AUC | AP | R@P70 | F1 | threshold |", "| --- | --- | --- | --- | --- | --- | --- |"]
+        lines.append(_row("**trained (sentence-level)**", result, metrics["published"].get(config)))
+        for name, ref in metrics["references"].get(config, {}).items():
+            lines.append(_row(f"{name} (untrained)", ref))
+        lines.append("")
+    return "\n".join(lines)

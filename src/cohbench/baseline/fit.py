@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import sys
@@ -14,6 +15,19 @@ from tqdm import tqdm
 from ..protocols import metrics
 from .embeddings import DIMENSIONS, EmbeddingCache, device, sentence_key
 from .model import SentenceLevelDetector
+
+
+@contextlib.contextmanager
+def one_cpu_thread():
+    """Run the sentence-level model on one CPU thread: its matrices are tiny, so more threads only add
+    synchronisation (on 2 busy cores, 2 threads took 820 ms a batch against 49 ms for 1), and a fixed thread count
+    keeps scores the same on machines with different core counts."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def device_name() -> str:
@@ -46,27 +60,62 @@ def _loss(logits, labels, loss_fn):
     return loss_fn(logits[keep], labels[keep]) if keep.any() else logits.sum() * 0
 
 
-def predict_prefixes(model, examples, vectors, batch_size: int = 256) -> list[np.ndarray]:
+def windows(n: int, size: int) -> list[tuple[int, int]]:
+    """Overlapping windows [start, end) of at most `size` sentences covering 0..n, half a window apart."""
+    if n <= size:
+        return [(0, n)]
+    starts = list(range(0, n - size, max(size // 2, 1))) + [n - size]
+    return [(start, start + size) for start in starts]
+
+
+def _window_of(i: int, spans: list[tuple[int, int]]) -> tuple[int, int]:
+    """The window in which sentence i has the most context on its poorer side (the first such window on ties)."""
+    return max((w for w in spans if w[0] <= i < w[1]), key=lambda w: min(i - w[0], w[1] - 1 - i))
+
+
+def _cut(e, start: int, end: int):
+    return dataclasses.replace(e, sentences=e.sentences[start:end], sentence_labels=e.sentence_labels[start:end],
+                               gap_labels=e.gap_labels[start : end - 1])
+
+
+def training_windows(examples, size: int) -> list:
+    """Texts longer than the model's positions become overlapping windows, each a training example."""
+    return [_cut(e, a, b) for e in examples for a, b in windows(len(e.sentences), size)]
+
+
+def predict(model, examples, vectors, size: int, batch_size: int = 256) -> list[np.ndarray]:
+    """Per example, P(error) of each unit of its task (sentences or gaps), every unit scored by the model itself:
+    a text longer than `size` sentences is scored in overlapping windows, each unit from the window where it has
+    the most context on both sides (a gap as its left sentence)."""
+    pieces, plan = [], []
+    for e in examples:
+        spans = windows(len(e.sentences), size)
+        first = len(pieces)
+        pieces += [_cut(e, a, b) for a, b in spans]
+        units = len(e.sentences) - (1 if e.task == "gaps" else 0)
+        chosen = [spans.index(_window_of(i, spans)) for i in range(units)]
+        plan.append([(first + w, i - spans[w][0]) for i, w in enumerate(chosen)])
+    scored = _predict_windows(model, pieces, vectors, batch_size)
+    return [np.array([scored[piece][at] for piece, at in units], dtype=np.float32) for units in plan]
+
+
+def predict_prefixes(model, examples, vectors, size: int, batch_size: int = 256) -> list[np.ndarray]:
     """Per example, P(error) of each sentence judged on the text up to it (SNaC §5: context = the preceding
-    summary): sentence i is scored by a pass over sentences[:i+1]."""
-    prefixes = [
-        dataclasses.replace(e, sentences=e.sentences[: i + 1], sentence_labels=e.sentence_labels[: i + 1], gap_labels=e.gap_labels[:i])
-        for e in examples
-        for i in range(len(e.sentences))
-    ]
-    last = [p[-1] for p in predict(model, prefixes, vectors, batch_size)]
+    summary): sentence i is scored by a pass over the last `size` sentences of sentences[:i+1]."""
+    prefixes = [_cut(e, max(0, i + 1 - size), i + 1) for e in examples for i in range(len(e.sentences))]
+    last = [p[-1] for p in _predict_windows(model, prefixes, vectors, batch_size)]
     out, at = [], 0
     for e in examples:
-        out.append(np.array(last[at : at + len(e.sentences)]))
+        out.append(np.array(last[at : at + len(e.sentences)], dtype=np.float32))
         at += len(e.sentences)
     return out
 
 
-def predict(model, examples, vectors, batch_size: int = 256) -> list[np.ndarray]:
-    """Per example, P(error) of each unit of its task (sentences or gaps)."""
+def _predict_windows(model, examples, vectors, batch_size: int) -> list[np.ndarray]:
+    """Per example (no longer than the model's positions), P(error) of each unit of its task."""
     model.eval()
     out = []
-    with torch.no_grad():
+    with torch.no_grad(), one_cpu_thread():
         for start in range(0, len(examples), batch_size):
             chunk = examples[start : start + batch_size]
             x, mask, _, _ = _batch(chunk, vectors, device())
@@ -91,18 +140,18 @@ def _units(examples, predicted):
     return grouped
 
 
-def dev_auc(model, dev_set, vectors) -> tuple[float, dict]:
+def dev_auc(model, dev_set, vectors, size: int) -> tuple[float, dict]:
     per_config = {}
-    for (config, _), (gold, scores) in _units(dev_set, predict(model, dev_set, vectors)).items():
+    for (config, _), (gold, scores) in _units(dev_set, predict(model, dev_set, vectors, size)).items():
         per_config[config] = metrics.roc_auc(gold, scores)
     defined = [v for v in per_config.values() if v is not None]
     return (float(np.mean(defined)) if defined else float("nan")), per_config
 
 
-def dev_thresholds(model, dev_set, vectors) -> dict[str, float | None]:
+def dev_thresholds(model, dev_set, vectors, size: int) -> dict[str, float | None]:
     """Per head, the threshold with the best F1 of the error class over the training configs' dev splits."""
     by_task: dict[str, tuple[list, list]] = {}
-    for (_, task), (gold, scores) in _units(dev_set, predict(model, dev_set, vectors)).items():
+    for (_, task), (gold, scores) in _units(dev_set, predict(model, dev_set, vectors, size)).items():
         g, s = by_task.setdefault(task, ([], []))
         g += gold
         s += scores
@@ -121,12 +170,18 @@ def _length_batches(examples, size: int, rng: np.random.Generator) -> list[np.nd
 
 
 def fit(train_set, dev_set, vectors, p: dict, progress: bool):
+    with one_cpu_thread():
+        return _fit(train_set, dev_set, vectors, p, progress)
+
+
+def _fit(train_set, dev_set, vectors, p: dict, progress: bool):
     torch.manual_seed(p["seed"])
     rng = np.random.default_rng(p["seed"])
     dev = device()
     model = SentenceLevelDetector(DIMENSIONS, p["d_model"], p["layers"], p["heads"], p["dropout"], p["max_sentences"]).to(dev)
     optimiser = torch.optim.AdamW(model.parameters(), lr=p["learning_rate"], weight_decay=p.get("weight_decay", 0.01))
     loss_fn = nn.BCEWithLogitsLoss()
+    train_set = training_windows(train_set, p["max_sentences"])
     best_state, best = None, {"epoch": 0, "dev_auc": -1.0, "dev_auc_per_config": {}}
     history = []
     for epoch in range(1, p["epochs"] + 1):
@@ -141,7 +196,7 @@ def fit(train_set, dev_set, vectors, p: dict, progress: bool):
             loss.backward()
             optimiser.step()
             total += loss.item()
-        auc, per_config = dev_auc(model, dev_set, vectors) if dev_set else (float("nan"), {})
+        auc, per_config = dev_auc(model, dev_set, vectors, p["max_sentences"]) if dev_set else (float("nan"), {})
         history.append({"epoch": epoch, "train_loss": round(total / max(len(batches), 1), 4), "dev_auc": round(auc, 4)})
         if progress:
             print(f"epoch {epoch}: train loss {history[-1]['train_loss']:.4f}, mean dev AUC {auc:.4f}", file=sys.stderr)

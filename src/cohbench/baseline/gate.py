@@ -1,9 +1,12 @@
-"""The release gate: the baseline's scores must clear the floors of `params.yaml` (`baseline.floors`).
+"""The release gate: the baseline's scores must clear the floors of `params.yaml` (`baseline.floors`) and beat
+every untrained reference scorer on the same split by a margin (`baseline.margin_over_references`).
 
 A floor is `config: {metric path: minimum}`, the path going into the config's evaluation result, e.g.
 `test.f1` or `test.sentence.auc` (SNaC). Floors of configs the release does not hold are reported as skipped;
-a built config without a baseline score, or a metric that is undefined, fails. The verdict is also written to
-`<release>/baseline/gate.json` (the release card stage depends on it)."""
+a built config without a baseline score, or a metric that is undefined, fails. A margin is `config: {metric
+path: margin}`: the baseline's value must exceed the best reference scorer's value at that path by the margin,
+so a release whose labels a heuristic can predict as well as the trained model cannot pass, whatever the
+floors. The verdict is also written to `<release>/baseline/gate.json` (the release card stage depends on it)."""
 
 from __future__ import annotations
 
@@ -25,18 +28,11 @@ def _lookup(result: dict, path: str):
     return node
 
 
-def check(*, release: Path | None = None, floors: dict | None = None) -> dict:
-    release = release or settings.release_dir()
-    floors = floors if floors is not None else baseline_params().get("floors") or {}
-    path = release / "baseline" / "metrics.json"
-    if not path.is_file():
-        raise BaselineError(f"no baseline metrics at {path}; run `cohbench train` first")
-    scores = json.loads(path.read_text(encoding="utf-8"))["scores"]
-    built = built_configs(release)
+def _floor_checks(floors: dict, scores: dict, built: dict) -> list[dict]:
     checks = []
     for config, minimums in sorted(floors.items()):
         for metric, floor in sorted(minimums.items()):
-            entry = {"config": config, "metric": metric, "floor": floor}
+            entry = {"config": config, "metric": metric, "floor": floor, "kind": "floor"}
             if config not in built:
                 checks.append(entry | {"status": "skipped", "value": None, "why": "config not built"})
                 continue
@@ -44,15 +40,52 @@ def check(*, release: Path | None = None, floors: dict | None = None) -> dict:
             ok = value is not None and value >= floor
             why = "no baseline score" if config not in scores else ("undefined" if value is None else None)
             checks.append(entry | {"status": "passed" if ok else "FAILED", "value": value, "why": why})
+    return checks
+
+
+def _margin_checks(margins: dict, scores: dict, references: dict, built: dict) -> list[dict]:
+    checks = []
+    for config, wanted in sorted(margins.items()):
+        for metric, margin in sorted(wanted.items()):
+            entry = {"config": config, "metric": metric, "kind": "margin", "value": None}
+            if config not in built:
+                checks.append(entry | {"status": "skipped", "floor": None, "why": "config not built"})
+                continue
+            rivals = {name: _lookup(result, metric) for name, result in references.get(config, {}).items()}
+            rivals = {name: v for name, v in rivals.items() if v is not None}
+            value = _lookup(scores[config], metric) if config in scores else None
+            if not rivals or value is None:
+                why = "no reference scorer result" if not rivals else "no baseline score"
+                checks.append(entry | {"status": "FAILED", "floor": None, "value": value, "why": why})
+                continue
+            best = max(rivals, key=rivals.get)
+            floor = round(rivals[best] + margin, 6)
+            checks.append(entry | {"status": "passed" if value >= floor else "FAILED", "floor": floor, "value": value,
+                                   "why": f"best reference {best} {rivals[best]:.3f} + margin {margin}"})
+    return checks
+
+
+def _line(c: dict) -> str:
+    value = "-" if c["value"] is None else f"{c['value']:.3f}"
+    floor = "-" if c["floor"] is None else c["floor"]
+    return f"{c['status']:<7} {c['config']} {c['metric']} = {value} ({'floor' if c['kind'] == 'floor' else 'needs'} {floor})" + (
+        f": {c['why']}" if c["why"] else ""
+    )
+
+
+def check(*, release: Path | None = None, floors: dict | None = None, margins: dict | None = None) -> dict:
+    release = release or settings.release_dir()
+    params = baseline_params() if floors is None or margins is None else {}
+    floors = floors if floors is not None else params.get("floors") or {}
+    margins = margins if margins is not None else params.get("margin_over_references") or {}
+    path = release / "baseline" / "metrics.json"
+    if not path.is_file():
+        raise BaselineError(f"no baseline metrics at {path}; run `cohbench train` first")
+    metrics = json.loads(path.read_text(encoding="utf-8"))
+    built = built_configs(release)
+    checks = _floor_checks(floors, metrics["scores"], built) + _margin_checks(margins, metrics["scores"], metrics.get("references", {}), built)
     failed = [c for c in checks if c["status"] == "FAILED"]
-    lines = [
-        f"{c['status']:<7} {c['config']} {c['metric']} = "
-        + ("-" if c["value"] is None else f"{c['value']:.3f}")
-        + f" (floor {c['floor']})"
-        + (f": {c['why']}" if c["why"] else "")
-        for c in checks
-    ]
-    summary = f"gate {'passed' if not failed else 'FAILED'}: {len(checks) - len(failed)} of {len(checks)} floors cleared or skipped"
-    result = {"ok": not failed, "checks": checks, "lines": [*lines, summary]}
+    summary = f"gate {'passed' if not failed else 'FAILED'}: {len(checks) - len(failed)} of {len(checks)} checks cleared or skipped"
+    result = {"ok": not failed, "checks": checks, "lines": [*map(_line, checks), summary]}
     write_text(release / "baseline" / "gate.json", json.dumps(result, indent=2, sort_keys=True) + "\n")
     return result

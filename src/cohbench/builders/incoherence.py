@@ -85,6 +85,15 @@ class FairytaleOptions(Options):
 
 
 @dataclasses.dataclass(frozen=True)
+class RocStoriesOptions(Options):
+    k: int  # sentences altered per 5-sentence story
+    msd_instances: int  # records per story for MSD, each removing a different sentence
+    dsd_instances: int  # records per story for DSD, each replacing a different sentence
+
+    SECTION = "rocstories"
+
+
+@dataclasses.dataclass(frozen=True)
 class SyntheticOptions(Options):
     max_narratives_per_split: tuple  # ((split, limit), ...) per source corpus
     timetravel: TimeTravelOptions
@@ -117,6 +126,21 @@ def _made(recipe: str, coherent: Sequence[dict], config: str, params: dict, drop
     reason (too short for it, or its own: no confounder below tau, ...)."""
     outputs, reasons = recipes.run(recipe, coherent, params)
     dropped.update(reasons)
+    out = [record for made in outputs for record in made]
+    for record in out:
+        record["config"] = config
+    return out
+
+
+def instances(recipe: str, coherent: Sequence[dict], config: str, params: dict, count: int, dropped: Counter) -> list[dict]:
+    """Run a recipe making up to `count` records per source (each altering different positions); every instance
+    not made is counted: a source made nothing from, `count` times by the recipe's reason, a source made fewer
+    from (a position without an admissible confounder), the missing ones by the recipe's own reason."""
+    outputs, reasons = recipes.run(recipe, coherent, params | {"instances": count})
+    dropped.update({reason: n * count for reason, n in reasons.items()})
+    partial = sum(count - len(made) for made in outputs if made)
+    if partial:
+        dropped[recipes.get_recipe(recipe).not_applicable] += partial
     out = [record for made in outputs for record in made]
     for record in out:
         record["config"] = config

@@ -3,15 +3,7 @@
 
 from __future__ import annotations
 
-import re
-import unicodedata
-
-_WORD = re.compile(r"\w+")
-
-
-def normalise(text: str) -> str:
-    """Case, Unicode forms, punctuation and whitespace ignored: "Tom went home ." == "tom went home"."""
-    return " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
+from ..text import normalise
 
 
 def test_split_texts(progress: bool = False) -> dict[str, set[str]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from itertools import combinations
 from dataclasses import dataclass
 
 from ..schema import ERROR, OK
@@ -105,77 +106,93 @@ class ConfounderPool:
 
 @generator("discordant_replace")
 def discordant_replace(batch: dict[str, list], *, seed: int, pool: ConfounderPool, tau: float, k: int = 1,
-                       min_position: int = 0, error_type: str | None = None,
+                       min_position: int = 0, error_type: str | None = None, instances: int = 1,
                        dropped: Counter | None = None) -> dict[str, list]:
     """Replace K sentences (positions drawn uniformly from `min_position` on) by confounders from `pool`.
     Replaced sentences are labelled 1 (`positions`), `inserted_ids` name the confounders, `similarities` are their
     rescaled BERTScore F1 to the sentence they replaced (rounded to 1e-4, so that float noise of batched encoding
     does not reach the output), `ranks` their BM25 rank. A record with fewer than K positions from
     `min_position` on (`too_short_for_replacement`), or for which some position has no admissible confounder
-    (`no_confounder_below_tau`), yields nothing. `error_type` adds a span of that type on each confounder."""
+    (`no_confounder_below_tau`), yields nothing. `error_type` adds a span of that type on each confounder.
+    `instances` > 1 makes up to that many records per source, each replacing a different set of positions (ids
+    end in `#1`, `#2`, ...): more training data from the same stories; each instance not made is counted."""
     records = to_records(batch)
-    plans = plan_replacements(records, pool, seed=seed, k=k, min_position=min_position)
+    plans = plan_replacements(records, pool, seed=seed, k=k, min_position=min_position, instances=instances)
     made = replace_planned(records, plans, pool, seed=seed, tau=tau, error_type=error_type)
     for plan, out in zip(plans, made):
-        if not out:
+        for _ in range(instances if plan is None else len(plan) - len(out)):
             count(dropped, "too_short_for_replacement" if plan is None else "no_confounder_below_tau")
     return to_columns([r for out in made for r in out])
 
 
+def _position_sets(rng, eligible: range, k: int, instances: int) -> list[list[int]]:
+    """The positions each instance replaces: one seeded draw of K (instances = 1, the draw every release config
+    was built with), or up to `instances` distinct K-sets in a seeded order."""
+    if instances == 1:
+        return [sorted(rng.sample(eligible, k))]
+    sets = [list(c) for c in combinations(eligible, k)]
+    rng.shuffle(sets)
+    return sets[:instances]
+
+
 def plan_replacements(records: Sequence[dict], pool: ConfounderPool, *, seed: int, k: int = 1,
-                      min_position: int = 0) -> list[dict | None]:
-    """Stage 1, per record: the K positions to replace (drawn by seed and record id) and each position's BM25
-    candidates; None for a record with fewer than K eligible sentences."""
+                      min_position: int = 0, instances: int = 1) -> list[list[dict] | None]:
+    """Stage 1, per record: for each instance, the K positions to replace (drawn by seed and record id) and each
+    position's BM25 candidates; None for a record with fewer than K eligible sentences."""
     for record in records:
         if record["split"] != pool.split:
             raise CorruptionError(
                 f"record {record['id']} is in split {record['split']!r} but the confounder pool holds {pool.split!r}; "
                 "build one pool per split so that no confounder crosses splits"
             )
-    plans: list[dict | None] = [None] * len(records)
+    plans: list[list[dict] | None] = [None] * len(records)
     for n, record in enumerate(records):
         eligible = range(min_position, len(record["sentences"]))
         if len(eligible) >= k:
-            plans[n] = {"positions": sorted(record_rng(seed, "discordant_replace", record["id"]).sample(eligible, k))}
-    todo = [n for n, plan in enumerate(plans) if plan]
-    queries = [records[n]["sentences"][position] for n in todo for position in plans[n]["positions"]]
-    docs = [records[n]["doc_id"] for n in todo for _ in plans[n]["positions"]]
+            rng = record_rng(seed, "discordant_replace", record["id"])
+            plans[n] = [{"variant": None if instances == 1 else f"discordant_replace#{j}", "positions": positions}
+                        for j, positions in enumerate(_position_sets(rng, eligible, k, instances), 1)]
+    units = [unit for plan in plans if plan for unit in plan]
+    queries = [records[n]["sentences"][position] for n, plan in enumerate(plans) if plan
+               for unit in plan for position in unit["positions"]]
+    docs = [records[n]["doc_id"] for n, plan in enumerate(plans) if plan for unit in plan for _ in unit["positions"]]
     found = iter(pool.candidates(queries, docs))
-    for n in todo:
-        plans[n]["candidates"] = [next(found) for _ in plans[n]["positions"]]
+    for unit in units:
+        unit["candidates"] = [next(found) for _ in unit["positions"]]
     return plans
 
 
-def replace_planned(records: Sequence[dict], plans: Sequence[dict | None], pool: ConfounderPool, *, seed: int,
+def replace_planned(records: Sequence[dict], plans: Sequence[list[dict] | None], pool: ConfounderPool, *, seed: int,
                     tau: float, error_type: str | None = None) -> list[list[dict]]:
-    """Stage 2: for each record, [the corrupted record] or [] when some position has no candidate below tau.
-    The j-th replacement of every record is chosen together; confounders already used in a record are excluded."""
-    found: dict[int, list[Confounder | None]] = {n: [] for n, plan in enumerate(plans) if plan}
-    k = max((len(plan["positions"]) for plan in plans if plan), default=0)
+    """Stage 2: for each record, the corrupted record of each planned instance that has a candidate below tau at
+    every position ([] when none has). The j-th replacement of every instance is chosen together; confounders
+    already used in an instance are excluded."""
+    units = [(n, unit) for n, plan in enumerate(plans) if plan for unit in plan]
+    found: list[list[Confounder | None]] = [[] for _ in units]
+    k = max((len(unit["positions"]) for _, unit in units), default=0)
     for j in range(k):
-        todo = [n for n in found if all(found[n])]
-        queries = [records[n]["sentences"][plans[n]["positions"][j]] for n in todo]
-        candidates = [plans[n]["candidates"][j] for n in todo]
-        exclude = [{c.index for c in found[n]} for n in todo]
-        for n, confounder in zip(todo, pool.choose(queries, candidates, tau, exclude)):
-            found[n].append(confounder)
-    out = []
-    for n, record in enumerate(records):
-        picks = found.get(n, [])
-        if not picks or len(picks) != len(plans[n]["positions"]) or not all(picks):
-            out.append([])
+        todo = [u for u in range(len(units)) if all(found[u])]
+        queries = [records[units[u][0]]["sentences"][units[u][1]["positions"][j]] for u in todo]
+        candidates = [units[u][1]["candidates"][j] for u in todo]
+        exclude = [{c.index for c in found[u]} for u in todo]
+        for u, confounder in zip(todo, pool.choose(queries, candidates, tau, exclude)):
+            found[u].append(confounder)
+    out: list[list[dict]] = [[] for _ in records]
+    for (n, unit), picks in zip(units, found):
+        if len(picks) != len(unit["positions"]) or not all(picks):
             continue
+        record = records[n]
         sentences = list(record["sentences"])
         labels = [OK] * len(sentences)
         spans = []
-        for position, pick in zip(plans[n]["positions"], picks):
+        for position, pick in zip(unit["positions"], picks):
             sentences[position] = pool.texts[pick.index]
             labels[position] = ERROR
             if error_type:
                 spans.append(span(position, sentences[position], error_type))
-        out.append([derived(
-            record, "discordant_replace", seed, sentences=sentences, sentence_labels=labels, spans=spans,
-            positions=plans[n]["positions"], inserted_ids=[pool.ids[p.index] for p in picks],
+        out[n].append(derived(
+            record, "discordant_replace", seed, variant=unit["variant"], sentences=sentences, sentence_labels=labels,
+            spans=spans, positions=unit["positions"], inserted_ids=[pool.ids[p.index] for p in picks],
             similarities=[round(p.similarity, 4) for p in picks], ranks=[p.rank for p in picks],
-        )])
+        ))
     return out

@@ -39,7 +39,7 @@ _RECIPES: dict[str, Recipe] = {}
 
 # Defaults of every option a recipe may read (Cai et al. §3: K = 1, tau on rescaled BERTScore; SNaC App. B).
 DEFAULTS = {"seed": 13, "k": 1, "tau": 0.5, "top_k": 100, "retriever": "bm25s", "window": None, "ratio": 0.5,
-            "pool_shards": 1}
+            "pool_shards": 1, "instances": 1}
 
 
 def register(recipe: Recipe) -> Recipe:
@@ -68,6 +68,8 @@ def parameters(recipe: Recipe, given: dict) -> dict:
         raise CorruptionError(f"top_k must be at least 1, got {params['top_k']}")
     if params.get("window") is not None and params["window"] < 2:
         raise CorruptionError(f"the shuffle window must be at least 2 sentences, got {params['window']}")
+    if params.get("instances") is not None and params["instances"] < 1:
+        raise CorruptionError(f"instances (records made per story) must be at least 1, got {params['instances']}")
     if params.get("pool_shards") is not None and params["pool_shards"] < 1:
         raise CorruptionError(f"pool_shards must be at least 1, got {params['pool_shards']}")
     return params
@@ -105,7 +107,8 @@ def _plan_dsd(batch, shared, params, min_position=0):
     for split, pool in shared.items():
         members = [n for n, r in enumerate(batch) if r["split"] == split]
         for n, plan in zip(members, plan_replacements([batch[n] for n in members], pool, seed=params["seed"],
-                                                      k=params.get("k", 1), min_position=min_position)):
+                                                      k=params.get("k", 1), min_position=min_position,
+                                                      instances=params.get("instances") or 1)):
             plans[n] = plan
     return plans
 
@@ -123,12 +126,13 @@ def _make_dsd(batch, plans, shared, params, error_type=None):
 
 _generator_recipe(
     "msd", "remove_sentences", "Missing sentence detection (Cai et al.): K non-adjacent inner sentences removed; "
-    "gap_labels mark where.", ("k",), lambda p: 2 * p["k"] + 1, "not_applicable", lambda p: {"k": p["k"]})
+    "gap_labels mark where.", ("k", "instances"), lambda p: 2 * p["k"] + 1, "not_applicable",
+    lambda p: {"k": p["k"], "instances": p["instances"]})
 
 register(Recipe(
     "dsd", "Discordant sentence detection (Cai et al.): K sentences replaced by BM25-retrieved confounders from "
     "other documents of the same split whose rescaled BERTScore F1 is below tau.",
-    ("k", "tau", "top_k", "retriever", "pool_shards"), lambda p: p["k"], "no_confounder_below_tau",
+    ("k", "tau", "top_k", "retriever", "pool_shards", "instances"), lambda p: p["k"], "no_confounder_below_tau",
     make=_make_dsd, prepare=pools, plan=_plan_dsd))
 
 _generator_recipe(

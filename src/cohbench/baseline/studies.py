@@ -1,0 +1,203 @@
+"""Studies of the baseline that answer "is data what limits the score?" and "does synthetic data transfer?".
+
+- learning curve: test AUC on TimeTravel DSD and MSD against the number of training stories (all instances of a
+  story go together), for the sentence-level model (and the token-level model where a budget is given);
+- SNaC transfer (Goyal et al. §6, Fig. 7): a detector trained on SNaC's train split, one trained on cohbench's
+  synthetic data only, and an untrained reference, all scored on SNaC test at sentence level (each sentence on the
+  preceding summary), with ROC curves.
+
+They train many models, so they are commands (`cohbench study ...`) whose results are committed to `catalog/`
+(JSON + plot), not stages of every release build.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .. import settings
+from ..atomic import atomic_path, write_text
+from ..protocols import metrics
+from . import BaselineError, Example, baseline_params, examples_of, training_sets
+
+CURVE_CONFIGS = ("timetravel_dsd", "timetravel_msd")
+
+
+def _release_data(release: Path):
+    from ..protocols import protocol_of
+    from ..release import built_configs
+    from ..validation.frames import read_config
+    from . import TASK_OF_PROTOCOL
+
+    built = built_configs(release)
+    data = {name: read_config(release, name, stats).splits for name, stats in built.items()}
+    protocols = {name: protocol_of(name, splits) for name, splits in data.items()}
+    tasks = {c: TASK_OF_PROTOCOL[p] for c, p in protocols.items() if p in TASK_OF_PROTOCOL}
+    return data, protocols, tasks
+
+
+def _stories(examples: list[Example], data: dict) -> dict[str, str]:
+    """record id -> story (doc_id), so that the instances of one story are sampled together."""
+    doc = {r["id"]: r["doc_id"] for c in {e.config for e in examples} for r in data[c]["train"]}
+    return {e.id: doc[e.id] for e in examples}
+
+
+def _unit_scores(examples: list[Example], predicted) -> tuple[np.ndarray, np.ndarray]:
+    gold, scores = [], []
+    for e, p in zip(examples, predicted):
+        labels = e.sentence_labels if e.task == "sentences" else e.gap_labels
+        for label, score in zip(labels, p):
+            if label >= 0:
+                gold.append(label)
+                scores.append(float(score))
+    return np.array(gold), np.array(scores)
+
+
+def _sentence_model(train_set, dev_set, scored: dict[str, list[Example]], p: dict, prefix: bool = False) -> dict:
+    from . import fit
+
+    vectors = fit.embed([train_set, dev_set, *scored.values()], settings.project_root() / p["embedding_cache"], False)
+    model, selection = fit.fit(train_set, dev_set, vectors, p, False)
+    score = fit.predict_prefixes if prefix else fit.predict
+    return {c: _unit_scores(ex, score(model, ex, vectors, p["max_sentences"])) for c, ex in scored.items()} | {
+        "_selection": selection
+    }
+
+
+def _token_model(train_set, dev_set, scored: dict[str, list[Example]], p: dict, prefix: bool = False) -> dict:
+    from . import token_level
+
+    model, selection = token_level.fit(train_set, dev_set, p, False)
+    return {c: _unit_scores(ex, token_level.predict(model, ex, prefix=prefix)) for c, ex in scored.items()} | {
+        "_selection": selection
+    }
+
+
+def _summary(gold: np.ndarray, scores: np.ndarray) -> dict:
+    return {"units": int(len(gold)), "errors": int(gold.sum())} | metrics.ranking_report(gold, scores)
+
+
+def learning_curve(*, release: Path | None = None, sizes=(500, 1500, 3000, None), seeds=(0,), token_sizes=(),
+                   token_params: dict | None = None, progress: bool = True) -> dict:
+    """Test AUC/AP on TimeTravel DSD and MSD against the number of training stories drawn (with the seed) from
+    the baseline's training configs; `None` = all of them. The token-level model runs only at `token_sizes`."""
+    release = release or settings.release_dir()
+    p = baseline_params()
+    data, _, tasks = _release_data(release)
+    train_configs = [c for c in p["train_configs"] if c in data]
+    missing = [c for c in CURVE_CONFIGS if c not in data]
+    if missing:
+        raise BaselineError(f"the learning curve is scored on {', '.join(CURVE_CONFIGS)}; build {', '.join(missing)} first")
+    full_train, dev_set = training_sets(data, tasks, train_configs, p | {"max_train_records": None})
+    story_of = _stories(full_train, data)
+    all_stories = sorted(set(story_of.values()))
+    scored = {c: examples_of(c, data[c]["test"], tasks[c]) for c in CURVE_CONFIGS}
+    points = []
+    for seed in seeds:
+        order = [all_stories[i] for i in np.random.default_rng(seed).permutation(len(all_stories))]
+        for size in sizes:
+            chosen = set(order[: size or len(order)])
+            train_set = [e for e in full_train if story_of[e.id] in chosen]
+            runs = [("sentence-level", _sentence_model, p)]
+            if size in token_sizes:
+                runs.append(("token-level", _token_model, token_params or {}))
+            for model_name, run, params in runs:
+                result = run(train_set, dev_set, scored, params | {"seed": seed})
+                point = {"model": model_name, "seed": seed, "stories": len(chosen), "records": len(train_set),
+                         "selected_epoch": result["_selection"]["epoch"]}
+                point |= {c: _summary(*result[c]) for c in CURVE_CONFIGS}
+                points.append(point)
+                if progress:
+                    print(f"{model_name} seed {seed}, {len(chosen)} stories: "
+                          + ", ".join(f"{c} AUC {100 * point[c]['auc']:.1f}" for c in CURVE_CONFIGS), file=sys.stderr)
+    out = {"train_configs": train_configs, "stories_available": len(all_stories), "points": points}
+    folder = settings.catalog_dir() / "baseline"
+    write_text(folder / "learning_curve.json", json.dumps(out, indent=2, sort_keys=True) + "\n")
+    _plot_curve(out, folder / "learning_curve.png")
+    return out
+
+
+def _plot_curve(result: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(CURVE_CONFIGS), figsize=(10, 4), sharey=True)
+    for ax, config in zip(axes, CURVE_CONFIGS):
+        for model in sorted({pt["model"] for pt in result["points"]}):
+            pts = sorted((pt["stories"], 100 * pt[config]["auc"]) for pt in result["points"] if pt["model"] == model)
+            ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=model)
+        ax.set_xscale("log")
+        ax.set_title(f"{config} (test)")
+        ax.set_xlabel("training stories")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("ROC-AUC, error class (%)")
+    axes[0].legend()
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=120)
+    plt.close(fig)
+
+
+def snac_transfer(*, release: Path | None = None, seed: int = 0, progress: bool = True) -> dict:
+    """SNaC §6 / Fig. 7: trained on SNaC train vs on synthetic data only vs untrained, scored on SNaC test."""
+    from . import reference
+
+    release = release or settings.release_dir()
+    p = baseline_params() | {"seed": seed}
+    data, protocols, tasks = _release_data(release)
+    for needed in ("snac", "synthetic_coherence"):
+        if needed not in data:
+            raise BaselineError(f"the SNaC transfer study needs {needed}; build it first")
+    scored = {"snac": examples_of("snac", data["snac"]["test"], "sentences")}
+    results = {}
+    for name, configs in (("trained on SNaC train", ["snac"]), ("trained on synthetic_coherence only", ["synthetic_coherence"])):
+        train_set, dev_set = training_sets(data, tasks, configs, p | {"max_train_records": None})
+        results[name] = _sentence_model(train_set, dev_set, scored, p, prefix=True)["snac"]
+        if progress:
+            print(f"{name}: SNaC test AUC {100 * metrics.roc_auc(*results[name]):.1f}", file=sys.stderr)
+    test_only = {"test": data["snac"]["test"], "train": data["snac"]["train"]}
+    lines = reference.predictions("embedding_dissimilarity", test_only, "snac", "sentences")
+    by_id = {line["id"]: line["score"] for line in lines}
+    results["untrained embedding_dissimilarity"] = _unit_scores(scored["snac"], [by_id[e.id] for e in scored["snac"]])
+    out = {"seed": seed, "results": {name: _summary(*r) for name, r in results.items()}}
+    aucs = {name: r["auc"] for name, r in out["results"].items()}
+    snac, synthetic = aucs["trained on SNaC train"], aucs["trained on synthetic_coherence only"]
+    out["ordering_holds"] = bool(snac > synthetic > 0.5)
+    folder = settings.catalog_dir() / "baseline"
+    write_text(folder / "snac_transfer.json", json.dumps(out, indent=2, sort_keys=True) + "\n")
+    _plot_roc(results, folder / "snac_transfer_roc.png")
+    return out
+
+
+def _roc_points(gold: np.ndarray, scores: np.ndarray):
+    order = np.argsort(-scores, kind="stable")
+    gold = gold[order]
+    tpr = np.r_[0, np.cumsum(gold) / max(gold.sum(), 1)]
+    fpr = np.r_[0, np.cumsum(1 - gold) / max((1 - gold).sum(), 1)]
+    return fpr, tpr
+
+
+def _plot_roc(results: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 5))
+    for name, (gold, scores) in results.items():
+        fpr, tpr = _roc_points(gold, scores)
+        ax.plot(fpr, tpr, label=f"{name} (AUC {100 * metrics.roc_auc(gold, scores):.1f})")
+    ax.plot([0, 1], [0, 1], color="grey", linestyle=":", label="chance")
+    ax.set_xlabel("false positive rate (sentences without a coherence error)")
+    ax.set_ylabel("true positive rate (sentences with a coherence error)")
+    ax.set_title("SNaC test, sentence level")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=120)
+    plt.close(fig)

@@ -1,0 +1,151 @@
+"""ROCStories (Mostafazadeh et al., NAACL 2016), a 5,000-story sample, as extra *training* data for narrative
+incoherence detection: `rocstories_msd` and `rocstories_dsd`, train split only, several corrupted instances per
+story (each removing or replacing a different sentence), made exactly as the TimeTravel configs are.
+
+Upstream quirks handled here and nowhere else:
+- the file is JSON lines, each a one-element list holding one story as a single string, with no id: a story's id
+  is `roc-` + the first 12 hex digits of the sha256 of its text (stable, derived from the upstream content);
+- stories are split with the project's sentence splitter; those that do not give 5 sentences (abbreviations, a
+  missing final period) are dropped and counted;
+- ROCStories is also where TimeTravel and the Story Cloze Test come from: every story whose normalised full text
+  is a TimeTravel story, or a Story Cloze story with either ending, is dropped and counted, so nothing trained on
+  these configs has seen a story of any evaluation split (the pinned sample has none; the check stays).
+
+Accounting: each story stands for `instances` records (one per corrupted instance); a story dropped, or an
+instance without an admissible confounder, is counted per instance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..corruptions import corpora as inc
+from ..errors import ParseError
+from ..registry import ConfigSpec, Corpus, Parsed, register
+from ..schema import OK, empty_record
+from ..sources import Source
+from ..text import normalise, split_sentences
+from . import storycloze, timetravel
+
+SAMPLE = Source(
+    name="rocstories_sample",
+    url="https://raw.githubusercontent.com/XiangLi1999/Diffusion-LM/759889d58ef38e2eed41a8c34db8032e072826f4/datasets/ROCstory/roc_valid.json",
+    sha256="04a9ee6abf9f820aedece2aee16a7b6b1547bf050c4146c86c341b65ac964f37",
+    size=1172969,
+    licence="Apache-2.0 (repository); ROCStories terms: research use, cite Mostafazadeh et al. (2016)",
+)
+
+CITATION = storycloze.CITATION
+
+SENTENCES = 5
+
+
+def normalised(sentences) -> str:
+    return normalise(" ".join(sentences))
+
+
+def story_id(text: str) -> str:
+    return "roc-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _stories(path: Path) -> list[str]:
+    stories = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ParseError(f"{path.name} line {number} is not valid JSON ({error.msg}); the file is truncated or "
+                                 "corrupt: fetch the pinned file again") from None
+            if not (isinstance(item, list) and len(item) == 1 and isinstance(item[0], str) and item[0].strip()):
+                raise ParseError(f"{path.name} line {number} is not a one-element list holding a story; is this the "
+                                 "ROCStories sample?")
+            stories.append(item[0].strip())
+    return stories
+
+
+def evaluation_stories(paths: Mapping[str, Path]) -> set[str]:
+    """Normalised texts of every TimeTravel story and every Story Cloze story with either ending."""
+    stories, _, _ = timetravel.load_stories(paths)
+    texts = {normalised(s["sentences"]) for s in stories}
+    for name in ("storycloze_val", "storycloze_test"):
+        for row in storycloze._rows(Path(paths[name])):
+            context = [row[f"InputSentence{i}"] for i in range(1, 5)]
+            texts |= {normalised([*context, row[f"RandomFifthSentenceQuiz{q}"]]) for q in (1, 2)}
+    return texts
+
+
+def coherent_records(paths: Mapping[str, Path], config: str) -> tuple[list[dict], int, Counter]:
+    """One coherent train record per usable story; upstream story count; drops per story."""
+    texts = _stories(Path(paths["rocstories_sample"]))
+    ids = [story_id(t) for t in texts]
+    if len(set(ids)) != len(ids):
+        raise ParseError("the ROCStories sample repeats a story; the pinned file does not, so fetch it again")
+    held_out = evaluation_stories(paths)
+    dropped, records = Counter(), []
+    for sid, sentences in zip(ids, split_sentences(texts)):
+        sentences = [s.strip() for s in sentences]
+        if len(sentences) != SENTENCES:
+            dropped["not_five_sentences"] += 1
+            continue
+        if normalised(sentences) in held_out:
+            dropped["story_in_timetravel_or_story_cloze"] += 1
+            continue
+        record = empty_record()
+        record.update(id=sid, corpus="rocstories", config=config, split="train", doc_id=sid,
+                      sentences=sentences, sentence_labels=[OK] * SENTENCES)
+        records.append(record)
+    return records, len(texts), dropped
+
+
+def parse(paths: Mapping[str, Path], config: str, opts: RocStoriesOptions) -> Parsed:
+    coherent, stories, dropped = coherent_records(paths, config)
+    msd = config == "rocstories_msd"
+    count = opts.msd_instances if msd else opts.dsd_instances
+    dropped = Counter({reason: n * count for reason, n in dropped.items()})
+    if msd:
+        records = inc.instances("msd", coherent, config, {"seed": opts.seed, "k": opts.k}, count, dropped)
+    else:
+        params = {"seed": opts.seed, "tau": opts.tau, "top_k": opts.top_k, "retriever": opts.retriever, "k": opts.k}
+        records = inc.instances("dsd", coherent, config, params, count, dropped)
+    parameters = opts.as_dict()
+    used = ("seed", "k", "msd_instances") if msd else ("seed", "k", "tau", "retriever", "top_k", "dsd_instances")
+    notes = {
+        "stories": stories,
+        "stories_used": len(coherent),
+        **inc.notes(records, gap_task=msd),
+        "parameters": {k: parameters[k] for k in used},
+    }
+    return Parsed(records=records, upstream_records=stories * count, dropped=dict(+dropped), notes=notes)
+
+
+CORPUS = register(
+    Corpus(
+        name="rocstories",
+        version="1.0.0",
+        description=(
+            "A 5,000-story sample of ROCStories (Mostafazadeh et al., 2016) turned into extra training data for "
+            "narrative incoherence detection as in Cai et al. (2022): several instances per story, each with one "
+            "sentence removed (MSD) or replaced by a confounder (DSD). Train split only."
+        ),
+        citation=CITATION,
+        licence="research use (ROCStories terms: cite Mostafazadeh et al., 2016); repository Apache-2.0",
+        homepage="https://cs.rochester.edu/nlp/rocstories/",
+        sources=(SAMPLE, timetravel.TEST, timetravel.DEV, storycloze.VAL, storycloze.TEST),
+        configs=(
+            ConfigSpec(options=RocStoriesOptions, name="rocstories_msd", task="gaps", protocol="gaps",
+                       description="Missing sentence detection training data: 4 of 5 sentences shown, one instance "
+                       "per removable sentence; train only."),
+            ConfigSpec(options=RocStoriesOptions, name="rocstories_dsd", task="sentences", protocol="sentences",
+                       description="Discordant sentence detection training data: 1 of 5 sentences replaced by a "
+                       "confounder from another story, several positions per story; train only."),
+        ),
+        parse=parse,
+    )
+)
