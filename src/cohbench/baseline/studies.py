@@ -56,10 +56,16 @@ def _unit_scores(examples: list[Example], predicted) -> tuple[np.ndarray, np.nda
     return np.array(gold), np.array(scores)
 
 
-def _sentence_model(train_set, dev_set, scored: dict[str, list[Example]], p: dict, prefix: bool = False) -> dict:
+def _vectors(groups, p: dict) -> dict:
+    """Sentence vectors of every example a study may use, encoded once (a run's whole set in one call)."""
     from . import fit
 
-    vectors = fit.embed([train_set, dev_set, *scored.values()], settings.project_root() / p["embedding_cache"], False)
+    return fit.embed(groups, settings.project_root() / p["embedding_cache"], False)
+
+
+def _sentence_model(train_set, dev_set, scored: dict[str, list[Example]], p: dict, vectors: dict, prefix: bool = False) -> dict:
+    from . import fit
+
     model, selection = fit.fit(train_set, dev_set, vectors, p, False)
     score = fit.predict_prefixes if prefix else fit.predict
     return {c: _unit_scores(ex, score(model, ex, vectors, p["max_sentences"])) for c, ex in scored.items()} | {
@@ -67,7 +73,7 @@ def _sentence_model(train_set, dev_set, scored: dict[str, list[Example]], p: dic
     }
 
 
-def _token_model(train_set, dev_set, scored: dict[str, list[Example]], p: dict, prefix: bool = False) -> dict:
+def _token_model(train_set, dev_set, scored: dict[str, list[Example]], p: dict, vectors=None, prefix: bool = False) -> dict:
     from . import token_level
 
     model, selection = token_level.fit(train_set, dev_set, p, False)
@@ -95,6 +101,7 @@ def learning_curve(*, release: Path | None = None, sizes=(500, 1500, 3000, None)
     story_of = _stories(full_train, data)
     all_stories = sorted(set(story_of.values()))
     scored = {c: examples_of(c, data[c]["test"], tasks[c]) for c in CURVE_CONFIGS}
+    vectors = _vectors([full_train, dev_set, *scored.values()], p)
     points = []
     for seed in seeds:
         order = [all_stories[i] for i in np.random.default_rng(seed).permutation(len(all_stories))]
@@ -105,7 +112,7 @@ def learning_curve(*, release: Path | None = None, sizes=(500, 1500, 3000, None)
             if size in token_sizes:
                 runs.append(("token-level", _token_model, token_params or {}))
             for model_name, run, params in runs:
-                result = run(train_set, dev_set, scored, params | {"seed": seed})
+                result = run(train_set, dev_set, scored, params | {"seed": seed}, vectors)
                 point = {"model": model_name, "seed": seed, "stories": len(chosen), "records": len(train_set),
                          "selected_epoch": result["_selection"]["epoch"]}
                 point |= {c: _summary(*result[c]) for c in CURVE_CONFIGS}
@@ -154,10 +161,12 @@ def snac_transfer(*, release: Path | None = None, seed: int = 0, progress: bool 
         if needed not in data:
             raise BaselineError(f"the SNaC transfer study needs {needed}; build it first")
     scored = {"snac": examples_of("snac", data["snac"]["test"], "sentences")}
+    runs = {name: training_sets(data, tasks, configs, p | {"max_train_records": None}) for name, configs in (
+        ("trained on SNaC train", ["snac"]), ("trained on synthetic_coherence only", ["synthetic_coherence"]))}
+    vectors = _vectors([*(group for sets in runs.values() for group in sets), *scored.values()], p)
     results = {}
-    for name, configs in (("trained on SNaC train", ["snac"]), ("trained on synthetic_coherence only", ["synthetic_coherence"])):
-        train_set, dev_set = training_sets(data, tasks, configs, p | {"max_train_records": None})
-        results[name] = _sentence_model(train_set, dev_set, scored, p, prefix=True)["snac"]
+    for name, (train_set, dev_set) in runs.items():
+        results[name] = _sentence_model(train_set, dev_set, scored, p, vectors, prefix=True)["snac"]
         if progress:
             print(f"{name}: SNaC test AUC {100 * metrics.roc_auc(*results[name]):.1f}", file=sys.stderr)
     test_only = {"test": data["snac"]["test"], "train": data["snac"]["train"]}
