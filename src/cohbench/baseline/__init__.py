@@ -22,9 +22,9 @@ from .. import settings
 from ..atomic import write_text
 from ..errors import CohbenchError
 from ..release import built_configs
+from ..schema import DEV_SPLITS, TRAIN_SPLITS
 
-TASK_OF_PROTOCOL = {"gaps": "gaps", "sentences": "sentences", "snac": "sentences"}
-DEV_SPLITS = ("dev", "val", "validation")
+TASKS = ("sentences", "gaps")  # the registry tasks the detector has a head for
 
 # Cai et al. 2021, Table 3, "Sentence-level" row (BERT sentence embeddings, no pre-training). Their test sets are
 # crowd-verified subsets of the automatic ones (Table 2); ours are the automatic test splits, so this is a
@@ -84,15 +84,33 @@ def _dev_split(splits) -> str | None:
     return next((s for s in DEV_SPLITS if s in splits), None)
 
 
+def _train_split(splits) -> str | None:
+    return next((s for s in TRAIN_SPLITS if s in splits), None)
+
+
+def release_data(release: Path) -> tuple[dict, dict[str, str], dict[str, str]]:
+    """Every built config's records by split (read once), its protocol, and its task where the detector has a
+    head for it (sentences or gaps), all as the registry declares them."""
+    from ..registry import spec
+    from ..release import read_config
+
+    built = built_configs(release)
+    data = {name: read_config(release, name, stats).splits for name, stats in built.items()}
+    protocols = {name: spec(name).protocol for name in data}
+    tasks = {name: spec(name).task for name in sorted(data) if spec(name).task in TASKS}
+    return data, protocols, tasks
+
+
 def training_sets(data: dict, tasks: dict[str, str], configs: list[str], p: dict) -> tuple[list[Example], list[Example]]:
     """Train examples (at most `max_train_records` per config, sampled with the seed) and dev examples."""
     rng = np.random.default_rng(p["seed"])
     train_set, dev_set = [], []
     for config in configs:
         splits = data[config]
-        if "train" not in splits:
+        train = _train_split(splits)
+        if train is None:
             raise BaselineError(f"{config} has no train split to train the baseline on")
-        train_set += _sample(examples_of(config, splits["train"], tasks[config]), p.get("max_train_records"), rng)
+        train_set += _sample(examples_of(config, splits[train], tasks[config]), p.get("max_train_records"), rng)
         if dev := _dev_split(splits):
             dev_set += examples_of(config, splits[dev], tasks[config])
     if not train_set:
@@ -100,23 +118,16 @@ def training_sets(data: dict, tasks: dict[str, str], configs: list[str], p: dict
     return train_set, dev_set
 
 
-def trainable_configs(built: dict, protocols: dict[str, str]) -> list[str]:
-    return sorted(c for c in built if protocols[c] in TASK_OF_PROTOCOL)
-
-
 def train(*, release: Path | None = None, params: dict | None = None, progress: bool = True) -> dict:
     """Train, select on dev, score every applicable config beside the reference scorers; returns (and writes)
     the metrics. Timings go to the project's `.cache/timings/`, never into the release."""
-    from ..protocols import evaluate, protocol_of
-    from ..validation.frames import read_config
+    from ..protocols import evaluate
     from . import fit, reference
 
     release = release or settings.release_dir()
     p = params or baseline_params()
-    built = built_configs(release)
-    data = {name: read_config(release, name, stats).splits for name, stats in built.items()}
-    protocols = {name: protocol_of(name, splits) for name, splits in data.items()}
-    tasks = {c: TASK_OF_PROTOCOL[protocols[c]] for c in trainable_configs(built, protocols)}
+    data, protocols, tasks = release_data(release)
+    built = data
     unknown = [c for c in p["train_configs"] if c in built and c not in tasks]
     if unknown:
         raise BaselineError(
@@ -130,9 +141,10 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
         )
     train_set, dev_set = training_sets(data, tasks, train_configs, p)
     # configs that are only trained on (no split but train) have nothing to score
-    scored = {c: task for c, task in tasks.items() if set(data[c]) - {"train"}}
+    scored = {c: task for c, task in tasks.items() if set(data[c]) - set(TRAIN_SPLITS)}
     scored_examples = {
-        c: examples_of(c, [r for s, rows in data[c].items() if s != "train" for r in rows], task) for c, task in scored.items()
+        c: examples_of(c, [r for s, rows in data[c].items() if s not in TRAIN_SPLITS for r in rows], task)
+        for c, task in scored.items()
     }
     timings = {}
     started = time.perf_counter()

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import settings
 from ..errors import CohbenchError
+from ..schema import TRAIN_SPLITS
 
 
 class ScorerError(CohbenchError):
@@ -184,7 +185,7 @@ def scorers_for(task: str) -> list[str]:
 
 def applicable(name: str, splits: dict[str, list[dict]]) -> bool:
     """Whether scorer `name` can score a config with these splits (the position prior needs a train split)."""
-    return name != "position_prior" or "train" in splits
+    return name != "position_prior" or bool(set(TRAIN_SPLITS) & set(splits))
 
 
 def predictions(name: str, splits: dict[str, list[dict]], protocol: str, task: str) -> list[dict]:
@@ -195,8 +196,8 @@ def predictions(name: str, splits: dict[str, list[dict]], protocol: str, task: s
             f"{name} scores {' and '.join(sorted(chosen.tasks))}, but this config's task is {task}; "
             f"scorers for it: {', '.join(scorers_for(task))}"
         )
-    train = splits.get("train", [])
-    scored = [r for split, rows in splits.items() if split != "train" for r in rows]
+    train = [r for split in TRAIN_SPLITS for r in splits.get(split, [])]
+    scored = [r for split, rows in splits.items() if split not in TRAIN_SPLITS for r in rows]
     label_field = "sentence_labels" if task == "sentences" else "gap_labels"
     data = Scored(
         texts=[r["sentences"] for r in scored],
@@ -210,14 +211,15 @@ def predictions(name: str, splits: dict[str, list[dict]], protocol: str, task: s
 
 def config_predictions(config: str, name: str, release=None) -> list[dict]:
     """`predictions` for a built config of the release, its protocol and task looked up."""
-    from ..protocols import _load, protocol_of
-    from . import TASK_OF_PROTOCOL
+    from ..registry import spec
+    from ..release import read_config
+    from . import TASKS
 
     scorer(name)  # an unknown name is refused before the release is read
-    splits = _load(config, release or settings.release_dir())
+    declared = spec(config)
+    if declared.task not in TASKS:
+        raise ScorerError(f"reference scorers score sentences or gaps; {config}'s task is {declared.task}")
+    splits = read_config(release or settings.release_dir(), config).splits
     if not applicable(name, splits):
         raise ScorerError(f"{name} needs a labelled train split, and {config} has none")
-    protocol = protocol_of(config, splits)
-    if protocol not in TASK_OF_PROTOCOL:
-        raise ScorerError(f"reference scorers score sentences or gaps; {config} is scored by the {protocol} protocol")
-    return predictions(name, splits, protocol, TASK_OF_PROTOCOL[protocol])
+    return predictions(name, splits, declared.protocol, declared.task)

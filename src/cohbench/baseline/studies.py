@@ -21,22 +21,9 @@ import numpy as np
 from .. import settings
 from ..atomic import atomic_path, write_text
 from ..protocols import metrics
-from . import BaselineError, Example, baseline_params, examples_of, training_sets
+from . import BaselineError, Example, baseline_params, examples_of, release_data, training_sets
 
 CURVE_CONFIGS = ("timetravel_dsd", "timetravel_msd")
-
-
-def _release_data(release: Path):
-    from ..protocols import protocol_of
-    from ..release import built_configs
-    from ..validation.frames import read_config
-    from . import TASK_OF_PROTOCOL
-
-    built = built_configs(release)
-    data = {name: read_config(release, name, stats).splits for name, stats in built.items()}
-    protocols = {name: protocol_of(name, splits) for name, splits in data.items()}
-    tasks = {c: TASK_OF_PROTOCOL[p] for c, p in protocols.items() if p in TASK_OF_PROTOCOL}
-    return data, protocols, tasks
 
 
 def _stories(examples: list[Example], data: dict) -> dict[str, str]:
@@ -92,7 +79,7 @@ def learning_curve(*, release: Path | None = None, sizes=(500, 1500, 3000, None)
     the baseline's training configs; `None` = all of them. The token-level model runs only at `token_sizes`."""
     release = release or settings.release_dir()
     p = baseline_params()
-    data, _, tasks = _release_data(release)
+    data, _, tasks = release_data(release)
     train_configs = [c for c in p["train_configs"] if c in data]
     missing = [c for c in CURVE_CONFIGS if c not in data]
     if missing:
@@ -156,7 +143,7 @@ def snac_transfer(*, release: Path | None = None, seed: int = 0, progress: bool 
 
     release = release or settings.release_dir()
     p = baseline_params() | {"seed": seed}
-    data, protocols, tasks = _release_data(release)
+    data, protocols, tasks = release_data(release)
     for needed in ("snac", "synthetic_coherence"):
         if needed not in data:
             raise BaselineError(f"the SNaC transfer study needs {needed}; build it first")

@@ -23,21 +23,15 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..corruptions import corpora as inc
 from ..errors import ParseError
 from ..registry import ConfigSpec, Corpus, Parsed, register
 from ..schema import OK, empty_record
-from ..sources import Source
 from ..text import normalise, split_sentences
-from . import storycloze, timetravel
+from . import incoherence as inc
+from . import pinned, storycloze, timetravel
+from .incoherence import RocStoriesOptions
 
-SAMPLE = Source(
-    name="rocstories_sample",
-    url="https://raw.githubusercontent.com/XiangLi1999/Diffusion-LM/759889d58ef38e2eed41a8c34db8032e072826f4/datasets/ROCstory/roc_valid.json",
-    sha256="04a9ee6abf9f820aedece2aee16a7b6b1547bf050c4146c86c341b65ac964f37",
-    size=1172969,
-    licence="Apache-2.0 (repository); ROCStories terms: research use, cite Mostafazadeh et al. (2016)",
-)
+(SAMPLE,) = pinned("rocstories").values()
 
 CITATION = storycloze.CITATION
 

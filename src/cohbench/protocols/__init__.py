@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import registry
 from ..release import read_config
-from ..schema import COHERENCE_ERROR_TYPES, DEV_SPLITS, ERROR_TYPES, SPLITS, TRAIN_SPLITS
+from ..schema import COHERENCE_ERROR_TYPES, DEV_SPLITS, ERROR_TYPES, SPLITS, TRAIN_SPLITS, split_sort_key
 from . import metrics
 from .predictions import Prediction, PredictionsError, read_predictions
 from .predictions import examples as _examples
