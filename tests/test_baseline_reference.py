@@ -60,7 +60,7 @@ def _toy_release(root):
         labels[position] = 1
         return record(f"s{i}", f"s{i}", sentences, sentence_labels=labels)
 
-    splits = {"train": [story(i, i % 5) for i in range(10)], "dev": [story(i, i % 5) for i in range(10, 15)],
+    splits = {"train": [story(i, i % 5) for i in range(10)], "validation": [story(i, i % 5) for i in range(10, 15)],
               "test": [story(i, (i + 2) % 5) for i in range(15, 20)]}  # fmt: skip
     return write_config(root, "timetravel_dsd", "timetravel", splits)
 
@@ -70,7 +70,7 @@ def test_evaluate_with_a_scorer_reports_threshold_free_metrics_beside_the_tuned_
     assert main(["evaluate", "timetravel_dsd", "--scorer", "embedding_dissimilarity", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     test = result["splits"]["test"]
-    assert result["scorer"] == "embedding_dissimilarity" and result["decision"]["tuned_on"] == "dev"
+    assert result["scorer"] == "embedding_dissimilarity" and result["decision"]["tuned_on"] == "validation"
     assert test["auc"] == 1.0 and test["average_precision"] == 1.0 and test["recall_at_p70"] == 1.0
 
 
