@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from cohbench.baseline import train
+from cohbench.baseline import BaselineError, train
 from cohbench.baseline.gate import check
 from cohbench.cli import main
 from cohbench.release import write_index
@@ -106,3 +106,11 @@ def test_the_best_reference_scorer_in_the_baselines_place_fails_the_margin(works
     assert not gate["ok"]
     (margin,) = gate["checks"]
     assert margin["status"] == "FAILED" and f"best reference {best}" in margin["why"]
+
+
+def test_training_on_a_config_without_sentence_or_gap_labels_names_the_configs_it_can_train_on(workspace, params):
+    rel = toy_release(workspace / "release")
+    write_config(rel, "storysumm", "storysumm", {"test": [record("s1", "d1", ["One.", "Two."], label=1)]})
+    with pytest.raises(BaselineError, match=r"storysumm has no sentence or gap labels to train on; configs the "
+                                            r"baseline can train on: timetravel_dsd"):
+        train(release=rel, params=params | {"train_configs": ["storysumm"]}, progress=False)

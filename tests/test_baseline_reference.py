@@ -81,3 +81,10 @@ def test_an_unknown_or_inapplicable_scorer_is_refused_with_the_known_names(works
     assert "unknown reference scorer 'bm25'" in err and "embedding_dissimilarity" in err and "Traceback" not in err
     assert main(["evaluate", "timetravel_dsd", "--scorer", "tfidf_gap_drop"]) == 1
     assert "scorers for it: position_prior, tfidf_dissimilarity, embedding_dissimilarity" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["--sizes", "abc"], ["--sizes", "0"], ["--seeds", "x"], ["--token-sizes", "-5"]])
+def test_a_study_with_bad_sizes_or_seeds_is_refused_with_one_line(argv, workspace, capsys):
+    assert main(["study", "learning-curve", *argv]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "takes" in err and "Traceback" not in err

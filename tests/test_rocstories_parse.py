@@ -44,3 +44,10 @@ def test_a_line_that_is_not_a_one_story_list_is_a_clear_error():
     with pytest.raises(ParseError, match=r"not_a_story_list.json line 2 is not a one-element list holding a story"):
         rocstories.parse({**PATHS, "rocstories_sample": FIX / "rocstories/not_a_story_list.json"}, "rocstories_msd",
                          options("rocstories_msd"))
+
+
+def test_a_sample_left_empty_by_the_filters_is_an_error_naming_them():
+    with pytest.raises(ParseError, match=r"every story of all_dropped.json was dropped \(not_five_sentences: 1, "
+                                         r"story_in_timetravel_or_story_cloze: 1\).*leakage filter"):
+        rocstories.parse({**PATHS, "rocstories_sample": FIX / "rocstories/all_dropped.json"}, "rocstories_msd",
+                         options("rocstories_msd"))

@@ -266,19 +266,23 @@ def cmd_train(args) -> int:
     return 0
 
 
-def _sizes(text: str) -> list[int | None]:
+def _numbers(text: str, option: str, allow_all: bool = False) -> list[int | None]:
     try:
-        return [None if part == "all" else int(part) for part in text.split(",") if part]
+        values = [None if allow_all and part == "all" else int(part) for part in text.split(",") if part]
     except ValueError:
-        raise CohbenchError(f"--sizes takes story counts separated by commas, and 'all' (got {text!r})") from None
+        values = []
+    if not values or any(v is not None and v < (1 if allow_all else 0) for v in values):
+        what = "positive story counts and 'all'" if allow_all else "seeds (whole numbers)"
+        raise CohbenchError(f"{option} takes {what} separated by commas (got {text!r})")
+    return values
 
 
 def cmd_study(args) -> int:
     from .baseline import studies
 
     if args.study == "learning-curve":
-        token = {"token_sizes": _sizes(args.token_sizes), "token_params": _token_params()} if args.token_sizes else {}
-        result = studies.learning_curve(sizes=_sizes(args.sizes), seeds=[int(s) for s in args.seeds.split(",")],
+        token = {"token_sizes": _numbers(args.token_sizes, "--token-sizes", True), "token_params": _token_params()} if args.token_sizes else {}
+        result = studies.learning_curve(sizes=_numbers(args.sizes, "--sizes", True), seeds=_numbers(args.seeds, "--seeds"),
                                         progress=not args.json, **token)
         lines = [f"{pt['model']:<15} seed {pt['seed']} {pt['stories']:>6} stories: "
                  + "  ".join(f"{c} AUC {100 * pt[c]['auc']:.1f} AP {100 * pt[c]['average_precision']:.1f}" for c in studies.CURVE_CONFIGS)

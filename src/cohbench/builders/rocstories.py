@@ -95,6 +95,10 @@ def coherent_records(paths: Mapping[str, Path], config: str) -> tuple[list[dict]
         record.update(id=sid, corpus="rocstories", config=config, split="train", doc_id=sid,
                       sentences=sentences, sentence_labels=[OK] * SENTENCES)
         records.append(record)
+    if not records:
+        reasons = ", ".join(f"{reason}: {n}" for reason, n in sorted(dropped.items()))
+        raise ParseError(f"every story of {Path(paths['rocstories_sample']).name} was dropped ({reasons}), so there is "
+                         "nothing to train on; the leakage filter drops stories of TimeTravel and the Story Cloze Test")
     return records, len(texts), dropped
 
 
