@@ -18,7 +18,6 @@ instance without an admissible confounder, is counted per instance.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
@@ -28,7 +27,7 @@ from ..registry import ConfigSpec, Corpus, Parsed, register
 from ..schema import OK, empty_record
 from ..text import normalise, split_sentences
 from . import incoherence as inc
-from . import pinned, storycloze, timetravel
+from . import json_lines, pinned, storycloze, timetravel
 from .incoherence import RocStoriesOptions
 
 (SAMPLE,) = pinned("rocstories").values()
@@ -48,19 +47,11 @@ def story_id(text: str) -> str:
 
 def _stories(path: Path) -> list[str]:
     stories = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ParseError(f"{path.name} line {number} is not valid JSON ({error.msg}); the file is truncated or "
-                                 "corrupt: fetch the pinned file again") from None
-            if not (isinstance(item, list) and len(item) == 1 and isinstance(item[0], str) and item[0].strip()):
-                raise ParseError(f"{path.name} line {number} is not a one-element list holding a story; is this the "
-                                 "ROCStories sample?")
-            stories.append(item[0].strip())
+    for number, item in json_lines(path):
+        if not (isinstance(item, list) and len(item) == 1 and isinstance(item[0], str) and item[0].strip()):
+            raise ParseError(f"{path.name} line {number} is not a one-element list holding a story; is this the "
+                             "ROCStories sample?")
+        stories.append(item[0].strip())
     return stories
 
 

@@ -12,7 +12,6 @@ Upstream quirks handled here and nowhere else:
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,7 +20,7 @@ from ..errors import ParseError
 from ..registry import ConfigSpec, Corpus, Parsed, register
 from ..schema import OK, empty_record
 from . import incoherence as inc
-from . import pinned
+from . import json_lines, pinned
 from .incoherence import TimeTravelOptions
 from ..text import split_sentences
 
@@ -42,19 +41,11 @@ CITATION = """@inproceedings{qin-etal-2019-counterfactual,
 
 
 def _lines(path: Path):
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ParseError(f"{path.name} line {number} is not valid JSON ({error.msg}); the file is truncated or "
-                                 "corrupt: fetch the pinned file again") from None
-            missing = [f for f in ("story_id", "premise", "initial", "original_ending") if f not in item]
-            if missing:
-                raise ParseError(f"{path.name} line {number} lacks field(s) {', '.join(missing)}; is this a TimeTravel file?")
-            yield item
+    for number, item in json_lines(path):
+        missing = [f for f in ("story_id", "premise", "initial", "original_ending") if f not in item]
+        if missing:
+            raise ParseError(f"{path.name} line {number} lacks field(s) {', '.join(missing)}; is this a TimeTravel file?")
+        yield item
 
 
 def load_stories(paths: Mapping[str, Path]) -> tuple[list[dict], int, Counter]:
