@@ -101,6 +101,15 @@ def release_data(release: Path) -> tuple[dict, dict[str, str], dict[str, str]]:
     return data, protocols, tasks
 
 
+def release_vectors(data: dict, tasks: dict[str, str], p: dict, progress: bool) -> dict:
+    """Sentence vectors of every sentence of every config the detector has a head for, all splits, in one call:
+    the same set for `train` and every study of the same release, so they share one cached encoding."""
+    from . import fit
+
+    groups = [examples_of(config, rows, task) for config, task in tasks.items() for rows in data[config].values()]
+    return fit.embed(groups, settings.project_root() / p["embedding_cache"], progress)
+
+
 def training_sets(data: dict, tasks: dict[str, str], configs: list[str], p: dict) -> tuple[list[Example], list[Example]]:
     """Train examples (at most `max_train_records` per config, sampled with the seed) and dev examples."""
     rng = np.random.default_rng(p["seed"])
@@ -148,19 +157,19 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     }
     timings = {}
     started = time.perf_counter()
+    vectors = release_vectors(data, tasks, p, progress)
+    timings["embedding"] = time.perf_counter() - started
+    started = time.perf_counter()
     references = {
         config: {
-            name: evaluate(config, reference.predictions(name, data[config], protocols[config], task), splits=data[config],
-                           release=release)
+            name: evaluate(config, reference.predictions(name, data[config], protocols[config], task, vectors),
+                           splits=data[config], release=release)
             for name in reference.scorers_for(task)
             if reference.applicable(name, data[config])
         }
         for config, task in scored.items()
     }
     timings["reference_scorers"] = time.perf_counter() - started
-    started = time.perf_counter()
-    vectors = fit.embed([train_set, dev_set, *scored_examples.values()], settings.project_root() / p["embedding_cache"], progress)
-    timings["embedding"] = time.perf_counter() - started
     started = time.perf_counter()
     model, selection = fit.fit(train_set, dev_set, vectors, p, progress)
     timings["training"] = time.perf_counter() - started

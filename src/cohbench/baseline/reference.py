@@ -13,7 +13,7 @@ definition (nothing to disagree with). Gap scorers compare the two sentences on 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +36,7 @@ class Scored:
     train_labels: Sequence[Sequence[int]]  # per train record, the labels of the task's units
     prefix_only: bool  # SNaC: a sentence's context is what precedes it
     task: str  # "sentences" or "gaps"
+    vectors: Mapping[str, np.ndarray] | None = None  # sentence key -> MiniLM vector, where the caller has them
 
     def units(self, text: Sequence[str]) -> int:
         return len(text) - (1 if self.task == "gaps" else 0)
@@ -105,9 +106,13 @@ def _tfidf_vectors(data: Scored):
 
 
 def _embedding_vectors(data: Scored):
-    from .embeddings import sentence_vectors
+    from .embeddings import sentence_key, sentence_vectors
 
-    vectors = sentence_vectors([s for t in data.texts for s in t])
+    flat = [s for t in data.texts for s in t]
+    if data.vectors is not None:
+        vectors = np.stack([data.vectors[sentence_key(s)] for s in flat]) if flat else np.zeros((0, 384), np.float32)
+    else:
+        vectors = sentence_vectors(flat)
     out, at = [], 0
     for t in data.texts:
         out.append(vectors[at : at + len(t)])
@@ -188,7 +193,7 @@ def applicable(name: str, splits: dict[str, list[dict]]) -> bool:
     return name != "position_prior" or bool(set(TRAIN_SPLITS) & set(splits))
 
 
-def predictions(name: str, splits: dict[str, list[dict]], protocol: str, task: str) -> list[dict]:
+def predictions(name: str, splits: dict[str, list[dict]], protocol: str, task: str, vectors=None) -> list[dict]:
     """Scores of scorer `name` for every record outside the train split, as prediction lines for the protocol."""
     chosen = scorer(name)
     if task not in chosen.tasks:
@@ -205,6 +210,7 @@ def predictions(name: str, splits: dict[str, list[dict]], protocol: str, task: s
         train_labels=[r[label_field] or [] for r in train],
         prefix_only=protocol == "snac",
         task=task,
+        vectors=vectors,
     )
     return [{"id": r["id"], "score": [round(v, 6) for v in values]} for r, values in zip(scored, chosen.score(data))]
 

@@ -21,7 +21,7 @@ import numpy as np
 from .. import settings
 from ..atomic import atomic_path, write_text
 from ..protocols import metrics
-from . import BaselineError, Example, baseline_params, examples_of, release_data, training_sets
+from . import BaselineError, Example, baseline_params, examples_of, release_data, release_vectors, training_sets
 
 CURVE_CONFIGS = ("timetravel_dsd", "timetravel_msd")
 
@@ -41,13 +41,6 @@ def _unit_scores(examples: list[Example], predicted) -> tuple[np.ndarray, np.nda
                 gold.append(label)
                 scores.append(float(score))
     return np.array(gold), np.array(scores)
-
-
-def _vectors(groups, p: dict) -> dict:
-    """Sentence vectors of every example a study may use, encoded once (a run's whole set in one call)."""
-    from . import fit
-
-    return fit.embed(groups, settings.project_root() / p["embedding_cache"], False)
 
 
 def _sentence_model(train_set, dev_set, scored: dict[str, list[Example]], p: dict, vectors: dict, prefix: bool = False) -> dict:
@@ -88,7 +81,7 @@ def learning_curve(*, release: Path | None = None, sizes=(500, 1500, 3000, None)
     story_of = _stories(full_train, data)
     all_stories = sorted(set(story_of.values()))
     scored = {c: examples_of(c, data[c]["test"], tasks[c]) for c in CURVE_CONFIGS}
-    vectors = _vectors([full_train, dev_set, *scored.values()], p)
+    vectors = release_vectors(data, tasks, p, progress)
     points = []
     for seed in seeds:
         order = [all_stories[i] for i in np.random.default_rng(seed).permutation(len(all_stories))]
@@ -150,14 +143,14 @@ def snac_transfer(*, release: Path | None = None, seed: int = 0, progress: bool 
     scored = {"snac": examples_of("snac", data["snac"]["test"], "sentences")}
     runs = {name: training_sets(data, tasks, configs, p | {"max_train_records": None}) for name, configs in (
         ("trained on SNaC train", ["snac"]), ("trained on synthetic_coherence only", ["synthetic_coherence"]))}
-    vectors = _vectors([*(group for sets in runs.values() for group in sets), *scored.values()], p)
+    vectors = release_vectors(data, tasks, p, progress)
     results = {}
     for name, (train_set, dev_set) in runs.items():
         results[name] = _sentence_model(train_set, dev_set, scored, p, vectors, prefix=True)["snac"]
         if progress:
             print(f"{name}: SNaC test AUC {100 * metrics.roc_auc(*results[name]):.1f}", file=sys.stderr)
     test_only = {"test": data["snac"]["test"], "train": data["snac"]["train"]}
-    lines = reference.predictions("embedding_dissimilarity", test_only, "snac", "sentences")
+    lines = reference.predictions("embedding_dissimilarity", test_only, "snac", "sentences", vectors)
     by_id = {line["id"]: line["score"] for line in lines}
     results["untrained embedding_dissimilarity"] = _unit_scores(scored["snac"], [by_id[e.id] for e in scored["snac"]])
     out = {"seed": seed, "results": {name: _summary(*r) for name, r in results.items()}}
