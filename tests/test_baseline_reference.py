@@ -88,3 +88,10 @@ def test_a_study_with_bad_sizes_or_seeds_is_refused_with_one_line(argv, workspac
     assert main(["study", "learning-curve", *argv]) == 1
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "takes" in err and "Traceback" not in err
+
+
+def test_the_snac_protocol_gives_the_scorers_the_preceding_text_only(workspace):
+    rows = [record("r", "d", GARDEN[:3] + [SPACE, GARDEN[4]], sentence_labels=[0, 0, 0, 1, 0], split="test")]
+    snac = reference.predictions("tfidf_dissimilarity", {"test": rows}, "typed_sentences", "sentences")
+    plain = reference.predictions("tfidf_dissimilarity", {"test": rows}, "sentences", "sentences")
+    assert snac[0]["score"][0] == 0.0 and plain[0]["score"][0] > 0.0

@@ -195,6 +195,8 @@ def applicable(name: str, splits: dict[str, list[dict]]) -> bool:
 
 def predictions(name: str, splits: dict[str, list[dict]], protocol: str, task: str, vectors=None) -> list[dict]:
     """Scores of scorer `name` for every record outside the train split, as prediction lines for the protocol."""
+    from ..protocols import PRECEDING_CONTEXT
+
     chosen = scorer(name)
     if task not in chosen.tasks:
         raise ScorerError(
@@ -208,7 +210,7 @@ def predictions(name: str, splits: dict[str, list[dict]], protocol: str, task: s
         texts=[r["sentences"] for r in scored],
         train_texts=[r["sentences"] for r in train],
         train_labels=[r[label_field] or [] for r in train],
-        prefix_only=protocol == "snac",
+        prefix_only=protocol in PRECEDING_CONTEXT,
         task=task,
         vectors=vectors,
     )

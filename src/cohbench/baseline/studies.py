@@ -150,7 +150,7 @@ def snac_transfer(*, release: Path | None = None, seed: int = 0, progress: bool 
         if progress:
             print(f"{name}: SNaC test AUC {100 * metrics.roc_auc(*results[name]):.1f}", file=sys.stderr)
     test_only = {"test": data["snac"]["test"], "train": data["snac"]["train"]}
-    lines = reference.predictions("embedding_dissimilarity", test_only, "snac", "sentences", vectors)
+    lines = reference.predictions("embedding_dissimilarity", test_only, protocols["snac"], "sentences", vectors)
     by_id = {line["id"]: line["score"] for line in lines}
     results["untrained embedding_dissimilarity"] = _unit_scores(scored["snac"], [by_id[e.id] for e in scored["snac"]])
     out = {"seed": seed, "results": {name: _summary(*r) for name, r in results.items()}}

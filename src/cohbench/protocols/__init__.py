@@ -202,6 +202,8 @@ PROTOCOLS: dict[str, tuple[Callable, Callable]] = {
     "sentences": (_unit_metrics("sentences"), lambda g, p: metrics.prf(g, p)["f1"]),
     "gaps": (_unit_metrics("gaps"), lambda g, p: metrics.prf(g, p)["f1"]),
 }
+# Protocols that judge each unit on the text before it only (SNaC §5: the preceding summary is the context).
+PRECEDING_CONTEXT = frozenset({"typed_sentences"})
 CRITERIA = {"summary": "maximum balanced accuracy", "typed_sentences": "maximum F1 of the error class", "sentences": "maximum F1 of the error class", "gaps": "maximum F1 of the error class"}  # fmt: skip
 METAEVAL = "metaeval"  # correlation with human ratings, delegated to `cohbench.metaeval`
 
