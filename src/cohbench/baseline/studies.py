@@ -100,11 +100,22 @@ def learning_curve(*, release: Path | None = None, sizes=(500, 1500, 3000, None)
                 if progress:
                     print(f"{model_name} seed {seed}, {len(chosen)} stories: "
                           + ", ".join(f"{c} AUC {100 * point[c]['auc']:.1f}" for c in CURVE_CONFIGS), file=sys.stderr)
-    out = {"train_configs": train_configs, "stories_available": len(all_stories), "points": points}
     folder = settings.catalog_dir() / "baseline"
+    out = {"train_configs": train_configs, "stories_available": len(all_stories),
+           "points": _merged(folder / "learning_curve.json", train_configs, points)}
     write_text(folder / "learning_curve.json", json.dumps(out, indent=2, sort_keys=True) + "\n")
     _plot_curve(out, folder / "learning_curve.png")
     return out
+
+
+def _merged(path: Path, train_configs: list[str], points: list[dict]) -> list[dict]:
+    """This run's points, plus those of an earlier run on the same training configs at other (model, seed, size):
+    the token-level model's costly points can be added without training the rest again."""
+    key = lambda pt: (pt["model"], pt["seed"], pt["stories"])  # noqa: E731
+    earlier = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    kept = [pt for pt in earlier.get("points", []) if earlier.get("train_configs") == train_configs
+            and key(pt) not in {key(p) for p in points}]
+    return sorted(kept + points, key=key)
 
 
 def _plot_curve(result: dict, path: Path) -> None:
