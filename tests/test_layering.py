@@ -56,13 +56,10 @@ def test_the_checker_sees_imports_inside_functions():
 
 # The baseline still keys Cai et al.'s published figures and its SNaC handling by config name; issue 13 moves it
 # onto the registry (`registry.spec(config).task` / `.protocol`). Remove this exemption with that change.
-NOT_YET_ON_THE_REGISTRY = ("cohbench.baseline",)
-
-
 def test_only_the_registry_and_the_corpus_modules_name_a_config():
     configs = set(registry.config_names())
     for name, (tree, _) in _modules().items():
-        if name == "cohbench.registry" or name.startswith(("cohbench.builders", *NOT_YET_ON_THE_REGISTRY)):
+        if name == "cohbench.registry" or name.startswith("cohbench.builders"):
             continue
         named = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and node.value in configs}
         assert not named, f"{name} names config(s) {sorted(named)}; look them up in the registry instead"

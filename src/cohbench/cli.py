@@ -285,13 +285,14 @@ def cmd_study(args) -> int:
         result = studies.learning_curve(sizes=_numbers(args.sizes, "--sizes", True), seeds=_numbers(args.seeds, "--seeds"),
                                         progress=not args.json, **token)
         lines = [f"{pt['model']:<15} seed {pt['seed']} {pt['stories']:>6} stories: "
-                 + "  ".join(f"{c} AUC {100 * pt[c]['auc']:.1f} AP {100 * pt[c]['average_precision']:.1f}" for c in studies.CURVE_CONFIGS)
+                 + "  ".join(f"{c} AUC {100 * pt[c]['auc']:.1f} AP {100 * pt[c]['average_precision']:.1f}" for c in result["scored_on"])
                  for pt in result["points"]]
     else:
-        result = studies.snac_transfer(seed=args.seed, progress=not args.json)
+        result = studies.transfer(seed=args.seed, progress=not args.json)
         lines = [f"{name}: AUC {100 * r['auc']:.1f}  AP {100 * r['average_precision']:.1f}  R@P70 {100 * r['recall_at_p70']:.1f}"
                  for name, r in result["results"].items()]
-        lines.append(f"trained on SNaC > trained on synthetic > chance: {'holds' if result['ordering_holds'] else 'does not hold'}")
+        lines.append(f"trained on {result['target']} > trained on {result['synthetic']} > chance: "
+                     f"{'holds' if result['ordering_holds'] else 'does not hold'}")
     _emit(args, result, lines)
     return 0
 
@@ -413,12 +414,12 @@ def parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--threshold", type=float, help="predict an error when score >= T (default: tuned on the dev split)")
     add("train", cmd_train, "train the bundled baseline (Cai et al. sentence-level detector) and score every applicable config")
     add("gate", cmd_gate, "fail unless the baseline clears the floors and beats the reference scorers (params.yaml baseline)")
-    study = add("study", cmd_study, "studies of the baseline, written to catalog/baseline/: learning curve, SNaC transfer")
-    study.add_argument("study", choices=["learning-curve", "snac-transfer"])
+    study = add("study", cmd_study, "studies of the baseline, written to catalog/baseline/: learning curve, transfer to SNaC")
+    study.add_argument("study", choices=["learning-curve", "transfer"])
     study.add_argument("--sizes", default="500,1500,3000,all", help="training story counts (learning curve)")
     study.add_argument("--seeds", default="0", help="seeds, comma-separated (learning curve)")
     study.add_argument("--token-sizes", default="", help="story counts at which the token-level model also trains")
-    study.add_argument("--seed", type=int, default=0, help="seed (SNaC transfer)")
+    study.add_argument("--seed", type=int, default=0, help="seed (transfer)")
     cite = add("cite", cmd_cite, "print the BibTeX to cite for configs (their corpora's papers and cohbench)")
     cite.add_argument("configs", nargs="*", help="configs (default: cohbench itself)")
     calibrate = add("calibrate", cmd_calibrate, "remake the BERTScore rescaling baseline (the scale of incoherence.tau) from random TimeTravel train sentence pairs")

@@ -2,7 +2,7 @@
 evaluation protocols, and held to floors (the gate) before a release is accepted.
 
 `train()` reads the train splits of the incoherence configs named in `params.yaml` (`baseline.train_configs`,
-whichever are built; SNaC train only when `baseline.train_on_snac`), selects the epoch with the best mean dev
+whichever are built; SNaC's too when it is listed there), selects the epoch with the best mean dev
 AUC over those configs, and scores every built config that a sentence or gap head applies to (its dev and test
 splits; test-only configs such as `storycloze_dsd` get the threshold tuned on the training configs' dev splits).
 Outputs in `<release>/baseline/`: metrics.json, metrics.md (rendered into the card), predictions/<config>.jsonl.
@@ -25,14 +25,6 @@ from ..release import built_configs
 from ..schema import DEV_SPLITS, TRAIN_SPLITS
 
 TASKS = ("sentences", "gaps")  # the registry tasks the detector has a head for
-
-# Cai et al. 2021, Table 3, "Sentence-level" row (BERT sentence embeddings, no pre-training). Their test sets are
-# crowd-verified subsets of the automatic ones (Table 2); ours are the automatic test splits, so this is a
-# reference point, not a replication.
-PUBLISHED = {
-    "timetravel_msd": {"source": "Cai et al. 2021, Table 3 (sentence-level, TimeTravel MSD)", "accuracy": 0.755, "precision": 0.671, "recall": 0.520, "f1": 0.586, "auc": 0.801},
-    "timetravel_dsd": {"source": "Cai et al. 2021, Table 3 (sentence-level, TimeTravel DSD)", "accuracy": 0.873, "precision": 0.712, "recall": 0.612, "f1": 0.659, "auc": 0.890},
-}  # fmt: skip
 
 
 class BaselineError(CohbenchError):
@@ -131,6 +123,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     """Train, select on dev, score every applicable config beside the reference scorers; returns (and writes)
     the metrics. Timings go to the project's `.cache/timings/`, never into the release."""
     from ..protocols import PRECEDING_CONTEXT, evaluate
+    from ..registry import spec
     from . import fit, reference
 
     release = release or settings.release_dir()
@@ -143,7 +136,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
             f"{', '.join(unknown)} has no sentence or gap labels to train on; configs the baseline can train on: "
             f"{', '.join(tasks)}"
         )
-    train_configs = [c for c in p["train_configs"] if c in built] + (["snac"] if p.get("train_on_snac") and "snac" in built else [])
+    train_configs = [c for c in p["train_configs"] if c in built]
     if not train_configs:
         raise BaselineError(
             f"none of the training configs ({', '.join(p['train_configs'])}) is built in {release}; build them first"
@@ -198,7 +191,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
         "selection": selection,
         "scores": scores,
         "references": references,
-        "published": {c: v for c, v in PUBLISHED.items() if c in scores},
+        "published": {c: dict(spec(c).published) for c in scores if spec(c).published},
     }
     write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     write_text(out_dir / "metrics.md", metrics_markdown(metrics))

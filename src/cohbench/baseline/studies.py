@@ -23,7 +23,13 @@ from ..atomic import atomic_path, write_text
 from ..protocols import metrics
 from . import BaselineError, Example, baseline_params, examples_of, release_data, release_vectors, training_sets
 
-CURVE_CONFIGS = ("timetravel_dsd", "timetravel_msd")
+
+
+def _study(name: str):
+    studies = baseline_params().get("studies") or {}
+    if name not in studies:
+        raise BaselineError(f"params.yaml has no `baseline.studies.{name}`; restore it from the repository")
+    return studies[name]
 
 
 def _stories(examples: list[Example], data: dict) -> dict[str, str]:
@@ -72,15 +78,16 @@ def learning_curve(*, release: Path | None = None, sizes=(500, 1500, 3000, None)
     the baseline's training configs; `None` = all of them. The token-level model runs only at `token_sizes`."""
     release = release or settings.release_dir()
     p = baseline_params()
+    curve_configs = list(_study("learning_curve"))
     data, _, tasks = release_data(release)
     train_configs = [c for c in p["train_configs"] if c in data]
-    missing = [c for c in CURVE_CONFIGS if c not in data]
+    missing = [c for c in curve_configs if c not in data]
     if missing:
-        raise BaselineError(f"the learning curve is scored on {', '.join(CURVE_CONFIGS)}; build {', '.join(missing)} first")
+        raise BaselineError(f"the learning curve is scored on {', '.join(curve_configs)}; build {', '.join(missing)} first")
     full_train, dev_set = training_sets(data, tasks, train_configs, p | {"max_train_records": None})
     story_of = _stories(full_train, data)
     all_stories = sorted(set(story_of.values()))
-    scored = {c: examples_of(c, data[c]["test"], tasks[c]) for c in CURVE_CONFIGS}
+    scored = {c: examples_of(c, data[c]["test"], tasks[c]) for c in curve_configs}
     vectors = release_vectors(data, tasks, p, progress)
     points = []
     for seed in seeds:
@@ -95,13 +102,13 @@ def learning_curve(*, release: Path | None = None, sizes=(500, 1500, 3000, None)
                 result = run(train_set, dev_set, scored, params | {"seed": seed}, vectors)
                 point = {"model": model_name, "seed": seed, "stories": len(chosen), "records": len(train_set),
                          "selected_epoch": result["_selection"]["epoch"]}
-                point |= {c: _summary(*result[c]) for c in CURVE_CONFIGS}
+                point |= {c: _summary(*result[c]) for c in curve_configs}
                 points.append(point)
                 if progress:
                     print(f"{model_name} seed {seed}, {len(chosen)} stories: "
-                          + ", ".join(f"{c} AUC {100 * point[c]['auc']:.1f}" for c in CURVE_CONFIGS), file=sys.stderr)
+                          + ", ".join(f"{c} AUC {100 * point[c]['auc']:.1f}" for c in curve_configs), file=sys.stderr)
     folder = settings.catalog_dir() / "baseline"
-    out = {"train_configs": train_configs, "stories_available": len(all_stories),
+    out = {"train_configs": train_configs, "scored_on": curve_configs, "stories_available": len(all_stories),
            "points": _merged(folder / "learning_curve.json", train_configs, points)}
     write_text(folder / "learning_curve.json", json.dumps(out, indent=2, sort_keys=True) + "\n")
     _plot_curve(out, folder / "learning_curve.png")
@@ -124,8 +131,9 @@ def _plot_curve(result: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(CURVE_CONFIGS), figsize=(10, 4), sharey=True)
-    for ax, config in zip(axes, CURVE_CONFIGS):
+    fig, axes = plt.subplots(1, len(result["scored_on"]), figsize=(10, 4), sharey=True, squeeze=False)
+    axes = axes[0]
+    for ax, config in zip(axes, result["scored_on"]):
         for model in sorted({pt["model"] for pt in result["points"]}):
             pts = sorted((pt["stories"], 100 * pt[config]["auc"]) for pt in result["points"] if pt["model"] == model)
             ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=model)
@@ -141,36 +149,40 @@ def _plot_curve(result: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def snac_transfer(*, release: Path | None = None, seed: int = 0, progress: bool = True) -> dict:
-    """SNaC §6 / Fig. 7: trained on SNaC train vs on synthetic data only vs untrained, scored on SNaC test."""
+def transfer(*, release: Path | None = None, seed: int = 0, progress: bool = True) -> dict:
+    """Goyal et al. §6 / Fig. 7: a detector trained on the target's train split (SNaC) against one trained on the
+    synthetic config only and the untrained embedding scorer, all scored on the target's test split at sentence
+    level, each sentence judged as the target's protocol says (SNaC: on the preceding summary)."""
+    from ..protocols import PRECEDING_CONTEXT
     from . import reference
 
     release = release or settings.release_dir()
     p = baseline_params() | {"seed": seed}
+    target, synthetic = _study("transfer")["target"], _study("transfer")["synthetic"]
     data, protocols, tasks = release_data(release)
-    for needed in ("snac", "synthetic_coherence"):
+    for needed in (target, synthetic):
         if needed not in data:
-            raise BaselineError(f"the SNaC transfer study needs {needed}; build it first")
-    scored = {"snac": examples_of("snac", data["snac"]["test"], "sentences")}
-    runs = {name: training_sets(data, tasks, configs, p | {"max_train_records": None}) for name, configs in (
-        ("trained on SNaC train", ["snac"]), ("trained on synthetic_coherence only", ["synthetic_coherence"]))}
+            raise BaselineError(f"the transfer study needs {needed}; build it first")
+    scored = {target: examples_of(target, data[target]["test"], "sentences")}
+    labels = {f"trained on {target} train": [target], f"trained on {synthetic} only": [synthetic]}
+    runs = {name: training_sets(data, tasks, configs, p | {"max_train_records": None}) for name, configs in labels.items()}
     vectors = release_vectors(data, tasks, p, progress)
+    prefix = protocols[target] in PRECEDING_CONTEXT
     results = {}
     for name, (train_set, dev_set) in runs.items():
-        results[name] = _sentence_model(train_set, dev_set, scored, p, vectors, prefix=True)["snac"]
+        results[name] = _sentence_model(train_set, dev_set, scored, p, vectors, prefix=prefix)[target]
         if progress:
-            print(f"{name}: SNaC test AUC {100 * metrics.roc_auc(*results[name]):.1f}", file=sys.stderr)
-    test_only = {"test": data["snac"]["test"], "train": data["snac"]["train"]}
-    lines = reference.predictions("embedding_dissimilarity", test_only, protocols["snac"], "sentences", vectors)
+            print(f"{name}: {target} test AUC {100 * metrics.roc_auc(*results[name]):.1f}", file=sys.stderr)
+    test_only = {"test": data[target]["test"], "train": data[target]["train"]}
+    lines = reference.predictions("embedding_dissimilarity", test_only, protocols[target], "sentences", vectors)
     by_id = {line["id"]: line["score"] for line in lines}
-    results["untrained embedding_dissimilarity"] = _unit_scores(scored["snac"], [by_id[e.id] for e in scored["snac"]])
-    out = {"seed": seed, "results": {name: _summary(*r) for name, r in results.items()}}
-    aucs = {name: r["auc"] for name, r in out["results"].items()}
-    snac, synthetic = aucs["trained on SNaC train"], aucs["trained on synthetic_coherence only"]
-    out["ordering_holds"] = bool(snac > synthetic > 0.5)
+    results["untrained embedding_dissimilarity"] = _unit_scores(scored[target], [by_id[e.id] for e in scored[target]])
+    out = {"seed": seed, "target": target, "synthetic": synthetic, "results": {name: _summary(*r) for name, r in results.items()}}
+    on_target, on_synthetic = (out["results"][name]["auc"] for name in labels)
+    out["ordering_holds"] = bool(on_target > on_synthetic > 0.5)
     folder = settings.catalog_dir() / "baseline"
-    write_text(folder / "snac_transfer.json", json.dumps(out, indent=2, sort_keys=True) + "\n")
-    _plot_roc(results, folder / "snac_transfer_roc.png")
+    write_text(folder / f"{target}_transfer.json", json.dumps(out, indent=2, sort_keys=True) + "\n")
+    _plot_roc(results, folder / f"{target}_transfer_roc.png", target)
     return out
 
 
@@ -182,7 +194,7 @@ def _roc_points(gold: np.ndarray, scores: np.ndarray):
     return fpr, tpr
 
 
-def _plot_roc(results: dict, path: Path) -> None:
+def _plot_roc(results: dict, path: Path, target: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -195,7 +207,7 @@ def _plot_roc(results: dict, path: Path) -> None:
     ax.plot([0, 1], [0, 1], color="grey", linestyle=":", label="chance")
     ax.set_xlabel("false positive rate (sentences without a coherence error)")
     ax.set_ylabel("true positive rate (sentences with a coherence error)")
-    ax.set_title("SNaC test, sentence level")
+    ax.set_title(f"{target} test, sentence level")
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     with atomic_path(path) as tmp:
