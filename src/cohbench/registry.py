@@ -54,8 +54,6 @@ class ConfigSpec:
     # Generator options: a frozen dataclass type with `from_params(params.yaml dict)`. Its instance reaches
     # `parse(paths, config, options)` through the builder config, so the Hugging Face fingerprint sees it.
     options: type | None = None
-    # A paper's figures on this task, printed beside the bundled baseline: {"source": ..., "auc": ..., ...}.
-    published: Mapping[str, object] | None = None
 
 
 @dataclass(frozen=True)

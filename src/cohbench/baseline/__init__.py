@@ -123,7 +123,6 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     """Train, select on dev, score every applicable config beside the reference scorers; returns (and writes)
     the metrics. Timings go to the project's `.cache/timings/`, never into the release."""
     from ..protocols import PRECEDING_CONTEXT, evaluate
-    from ..registry import spec
     from . import fit, reference
 
     release = release or settings.release_dir()
@@ -186,12 +185,12 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     metrics = {
         "model": "sentence-level Transformer over all-MiniLM-L6-v2 sentence embeddings (Cai et al. 2021, §4.2)",
         "device": fit.device_name(),
-        "settings": {k: v for k, v in p.items() if k not in ("floors", "margin_over_references")},
+        "settings": {k: v for k, v in p.items() if k not in ("floors", "margin_over_references", "published", "studies", "token_level")},
         "trained_on": {c: sum(1 for e in train_set if e.config == c) for c in train_configs},
         "selection": selection,
         "scores": scores,
         "references": references,
-        "published": {c: dict(spec(c).published) for c in scores if spec(c).published},
+        "published": {c: v for c, v in (p.get("published") or {}).items() if c in scores},
     }
     write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     write_text(out_dir / "metrics.md", metrics_markdown(metrics))

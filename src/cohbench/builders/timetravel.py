@@ -122,13 +122,6 @@ def parse(paths: Mapping[str, Path], config: str, opts: TimeTravelOptions) -> Pa
     return Parsed(records=records, upstream_records=upstream, dropped=dict(dropped), notes=notes)
 
 
-# Cai et al. 2021, Table 3, "Sentence-level" row (BERT sentence embeddings, no pre-training). Their test sets are
-# crowd-verified subsets of the automatic ones (Table 2); ours are the automatic test splits, so this is a reference
-# point, not a replication.
-PUBLISHED_MSD = {"source": "Cai et al. 2021, Table 3 (sentence-level, TimeTravel MSD)", "accuracy": 0.755, "precision": 0.671, "recall": 0.520, "f1": 0.586, "auc": 0.801}  # fmt: skip
-PUBLISHED_DSD = {"source": "Cai et al. 2021, Table 3 (sentence-level, TimeTravel DSD)", "accuracy": 0.873, "precision": 0.712, "recall": 0.612, "f1": 0.659, "auc": 0.890}  # fmt: skip
-
-
 CORPUS = register(
     Corpus(
         name="timetravel",
@@ -142,9 +135,9 @@ CORPUS = register(
         homepage="https://github.com/qkaren/Counterfactual-StoryRW",
         sources=(TEST, DEV),
         configs=(
-            ConfigSpec(options=TimeTravelOptions, name="timetravel_msd", task="gaps", protocol="gaps", published=PUBLISHED_MSD, description="Missing sentence detection: 4 of 5 sentences shown, "
+            ConfigSpec(options=TimeTravelOptions, name="timetravel_msd", task="gaps", protocol="gaps", description="Missing sentence detection: 4 of 5 sentences shown, "
                        "gap_labels mark the gap where the removed sentence was (never the first or last)."),
-            ConfigSpec(options=TimeTravelOptions, name="timetravel_dsd", task="sentences", protocol="sentences", published=PUBLISHED_DSD, description="Discordant sentence detection: 1 of 5 sentences replaced "
+            ConfigSpec(options=TimeTravelOptions, name="timetravel_dsd", task="sentences", protocol="sentences", description="Discordant sentence detection: 1 of 5 sentences replaced "
                        "by a confounder from another story of the same split; sentence_labels mark it."),
         ),
         parse=parse,
