@@ -78,6 +78,15 @@ def _row_cosines(a, b) -> np.ndarray:
     return np.asarray(a.multiply(b).sum(axis=1)).ravel()
 
 
+def _per_record(rows, texts: Sequence[Sequence[str]]) -> list:
+    """Rows of a matrix over every sentence of `texts` (in order), cut back into one block per record."""
+    out, at = [], 0
+    for t in texts:
+        out.append(rows[at : at + len(t)])
+        at += len(t)
+    return out
+
+
 def _tfidf_dissimilarity(data: Scored) -> list[list[float]]:
     """1 - cosine of a sentence to the text of its context (the other, or the preceding, sentences)."""
     vectorizer = _tfidf(data)
@@ -86,23 +95,16 @@ def _tfidf_dissimilarity(data: Scored) -> list[list[float]]:
         sentences += t
         contexts += [" ".join(t[:i] if data.prefix_only else [*t[:i], *t[i + 1 :]]) for i in range(len(t))]
     similarity = _row_cosines(vectorizer.transform(sentences), vectorizer.transform(contexts))
-    out, at = [], 0
-    for t in data.texts:
-        values = 1.0 - similarity[at : at + len(t)]
-        if data.prefix_only and len(t):
+    out = []
+    for values in _per_record(1.0 - similarity, data.texts):
+        if data.prefix_only and len(values):
             values[0] = 0.0  # no context: nothing to disagree with
         out.append([float(v) for v in values])
-        at += len(t)
     return out
 
 
 def _tfidf_vectors(data: Scored):
-    vectors = _tfidf(data).transform([s for t in data.texts for s in t]).tocsr()
-    out, at = [], 0
-    for t in data.texts:
-        out.append(vectors[at : at + len(t)])
-        at += len(t)
-    return out
+    return _per_record(_tfidf(data).transform([s for t in data.texts for s in t]).tocsr(), data.texts)
 
 
 def _embedding_vectors(data: Scored):
@@ -113,11 +115,7 @@ def _embedding_vectors(data: Scored):
         vectors = np.stack([data.vectors[sentence_key(s)] for s in flat]) if flat else np.zeros((0, 384), np.float32)
     else:
         vectors = sentence_vectors(flat)
-    out, at = [], 0
-    for t in data.texts:
-        out.append(vectors[at : at + len(t)])
-        at += len(t)
-    return out
+    return _per_record(vectors, data.texts)
 
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
