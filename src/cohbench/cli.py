@@ -9,7 +9,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import __version__, jsonout, settings
+from . import __version__, jsonout, numerics, settings
 from .errors import CohbenchError
 
 
@@ -480,6 +480,7 @@ EXIT_CODES = """exit status: 0 success; 1 an error (one line on stderr says what
 
 
 def main(argv=None) -> int:
+    numerics.pin()
     args = parser().parse_args(argv)
     if getattr(args, "mirror", None):
         os.environ["COHBENCH_MIRROR"] = args.mirror
