@@ -1,13 +1,15 @@
 """The release card is for a person: short, prose first, one table of configs, a licence and BibTeX for each,
-Hub metadata in its front matter, and no per-file input list (that is manifest.json's)."""
+Hub metadata in its front matter, a summary of each corpus card (the whole card ships beside it in cards/), and no
+per-file input list (that is manifest.json's)."""
 
+import json
 import re
 
 import yaml
 
-from cohbench import cli, registry
-from cohbench.card import citation_keys
-from cohbench.release import write_index
+from cohbench import cli, registry, settings
+from cohbench.card import DETAILS, citation_keys
+from cohbench.release import verify, write_index
 
 from release_fixture import record, write_config
 
@@ -39,6 +41,44 @@ def test_the_card_of_every_config_is_short_and_carries_hub_metadata(tmp_path):
     body = card.split("---", 2)[2]
     assert body.index("# cohbench") < body.index("## Configs") < body.index("## Counts") < body.index("## Citation")
     assert "https://raw.githubusercontent.com" not in card  # inputs are listed in manifest.json only
+
+
+def test_the_committed_release_card_is_under_40_kb():
+    card = settings.project_root() / "cohbench" / "README.md"
+    assert len(card.read_bytes()) < 40_000
+
+
+def test_each_corpus_card_shows_its_summary_and_ships_whole_beside_the_card(tmp_path):
+    card = _every_config(tmp_path)
+    for corpus in sorted({registry.corpus_of(c).name for c in registry.config_names()}):
+        source = (settings.catalog_dir() / "cards" / f"{corpus}.md").read_text(encoding="utf-8")
+        summary, marked, details = source.partition(DETAILS)
+        shipped = (tmp_path / "cards" / f"{corpus}.md").read_text(encoding="utf-8")
+        lines = lambda text: [line for line in text.splitlines() if line.strip()]  # noqa: E731
+        assert lines(shipped) == lines(summary + details)  # every line of the catalog card but the DETAILS line
+        assert f"[`cards/{corpus}.md`](cards/{corpus}.md)" in card
+        assert lines(summary)[0] in card and lines(summary)[-1] in card
+        if marked:  # the details are in cards/ only
+            assert lines(details)[0] not in card
+    assert DETAILS not in card
+
+
+def test_the_manifest_hashes_the_shipped_corpus_cards_and_verify_catches_an_edit(tmp_path):
+    _every_config(tmp_path)
+    shipped = json.loads((tmp_path / "manifest.json").read_text(encoding="utf-8"))["shipped"]
+    assert "cards/snac.md" in shipped
+    (tmp_path / "cards" / "snac.md").write_text("edited\n", encoding="utf-8")
+    failed = [r["path"] for r in verify(tmp_path) if not r["ok"] and r["kind"] == "cards"]
+    assert failed == [str(tmp_path / "cards" / "snac.md")]
+
+
+def test_a_corpus_no_longer_built_leaves_no_card_behind(tmp_path):
+    _every_config(tmp_path)
+    for config in registry.config_names():
+        if registry.corpus_of(config).name == "snac":
+            (tmp_path / "stats" / f"{config}.json").unlink()
+    write_index(tmp_path)
+    assert not (tmp_path / "cards" / "snac.md").exists() and (tmp_path / "cards" / "storysumm.md").is_file()
 
 
 def test_each_config_has_one_table_row_with_its_annotations_licence_and_citation_keys(tmp_path):

@@ -1,8 +1,11 @@
 """The release card (README.md of the Hugging Face dataset folder) and the citations (`cohbench cite`).
 
-The card is for a person: prose first, one table of configs, the licences, each corpus's own card from
-`catalog/cards/` once, its counts, and BibTeX. Everything per file (URLs, checksums) lives in manifest.json and
-croissant.json; every statistic in stats/<config>.json. Nothing in it depends on the run (no timings, dates, paths).
+The card is for a person: prose first, one table of configs, the licences, the summary of each corpus's own card
+from `catalog/cards/` once, its counts, and BibTeX. A corpus card's summary is what precedes its `DETAILS` line
+(description, licence, labels, known defects); the whole card ships beside it as `cards/<corpus>.md`, so the card
+stays short enough to read (under 40 KB) and no detail leaves the release. Everything per file (URLs, checksums)
+lives in manifest.json and croissant.json; every statistic in stats/<config>.json. Nothing in it depends on the run
+(no timings, dates, paths).
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ CITATION = """@software{cohbench,
   version = {""" + __version__ + """},
   year = {2026}
 }"""
+
+# In a corpus card, the line that ends the summary the release card shows; what follows is in cards/<corpus>.md only.
+DETAILS = "<!-- details: in the release's cards/<corpus>.md, not in its README -->"
 
 # Hugging Face's size buckets (the Hub's `size_categories` values).
 _SIZES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"))
@@ -54,6 +60,17 @@ def licence_of(stats: dict) -> dict:
 def _bibtex_of(corpus: str) -> str:
     known = corpora().get(corpus)
     return known.citation if known else ""
+
+
+def corpus_card(corpus: str) -> tuple[str, str] | None:
+    """(summary, whole card) of a corpus's card in `catalog/cards/`, None without one: the summary is what precedes
+    its `DETAILS` line (all of it without one); the whole card is every line but that one."""
+    path = settings.catalog_dir() / "cards" / f"{corpus}.md"
+    if not path.is_file():
+        return None
+    summary, _, details = path.read_text(encoding="utf-8").partition(DETAILS)
+    summary = summary.rstrip()
+    return summary, (summary + "\n\n" + details.strip()).strip() + "\n"
 
 
 def _size_category(rows: int) -> str:
@@ -183,9 +200,10 @@ def card_markdown(configs: dict[str, dict], release: Path) -> str:
         by_corpus.setdefault(stats["corpus"], []).append(name)
     for corpus, names in by_corpus.items():
         lines += ["", f"## {corpus} ({', '.join(f'`{n}`' for n in names)})", ""]
-        card = settings.catalog_dir() / "cards" / f"{corpus}.md"
-        if card.is_file():
-            lines += [re.sub(r"^(#+) ", r"#\1 ", card.read_text(encoding="utf-8").rstrip(), flags=re.M), ""]
+        card = corpus_card(corpus)
+        if card:
+            lines += [re.sub(r"^(#+) ", r"#\1 ", card[0], flags=re.M), "",
+                      f"The whole card (fields, splits, construction, every known defect): [`cards/{corpus}.md`](cards/{corpus}.md).", ""]
     lines += ["", "## Counts (machine-written)", "", *_count_table(configs), ""]
     for name, stats in configs.items():
         account = f"- `{name}`: {stats['upstream_records']} upstream records, {stats['built_records']} built"

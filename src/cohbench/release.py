@@ -2,6 +2,7 @@
 
 Layout (Hugging Face dataset folder, loadable with `load_dataset(<folder>, <config>)`):
     README.md                       card with YAML `configs:` and `dataset_info`, rendered by `write_index`
+    cards/<corpus>.md               each built corpus's whole card (README.md shows its summary)
     manifest.json                   version, every Parquet file's sha256 and rows, raw inputs, errata
     croissant.json                  the same release in Croissant 1.0 (MLCommons) metadata
     stats/<config>.json             machine-written counts of one config
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from . import __version__, settings
 from .atomic import atomic_dir, write_text
-from .card import card_markdown
+from .card import card_markdown, corpus_card
 from .croissant import croissant
 from .errors import ReleaseError
 from .registry import corpora, corpus_of, lookup
@@ -231,7 +232,7 @@ def list_configs(release: Path | None = None) -> list[dict]:
 
 # What the release ships besides the Parquet files, hashed in the manifest so that `verify` covers it: the card,
 # the stats, the validation summaries and the baseline's scores (the manifest is written last, by `cohbench index`).
-SHIPPED = ("README.md", "croissant.json", "stats/*.json", "validation/*.json", "baseline/metrics.json", "baseline/metrics.md", "baseline/gate.json")
+SHIPPED = ("README.md", "cards/*.md", "croissant.json", "stats/*.json", "validation/*.json", "baseline/metrics.json", "baseline/metrics.md", "baseline/gate.json")
 
 
 def shipped_files(release: Path) -> list[Path]:
@@ -258,13 +259,17 @@ def manifest(configs: dict[str, dict], shipped: dict[str, str] | None = None) ->
 
 
 def write_index(release: Path | None = None) -> None:
-    """Render README.md, croissant.json and manifest.json from every config built into the release folder; the
-    manifest, written last, records the sha256 of every shipped file (`SHIPPED`), the card included."""
+    """Render README.md, cards/, croissant.json and manifest.json from every config built into the release folder;
+    the manifest, written last, records the sha256 of every shipped file (`SHIPPED`), the card included."""
     from .sources import sha256_of
 
     release = release or settings.release_dir()
     configs = built_configs(release)
     write_text(release / "croissant.json", _json(croissant(configs, release)))
+    with atomic_dir(release / "cards") as cards:  # the whole folder, so that a corpus no longer built leaves no card
+        for corpus in sorted({stats["corpus"] for stats in configs.values()}):
+            if card := corpus_card(corpus):
+                write_text(cards / f"{corpus}.md", card[1])
     card = card_markdown(configs, release)
     baseline = release / "baseline" / "metrics.md"  # written by `cohbench train` (the release gate)
     if baseline.is_file():
