@@ -114,8 +114,21 @@ def test_every_long_view_tells_human_from_synthetic_labels_and_names_them(releas
 
 def test_a_statement_naming_only_config_views_loads_only_those(release):
     assert sql.config_views(sql.db(release, statement="SELECT count(*) FROM snac")) == ["snac"]
-    for statement in ("SELECT count(*) FROM spans", "SELECT 1", "SELECT * FROM snacc", "SELEC nonsense", "WITH x AS (SELECT 1) SELECT * FROM x, snac"):
+    for statement in ("SELECT count(*) FROM sentences", "SELECT 1", "SELECT * FROM snacc", "SELEC nonsense", "WITH x AS (SELECT 1) SELECT * FROM x, snac"):
         assert sql.config_views(sql.db(release, statement=statement)) == ["snac", "summeval", "tt-swap"], statement
+
+
+@pytest.mark.parametrize("statement", [
+    "SELECT config, annotation, type, count(*) AS n FROM spans GROUP BY ALL ORDER BY ALL",
+    "SELECT config, dimension, avg(score) AS mean, count(*) AS n FROM ratings GROUP BY ALL ORDER BY ALL",
+    "SELECT s.config, count(*) AS n FROM spans s, ratings r GROUP BY ALL ORDER BY ALL",
+])  # fmt: skip
+def test_a_span_or_rating_query_loads_only_the_configs_that_hold_some_and_answers_the_same(release, statement):
+    everything = sql.query(statement, sql.db(release)).to_pylist()
+    con = sql.db(release, statement=statement)
+    assert sql.query(statement, con).to_pylist() == everything
+    holding = {"spans": "snac", "ratings": "summeval"}  # tt-swap holds neither
+    assert sql.config_views(con) == sorted(config for view, config in holding.items() if f" {view} " in statement)
 
 
 def test_views_work_with_only_some_configs_built(tmp_path):

@@ -138,8 +138,8 @@ _LONG_VIEW_SQL = {
 }
 
 
-def config_files(release: Path | None = None) -> dict[str, list[Path]]:
-    """Parquet files of every built config, from the stats the build wrote (the release's own record)."""
+def config_files(release: Path | None = None) -> tuple[dict[str, list[Path]], dict[str, dict]]:
+    """Parquet files of every built config, and the stats the build wrote (the release's own record)."""
     release, built = require_release(release)
     files = {}
     for config, stats in built.items():
@@ -148,7 +148,7 @@ def config_files(release: Path | None = None) -> dict[str, list[Path]]:
         if missing:
             raise ReleaseError(f"{missing[0]} is missing although {config} is recorded as built; run `cohbench build {config}`")
         files[config] = paths
-    return files
+    return files, built
 
 
 def memory_limit() -> str:
@@ -182,13 +182,27 @@ def _tables_named(statement: str) -> set[str] | None:
     return names
 
 
-def _needed(files: dict[str, list[Path]], statement: str | None) -> dict[str, list[Path]]:
-    """The configs a statement reads: only those it names when it names nothing but config views (a one-config
-    query then loads one config, not the release); every config otherwise, or when it is not a plain SELECT."""
+# Long views whose rows come only from records holding that list, counted per split in stats/<config>.json.
+_COUNTED_IN_STATS = ("spans", "ratings")
+
+
+def _needed(files: dict[str, list[Path]], built: dict[str, dict], statement: str | None) -> dict[str, list[Path]]:
+    """The configs a statement reads, so that a query loads only those: the config views it names, and for `spans`
+    or `ratings` the configs whose stats count any (the README's span count needs SNaC and the synthetic spans, not
+    the news ratings). Every config when it names another view, or is not a plain SELECT."""
     names = None if statement is None else _tables_named(statement)
-    if not names or not names <= set(files):
+    if not names:
         return files
-    return {config: paths for config, paths in files.items() if config in names}
+    wanted = set()
+    for name in names:
+        if name in files:
+            wanted.add(name)
+        elif name in _COUNTED_IN_STATS:
+            wanted |= {config for config, stats in built.items() if any(s.get(name) for s in stats["splits"].values())}
+        else:
+            return files
+    wanted = wanted or {next(iter(files))}  # the views need one config's columns even where no config has rows
+    return {config: paths for config, paths in files.items() if config in wanted}
 
 
 def db(release: Path | None = None, *, memory: str | None = None, statement: str | None = None) -> duckdb.DuckDBPyConnection:
@@ -197,7 +211,7 @@ def db(release: Path | None = None, *, memory: str | None = None, statement: str
 
     The records are copied into memory before the sandbox is locked: DuckDB's allowed paths would let a query
     overwrite the very files it may read."""
-    files = _needed(config_files(release), statement)
+    files = _needed(*config_files(release), statement)
     clash = sorted(set(files) & set(LONG_VIEWS))
     if clash:
         raise ReleaseError(f"config {clash[0]!r} has the name of a SQL view; rename the config")
