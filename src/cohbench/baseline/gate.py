@@ -61,13 +61,18 @@ def _margin_checks(margins: dict, scores: dict, references: dict, built: dict) -
             best = max(rivals, key=rivals.get)
             floor = round(rivals[best] + margin, 6)
             checks.append(entry | {"status": "passed" if value >= floor else "FAILED", "floor": floor, "value": value,
-                                   "why": f"best reference {best} {rivals[best]:.3f} + margin {margin}"})
+                                   "why": f"best reference {best} {_percent(rivals[best])} + margin {_percent(margin)}"})
     return checks
 
 
+def _percent(proportion: float | None) -> str:
+    """Text prints the gate's proportions (AUC, F1, ...) as percentages with one decimal, as every table does
+    (catalog/EVALUATION.md); gate.json keeps the fractions."""
+    return "-" if proportion is None else f"{100 * proportion:.1f}"
+
+
 def _line(c: dict) -> str:
-    value = "-" if c["value"] is None else f"{c['value']:.3f}"
-    floor = "-" if c["floor"] is None else c["floor"]
+    value, floor = _percent(c["value"]), _percent(c["floor"])
     return f"{c['status']:<7} {c['config']} {c['metric']} = {value} ({'floor' if c['kind'] == 'floor' else 'needs'} {floor})" + (
         f": {c['why']}" if c["why"] else ""
     )
