@@ -41,6 +41,33 @@ class Example:
     sentence_labels: list[int]
     gap_labels: list[int]
 
+    @property
+    def gold(self) -> list[int]:
+        """The labels of the units the example is scored on: its sentences' or its gaps'."""
+        return self.sentence_labels if self.task == "sentences" else self.gap_labels
+
+
+def labelled_units(examples, predicted) -> dict[tuple[str, str], tuple[list, list]]:
+    """(config, task) -> (gold, scores) over the labelled units (label >= 0) of `examples`, given each one's unit
+    scores: the one flattening of predictions for model selection, thresholds and the studies."""
+    grouped: dict[tuple[str, str], tuple[list, list]] = {}
+    for e, scores in zip(examples, predicted):
+        gold, kept = grouped.setdefault((e.config, e.task), ([], []))
+        for label, score in zip(e.gold, scores):
+            if label >= 0:
+                gold.append(label)
+                kept.append(score)
+    return grouped
+
+
+def mean_auc(examples, predicted) -> tuple[float, dict]:
+    """Mean over configs of the ROC AUC of their labelled units, and the AUC per config (the epoch selection)."""
+    from ..protocols import metrics
+
+    per_config = {config: metrics.roc_auc(gold, scores) for (config, _), (gold, scores) in labelled_units(examples, predicted).items()}
+    defined = [v for v in per_config.values() if v is not None]
+    return (float(np.mean(defined)) if defined else float("nan")), per_config
+
 
 def baseline_params() -> dict:
     params = settings.params().get("baseline")

@@ -13,6 +13,7 @@ from torch import nn
 from tqdm import tqdm
 
 from ..protocols import metrics
+from . import labelled_units, mean_auc
 from .embeddings import DIMENSIONS, EmbeddingCache, device, sentence_key
 from .model import SentenceLevelDetector
 
@@ -127,31 +128,10 @@ def _predict_windows(model, examples, vectors, batch_size: int) -> list[np.ndarr
     return out
 
 
-def _units(examples, predicted):
-    """Flattened (config, task) -> (gold, scores) over labelled units."""
-    grouped = {}
-    for e, p in zip(examples, predicted):
-        gold = e.sentence_labels if e.task == "sentences" else e.gap_labels
-        g, s = grouped.setdefault((e.config, e.task), ([], []))
-        for label, score in zip(gold, p):
-            if label >= 0:
-                g.append(label)
-                s.append(score)
-    return grouped
-
-
-def dev_auc(model, dev_set, vectors, size: int) -> tuple[float, dict]:
-    per_config = {}
-    for (config, _), (gold, scores) in _units(dev_set, predict(model, dev_set, vectors, size)).items():
-        per_config[config] = metrics.roc_auc(gold, scores)
-    defined = [v for v in per_config.values() if v is not None]
-    return (float(np.mean(defined)) if defined else float("nan")), per_config
-
-
 def dev_thresholds(model, dev_set, vectors, size: int) -> dict[str, float | None]:
     """Per head, the threshold with the best F1 of the error class over the training configs' dev splits."""
     by_task: dict[str, tuple[list, list]] = {}
-    for (_, task), (gold, scores) in _units(dev_set, predict(model, dev_set, vectors, size)).items():
+    for (_, task), (gold, scores) in labelled_units(dev_set, predict(model, dev_set, vectors, size)).items():
         g, s = by_task.setdefault(task, ([], []))
         g += gold
         s += scores
@@ -196,7 +176,7 @@ def _fit(train_set, dev_set, vectors, p: dict, progress: bool):
             loss.backward()
             optimiser.step()
             total += loss.item()
-        auc, per_config = dev_auc(model, dev_set, vectors, p["max_sentences"]) if dev_set else (float("nan"), {})
+        auc, per_config = mean_auc(dev_set, predict(model, dev_set, vectors, p["max_sentences"])) if dev_set else (float("nan"), {})
         history.append({"epoch": epoch, "train_loss": round(total / max(len(batches), 1), 4), "dev_auc": round(auc, 4)})
         if progress:
             print(f"epoch {epoch}: train loss {history[-1]['train_loss']:.4f}, mean dev AUC {auc:.4f}", file=sys.stderr)

@@ -21,7 +21,7 @@ import numpy as np
 from .. import settings
 from ..atomic import atomic_path, write_text
 from ..protocols import metrics
-from . import BaselineError, Example, baseline_params, examples_of, release_data, release_vectors, training_sets
+from . import BaselineError, Example, baseline_params, examples_of, labelled_units, release_data, release_vectors, training_sets
 
 
 
@@ -39,13 +39,11 @@ def _stories(examples: list[Example], data: dict) -> dict[str, str]:
 
 
 def _unit_scores(examples: list[Example], predicted) -> tuple[np.ndarray, np.ndarray]:
+    """Gold labels and scores of one config's labelled units, as arrays."""
     gold, scores = [], []
-    for e, p in zip(examples, predicted):
-        labels = e.sentence_labels if e.task == "sentences" else e.gap_labels
-        for label, score in zip(labels, p):
-            if label >= 0:
-                gold.append(label)
-                scores.append(float(score))
+    for g, s in labelled_units(examples, predicted).values():
+        gold += g
+        scores += [float(score) for score in s]
     return np.array(gold), np.array(scores)
 
 

@@ -30,8 +30,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from ..protocols import metrics
-from . import BaselineError, Example
+from . import BaselineError, Example, mean_auc
 from .embeddings import device
 
 PARAMS = (
@@ -280,27 +279,11 @@ def predict(
     return out
 
 
-def dev_auc(model: TokenLevelDetector, dev_set: list[Example], batch_size: int = 32) -> tuple[float, dict]:
-    """Mean over configs of the ROC AUC of their labelled dev units, and the AUC per config."""
-    units: dict[str, tuple[list, list]] = {}
-    for e, scores in zip(dev_set, predict(model, dev_set, batch_size=batch_size)):
-        gold_units = e.sentence_labels if e.task == "sentences" else e.gap_labels
-        gold, predicted = units.setdefault(e.config, ([], []))
-        for label, score in zip(gold_units, scores):
-            if label >= 0:
-                gold.append(label)
-                predicted.append(score)
-    per_config = {config: metrics.roc_auc(gold, predicted) for config, (gold, predicted) in units.items()}
-    defined = [v for v in per_config.values() if v is not None]
-    return (float(np.mean(defined)) if defined else float("nan")), per_config
-
-
 # ----------------------------------------------------------------------------------------------- training
 
 
 def _labelled(x: _Input, examples: Sequence[Example]) -> bool:
-    e = examples[x.example]
-    gold = e.sentence_labels if e.task == "sentences" else e.gap_labels
+    gold = examples[x.example].gold
     return any(gold[unit] >= 0 for unit in x.units)
 
 
@@ -349,7 +332,7 @@ def fit(train_set: list[Example], dev_set: list[Example], p: dict, progress: boo
                 optimiser.step()
                 schedule.step()
                 total += loss.item()
-            auc, per_config = dev_auc(model, dev_set, p["batch_size"]) if dev_set else (float("nan"), {})
+            auc, per_config = mean_auc(dev_set, predict(model, dev_set, batch_size=p["batch_size"])) if dev_set else (float("nan"), {})
             history.append({"epoch": epoch, "train_loss": round(total / max(len(batches), 1), 4), "dev_auc": round(auc, 4)})
             if progress:
                 print(f"epoch {epoch}: train loss {history[-1]['train_loss']:.4f}, mean dev AUC {auc:.4f}", file=sys.stderr)
