@@ -126,8 +126,8 @@ def croissant(configs: dict[str, dict], release: Path) -> dict:
         "rai:dataCollection": "\n".join(provenance),
         "rai:dataCollectionType": "\n".join(kinds),
         "rai:annotationsPerItem": "\n".join(annotators),
-        "rai:dataAnnotationProtocol": "See each corpus's section of README.md; synthetic labels are made by the "
-        "corruption generator recorded in each record's `corruption` field.",
+        "rai:dataAnnotationProtocol": "See each corpus's section of README.md and its whole card, cards/<corpus>.md; "
+        "synthetic labels are made by the corruption generator recorded in each record's `corruption` field.",
         "distribution": [entry for name, stats in configs.items() for entry in _distribution(name, stats)],
         "recordSet": [_record_set(name, stats) for name, stats in configs.items()],
     }
