@@ -74,7 +74,8 @@ def test_resolution_statistics_reach_the_card(built):
     assert resolution["unique"] + resolution["ambiguous"] + resolution["failed"] == 5645
     assert resolution["failed"] == 8
     card = (root / "release" / "README.md").read_text()
-    assert "## snac (`snac`)" in card and "#### Span resolution" in card  # the resolution counts are in stats/snac.json
+    whole = (root / "release" / "cards" / "snac.md").read_text()  # the card's details ship beside README.md
+    assert "## snac (`snac`)" in card and "(cards/snac.md)" in card and "### Span resolution" in whole  # counts: stats/snac.json
 
 
 def test_sentences_tile_their_segments(built):

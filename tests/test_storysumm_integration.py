@@ -50,7 +50,7 @@ def test_cli_list_reports_versions_licences_and_rows(built, capsys):
 def test_cli_verify_passes_then_fails_on_a_tampered_raw_file(built, capsys):
     assert main(["verify", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["ok"] and {r["kind"] for r in report["files"]} == {"raw", "erratum", "release", "card", "stats"}
+    assert report["ok"] and {r["kind"] for r in report["files"]} == {"raw", "erratum", "release", "card", "cards", "stats"}
     raw = next(p for p in (built[0] / "raw").rglob("storysumm.json") if "errata" not in p.parts)
     original = raw.read_bytes()
     raw.write_bytes(original[:-10])
