@@ -62,8 +62,8 @@ class StageClock:
     """Wall time of the methods the dsd recipe spends its time in, measured around the real methods."""
 
     def __init__(self):
-        from cohbench.corruptions.bertscore import TokenEmbeddings
-        from cohbench.corruptions.dsd import ConfounderPool
+        from cohbench.generators.bertscore import TokenEmbeddings
+        from cohbench.generators.dsd import ConfounderPool
 
         self.seconds = {"retrieval": 0.0, "encoding": 0.0, "scoring": 0.0}
         self.calls = {"queries": 0, "pairs_scored": 0}
@@ -89,7 +89,7 @@ class StageClock:
 
 def retrieval_by_pool_size(records, queries: int) -> list[dict]:
     """BM25 candidates per query and pool memory at growing pool sizes (what sharding divides)."""
-    from cohbench.corruptions.dsd import ConfounderPool
+    from cohbench.generators.dsd import ConfounderPool
 
     out = []
     for share in (4, 2, 1):
@@ -110,7 +110,7 @@ def retrieval_by_pool_size(records, queries: int) -> list[dict]:
 
 
 def run_in_process(batch, params, shared, partition_size):
-    from cohbench.corruptions import recipes
+    from cohbench.generators import recipes
 
     outputs = []
     for start in range(0, len(batch), partition_size):
@@ -144,7 +144,7 @@ def main() -> None:
 
     import torch
 
-    from cohbench.corruptions import recipes
+    from cohbench.generators import recipes
 
     records, source = stories(args.replicas)
     params = recipes.parameters(recipes.get_recipe("dsd"), {})

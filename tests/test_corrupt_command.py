@@ -11,7 +11,7 @@ import pytest
 
 from cohbench import cli, sql
 from cohbench.corrupt.run import split_of
-from cohbench.corruptions import recipes
+from cohbench.generators import recipes
 from cohbench.schema import FEATURES
 
 STORIES = Path(__file__).parent / "fixtures" / "corrupt" / "stories.jsonl"

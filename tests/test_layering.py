@@ -1,5 +1,5 @@
 """The import graph and the config names, read from the source (AST, imports inside functions included):
-`corruptions/` stands on its own, and only the registry and the corpus modules name a config."""
+`generators/` stands on its own, and only the registry and the corpus modules name a config."""
 
 from __future__ import annotations
 
@@ -38,12 +38,12 @@ def _imports(name: str, tree: ast.Module, is_package: bool) -> set[str]:
     return {m for m in found if m == "cohbench" or m.startswith("cohbench.")}
 
 
-def test_corruptions_import_nothing_above_them():
+def test_generators_import_nothing_above_them():
     modules = _modules()
     # the floor they stand on: the schema, errors and text utilities, which import no other cohbench module
-    allowed = ("cohbench.corruptions", "cohbench.schema", "cohbench.errors", "cohbench.text")
+    allowed = ("cohbench.generators", "cohbench.schema", "cohbench.errors", "cohbench.text")
     for name, (tree, is_package) in modules.items():
-        if not name.startswith("cohbench.corruptions"):
+        if not name.startswith("cohbench.generators"):
             continue
         above = {m for m in _imports(name, tree, is_package) if m in modules and not m.startswith(allowed)}
         assert not above, f"{name} imports {sorted(above)}"
@@ -51,7 +51,7 @@ def test_corruptions_import_nothing_above_them():
 
 def test_the_checker_sees_imports_inside_functions():
     tree = ast.parse("def f():\n    from ..builders import timetravel\n")
-    assert "cohbench.builders.timetravel" in _imports("cohbench.corruptions.x", tree, False)
+    assert "cohbench.builders.timetravel" in _imports("cohbench.generators.x", tree, False)
 
 
 # The baseline still keys Cai et al.'s published figures and its SNaC handling by config name; issue 13 moves it

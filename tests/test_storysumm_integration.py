@@ -68,7 +68,7 @@ def test_cli_fetch_is_idempotent_and_reports_paths(built, capsys):
 
 
 def test_the_corpus_builder_works_directly_with_hf_caching(built, tmp_path):
-    from cohbench.hf import builder_for
+    from cohbench.hf_builder import builder_for
     from cohbench.registry import lookup
 
     builder = builder_for(lookup("storysumm"))(config_name="storysumm", cache_dir=str(tmp_path / "hf"))

@@ -425,7 +425,7 @@ def parser() -> argparse.ArgumentParser:
     calibrate = add("calibrate", cmd_calibrate, "remake the BERTScore rescaling baseline (the scale of incoherence.tau) from random TimeTravel train sentence pairs")
     calibrate.add_argument("--pairs", type=int, default=5000, help="random sentence pairs (default 5000)")
     calibrate.add_argument("--seed", type=int, default=13, help="seed of the pair draw (default 13)")
-    calibrate.add_argument("--output", help="write here instead of the shipped corruptions/bertscore_baseline.json")
+    calibrate.add_argument("--output", help="write here instead of the shipped generators/bertscore_baseline.json")
     add("pipeline", cmd_pipeline, "rewrite dvc.yaml's per-config build stages from the registry of configs")
     add("schema", cmd_schema, "print the schema documentation (catalog/SCHEMA.md)")
     metaeval = add("metaeval", cmd_metaeval, "score a coherence measure against SummEval's expert ratings (tau_sys/sum/pair/intra, Acc_pair, bias matrix)")

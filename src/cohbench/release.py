@@ -79,7 +79,7 @@ def build(
     import datasets
 
     from .fetch import fetch
-    from .hf import builder_for
+    from .hf_builder import builder_for
 
     release = release or settings.release_dir()
     corpus = corpus or corpus_of(config)

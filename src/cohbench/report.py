@@ -331,7 +331,7 @@ def plot_storysumm_labels(stats: dict, path: Path) -> None:
 def plot_corruption_similarity(stats: dict, path: Path) -> None:
     """Histograms of the similarity of each inserted sentence to the one it replaced (rescaled BERTScore F1), one panel
     per split and a bar colour per generator, with the acceptance threshold τ the build used drawn across them."""
-    from .hf import split_sort_key
+    from .schema import split_sort_key
 
     rows = stats["corruption_similarity_histogram"]
     splits = sorted({r["split"] for r in rows}, key=split_sort_key)

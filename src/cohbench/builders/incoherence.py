@@ -17,9 +17,9 @@ import numpy as np
 
 from .. import settings
 from ..atomic import write_text
-from ..corruptions.bertscore import BASELINE_FILE, compute_baseline, load_baseline
+from ..generators.bertscore import BASELINE_FILE, compute_baseline, load_baseline
 from ..errors import CohbenchError
-from ..corruptions import recipes
+from ..generators import recipes
 
 PARAMS_KEY = "incoherence"
 

@@ -18,7 +18,7 @@ import logging
 import os
 import pickle
 
-from ..corruptions import recipes
+from ..generators import recipes
 from .run import CorruptError
 
 

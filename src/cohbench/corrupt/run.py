@@ -29,7 +29,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..atomic import atomic_dir, atomic_path, write_text
-from ..corruptions import recipes
+from ..generators import recipes
 from ..errors import CohbenchError
 from ..schema import OK, SPLITS, empty_record
 from . import inputs

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from cohbench import corruptions
-from cohbench.corruptions.bertscore import TokenEmbeddings, encoder_path, load_baseline, rescale
-from cohbench.corruptions.dsd import ConfounderPool
-from cohbench.corruptions.registry import CorruptionError
+from cohbench import generators
+from cohbench.generators.bertscore import TokenEmbeddings, encoder_path, load_baseline, rescale
+from cohbench.generators.dsd import ConfounderPool
+from cohbench.generators.registry import CorruptionError
 from cohbench.schema import FEATURES, empty_record
 
 PAIRS = [
@@ -52,7 +52,7 @@ def test_cached_bertscore_equals_the_bert_score_package(embeddings):
 def test_cpu_path_is_taken_without_cuda(monkeypatch):
     import torch
 
-    from cohbench.corruptions.bertscore import default_device
+    from cohbench.generators.bertscore import default_device
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert default_device() == "cpu" and TokenEmbeddings().device == "cpu"
@@ -74,7 +74,7 @@ def test_confounders_come_from_other_documents_of_the_same_split_below_tau(embed
     batch = records()
     pool = ConfounderPool.from_records(batch, retriever=retriever, embeddings=embeddings)
     tau = 0.5
-    out = corruptions.corrupt("discordant_replace", batch, seed=3, pool=pool, tau=tau, k=2)
+    out = generators.corrupt("discordant_replace", batch, seed=3, pool=pool, tau=tau, k=2)
     assert len(out) >= 3  # a record yields nothing when a chosen sentence has no admissible candidate
     ids = {f"{r['id']}#s{i}": (r["doc_id"], s) for r in batch for i, s in enumerate(r["sentences"])}
     for r in out:
@@ -88,7 +88,7 @@ def test_confounders_come_from_other_documents_of_the_same_split_below_tau(embed
             source = next(s for s in batch if s["id"] == c["source_id"])
             expected = rescale(embeddings.f1(source["sentences"][position], [text])[0], load_baseline()["F"])
             assert similarity == pytest.approx(expected, abs=1e-4)
-    again = corruptions.corrupt("discordant_replace", batch, seed=3, pool=pool, tau=tau, k=2)
+    again = generators.corrupt("discordant_replace", batch, seed=3, pool=pool, tau=tau, k=2)
     assert again == out
 
 
@@ -109,6 +109,6 @@ def test_the_first_candidate_below_tau_is_taken_in_bm25_order(embeddings):
 def test_a_record_from_another_split_is_refused(embeddings):
     pool = ConfounderPool.from_records(records("train"), embeddings=embeddings)
     with pytest.raises(CorruptionError, match="no confounder crosses splits"):
-        corruptions.corrupt("discordant_replace", records("test"), seed=1, pool=pool, tau=0.5)
+        generators.corrupt("discordant_replace", records("test"), seed=1, pool=pool, tau=0.5)
     with pytest.raises(CorruptionError, match="one split"):
         ConfounderPool.from_records(records("train") + records("test"), embeddings=embeddings)
