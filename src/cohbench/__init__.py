@@ -1,6 +1,6 @@
 """cohbench: corpora and tools for evaluating coherence and faithfulness of narrative summaries."""
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 
 def load(config: str, split: str | None = None, release=None):

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import yaml
 
-from . import __version__, settings
+from . import settings
+from ._version import __version__
 from .registry import corpora, corpus_of
 
 CITATION = """@software{cohbench,

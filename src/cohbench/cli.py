@@ -9,7 +9,8 @@ import re
 import sys
 from pathlib import Path
 
-from . import __version__, jsonout, numerics, settings
+from . import jsonout, numerics, settings
+from ._version import __version__
 from .errors import CohbenchError
 
 
@@ -354,7 +355,7 @@ def cmd_corrupt(args) -> int:
 
 
 def cmd_calibrate(args) -> int:
-    from .builders.incoherence import calibrate
+    from .calibration import calibrate
     from .corruptions.bertscore import BASELINE_FILE
 
     target = Path(args.output) if args.output else BASELINE_FILE

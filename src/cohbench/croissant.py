@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import __version__
+from ._version import __version__
 from .card import CITATION, annotation_counts, licence_of
 from .registry import corpora
 

@@ -23,3 +23,7 @@ class RegistryError(CohbenchError):
 
 class ReleaseError(CohbenchError):
     """The release folder is missing, incomplete or does not match its manifest."""
+
+
+class CorruptError(CohbenchError):
+    """`cohbench corrupt` was given options or an output folder it cannot honour."""

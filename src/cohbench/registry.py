@@ -71,8 +71,10 @@ class Corpus:
     licence_id: str = "other"  # the Hugging Face Hub's licence identifier; "other" where no single licence applies
     licence_url: str = ""  # where the licence is stated (default: the homepage)
     annotators: str = ""  # who gave the human labels, and how many per item; empty where a generator made them
-    # Full texts of the narratives in the corpus's test split(s): what `cohbench corrupt` keeps out of training data.
-    test_texts: Callable[[Mapping[str, Path]], list[str]] | None = None
+    # The leakage policy's one declaration: full texts of the corpus's narratives that training data must never hold
+    # (those of its evaluation splits). The training-only configs and `cohbench corrupt` drop any story whose
+    # normalised text is among them (`builders.held_out`).
+    held_out_texts: Callable[[Mapping[str, Path]], list[str]] | None = None
 
     def config(self, name: str) -> ConfigSpec:
         for spec in self.configs:

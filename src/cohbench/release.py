@@ -20,7 +20,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import __version__, settings
+from . import settings
+from ._version import __version__
 from .atomic import atomic_dir, write_text
 from .card import card_markdown, corpus_card
 from .croissant import croissant

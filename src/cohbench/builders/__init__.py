@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import ParseError
 from ..sources import Source, read_table
+from ..text import normalise
 
 CHECKSUMS = Path(__file__).with_name("checksums")
 
@@ -35,3 +36,10 @@ def json_lines(path: Path) -> Iterator[tuple[int, object]]:
             except json.JSONDecodeError as error:
                 raise ParseError(f"{path.name} line {number} is not valid JSON ({error.msg}); the file is truncated or "
                                  "corrupt: fetch the pinned file again") from None
+
+
+def held_out(corpora, paths) -> dict[str, set[str]]:
+    """The normalised texts of each corpus's held-out narratives (`Corpus.held_out_texts`), by corpus name: what
+    training data must not hold. `paths(corpus)` gives a corpus's verified input files."""
+    return {corpus.name: {normalise(text) for text in corpus.held_out_texts(paths(corpus))}
+            for corpus in corpora if corpus.held_out_texts}

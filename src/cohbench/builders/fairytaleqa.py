@@ -16,9 +16,11 @@ order); the last < 8 sentences of a story are not used. A window is the upstream
 from __future__ import annotations
 
 import csv
+import dataclasses
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Optional
 
 from ..errors import ParseError
 from ..registry import ConfigSpec, Corpus, Parsed, register
@@ -26,7 +28,6 @@ from ..schema import OK, empty_record
 from ..text import split_sentences
 from . import incoherence as inc
 from . import pinned
-from .incoherence import FairytaleOptions
 
 LICENCE = "Apache-2.0 (repository); stories are public-domain Project Gutenberg texts"
 _PINNED = pinned("fairytaleqa")
@@ -42,6 +43,16 @@ CITATION = """@inproceedings{xu-etal-2022-fantastic,
 }"""
 
 csv.field_size_limit(1 << 26)
+
+
+@dataclasses.dataclass(frozen=True)
+class FairytaleOptions(inc.Options):
+    window: int  # consecutive sentences per record
+    k: int  # sentences altered per window
+    max_stories_per_split: Optional[int]
+    max_windows_per_story: Optional[int]
+
+    SECTION = "fairytale"
 
 
 # Upstream split folder -> cohbench's split vocabulary (schema.SPLITS); the card records the upstream name.
@@ -111,26 +122,19 @@ def windows(paths: Mapping[str, Path], config: str, opts: FairytaleOptions, file
     return records, cut, dropped, stats
 
 
-def test_texts(paths: Mapping[str, Path], files=FILES) -> list[str]:
-    """The test split's whole stories (sections in order), each as one text."""
-    return [" ".join(_sections(Path(paths[f"{split}/{filename}"]))) for split, filename in files if split == "test"]
+def held_out_texts(paths: Mapping[str, Path], files=FILES) -> list[str]:
+    """The validation and test stories, whole (sections in order), each as one text."""
+    return [" ".join(_sections(Path(paths[f"{split}/{filename}"]))) for split, filename in files if split != "train"]
 
 
-PARAMETERS = {
-    "fairytale_msd": ("seed", "window", "k", "max_stories_per_split", "max_windows_per_story"),
-    "fairytale_dsd": ("seed", "window", "k", "tau", "retriever", "top_k", "max_stories_per_split", "max_windows_per_story"),
-}
+RECIPES = {"fairytale_msd": "msd", "fairytale_dsd": "dsd"}
 
 
 def parse(paths: Mapping[str, Path], config: str, opts: FairytaleOptions, files=FILES) -> Parsed:
     coherent, cut, dropped, stats = windows(paths, config, opts, files)
-    if config == "fairytale_msd":
-        records = inc.msd(coherent, config, opts.seed, opts.k, dropped)
-    else:
-        records = inc.dsd(coherent, config, opts, dropped, k=opts.k)
-    parameters = opts.as_dict()
-    notes = {**inc.notes(records, gap_task=config == "fairytale_msd"), **stats,
-             "parameters": {k: parameters[k] for k in PARAMETERS[config]},
+    recipe = RECIPES[config]
+    records = inc.made(recipe, coherent, config, opts.recipe_params(recipe), dropped)
+    notes = {**inc.notes(records, gap_task=recipe == "msd"), **stats, "parameters": opts.recorded(recipe),
              "upstream_splits": {ours: theirs for theirs, ours in UPSTREAM_SPLITS.items()}}
     return Parsed(records=records, upstream_records=cut, dropped=dict(dropped), notes=notes)
 
@@ -157,6 +161,6 @@ CORPUS = register(
                        "by confounders from other stories of the same split; sentence_labels mark them."),
         ),
         parse=parse,
-        test_texts=test_texts,
+        held_out_texts=held_out_texts,
     )
 )

@@ -1,23 +1,19 @@
-"""Shared by the incoherence-detection builders (TimeTravel, Story Cloze, FairytaleQA, synthetic_coherence):
-their typed generator options (read from params.yaml's `incoherence:` block by the release layer, handed to
-`parse` through the builder config so that the Hugging Face fingerprint sees them), MSD/DSD over coherent
-narratives one split at a time, and the statistics for the cards."""
+"""What the incoherence-detection builders (TimeTravel, Story Cloze, FairytaleQA, ROCStories, synthetic_coherence)
+share: the base of their typed generator options (read from params.yaml's `incoherence:` block by the release layer
+and handed to `parse` through the builder config, so that the Hugging Face fingerprint sees them), running a recipe
+over coherent narratives with every source accounted for, deterministic orders, and the statistics for the cards.
+Each corpus declares its own options beside its `parse`."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
+import typing
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from pathlib import Path
-from typing import Optional
 
 import numpy as np
 
-from .. import settings
-from ..atomic import write_text
-from ..generators.bertscore import BASELINE_FILE, compute_baseline, load_baseline
 from ..errors import CohbenchError
 from ..generators import recipes
 
@@ -35,7 +31,8 @@ def _block(params: dict, section: str) -> dict:
 
 @dataclasses.dataclass(frozen=True)
 class Options:
-    """Options shared by every incoherence config: the seed, and DSD's confounder search (Cai et al. §3)."""
+    """Options shared by every incoherence config: the seed, and DSD's confounder search (Cai et al. §3).
+    A corpus subclasses it with its own fields and the `SECTION` of params.yaml's `incoherence:` block."""
 
     seed: int
     tau: float  # rescaled BERTScore F1 below which a confounder is accepted
@@ -46,15 +43,39 @@ class Options:
 
     @classmethod
     def from_params(cls, params: dict) -> "Options":
+        """The options from params.yaml; a field typed with another corpus's options (the narratives a config is
+        made from) is read from that corpus's own section."""
         values = _block(params, cls.SECTION)
+        types = typing.get_type_hints(cls)
+        nested = {name for name, kind in types.items() if isinstance(kind, type) and issubclass(kind, Options)}
         fields = [f.name for f in dataclasses.fields(cls)]
-        missing = [name for name in fields if name not in values]
+        missing = [name for name in fields if name not in values and name not in nested]
         if missing:
             raise CohbenchError(f"params.yaml's `{PARAMS_KEY}.{cls.SECTION}` lacks {', '.join(missing)}; restore it from the repository")
-        return cls(**{name: _frozen(values[name]) for name in fields})
+        return cls(**{name: types[name].from_params(params) if name in nested else _frozen(values[name]) for name in fields})
 
     def as_dict(self) -> dict:
         return {f.name: _thawed(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    def recipe_params(self, recipe: str, **given) -> dict:
+        """The parameters `recipe` reads, taken from these options (and `given`, e.g. `instances`)."""
+        values = {**{f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, **given}
+        return {name: values[name] for name in ("seed", *recipes.get_recipe(recipe).options) if name in values}
+
+    def recorded(self, recipe: str) -> dict:
+        """What a card records of these options for a config made with `recipe`: every option, less the shared
+        confounder-search ones that the recipe does not read (tau means nothing to MSD); of another corpus's options
+        (the narratives the config is made from), the corpus's own."""
+        reads = {"seed", *recipes.get_recipe(recipe).options}
+        shared = {f.name for f in dataclasses.fields(Options)}
+        out = {}
+        for name in (f.name for f in dataclasses.fields(self)):
+            value = getattr(self, name)
+            if isinstance(value, Options):
+                out[name] = {k: v for k, v in value.as_dict().items() if k not in shared}
+            elif name not in shared or name in reads:
+                out[name] = _thawed(value)
+        return out
 
 
 def _frozen(value):
@@ -62,51 +83,9 @@ def _frozen(value):
 
 
 def _thawed(value):
+    if isinstance(value, Options):
+        return value.as_dict()
     return dict(value) if isinstance(value, tuple) else value
-
-
-@dataclasses.dataclass(frozen=True)
-class TimeTravelOptions(Options):
-    k: int  # sentences altered per 5-sentence story
-    dev_stories: int  # carved from the dev file by sha256 of the story id; the rest is train
-    max_stories_per_split: Optional[int]
-
-    SECTION = "timetravel"
-
-
-@dataclasses.dataclass(frozen=True)
-class FairytaleOptions(Options):
-    window: int  # consecutive sentences per record
-    k: int  # sentences altered per window
-    max_stories_per_split: Optional[int]
-    max_windows_per_story: Optional[int]
-
-    SECTION = "fairytale"
-
-
-@dataclasses.dataclass(frozen=True)
-class RocStoriesOptions(Options):
-    k: int  # sentences altered per 5-sentence story
-    msd_instances: int  # records per story for MSD, each removing a different sentence
-    dsd_instances: int  # records per story for DSD, each replacing a different sentence
-
-    SECTION = "rocstories"
-
-
-@dataclasses.dataclass(frozen=True)
-class SyntheticOptions(Options):
-    max_narratives_per_split: tuple  # ((split, limit), ...) per source corpus
-    timetravel: TimeTravelOptions
-    fairytale: FairytaleOptions
-
-    SECTION = "synthetic_coherence"
-
-    @classmethod
-    def from_params(cls, params: dict) -> "SyntheticOptions":
-        values = _block(params, cls.SECTION)
-        return cls(seed=values["seed"], tau=values["tau"], retriever=values["retriever"], top_k=values["top_k"],
-                   max_narratives_per_split=_frozen(values["max_narratives_per_split"]),
-                   timetravel=TimeTravelOptions.from_params(params), fairytale=FairytaleOptions.from_params(params))
 
 
 def stable_order(keys: Iterable[str], salt: str) -> list[str]:
@@ -121,40 +100,21 @@ def by_split(records: Sequence[dict]) -> dict[str, list[dict]]:
     return dict(sorted(groups.items()))
 
 
-def _made(recipe: str, coherent: Sequence[dict], config: str, params: dict, dropped: Counter) -> list[dict]:
-    """Run a recipe over `coherent`; the sources it made nothing from are counted in `dropped` by the recipe's
-    reason (too short for it, or its own: no confounder below tau, ...)."""
+def made(recipe: str, coherent: Sequence[dict], config: str, params: dict, dropped: Counter) -> list[dict]:
+    """Run a recipe over `coherent`, making up to `params["instances"]` (default 1) records per source, each
+    altering different positions, for `config`. Every instance not made is counted in `dropped`: a source made
+    nothing from, once per instance, by the recipe's reason (too short for it, no confounder below tau, ...); a
+    source made fewer from (a position without an admissible confounder), the missing ones by the recipe's own."""
+    count = params.get("instances", 1)
     outputs, reasons = recipes.run(recipe, coherent, params)
-    dropped.update(reasons)
-    out = [record for made in outputs for record in made]
-    for record in out:
-        record["config"] = config
-    return out
-
-
-def instances(recipe: str, coherent: Sequence[dict], config: str, params: dict, count: int, dropped: Counter) -> list[dict]:
-    """Run a recipe making up to `count` records per source (each altering different positions); every instance
-    not made is counted: a source made nothing from, `count` times by the recipe's reason, a source made fewer
-    from (a position without an admissible confounder), the missing ones by the recipe's own reason."""
-    outputs, reasons = recipes.run(recipe, coherent, params | {"instances": count})
     dropped.update({reason: n * count for reason, n in reasons.items()})
-    partial = sum(count - len(made) for made in outputs if made)
+    partial = sum(count - len(out) for out in outputs if out)
     if partial:
         dropped[recipes.get_recipe(recipe).not_applicable] += partial
-    out = [record for made in outputs for record in made]
-    for record in out:
+    records = [record for out in outputs for record in out]
+    for record in records:
         record["config"] = config
-    return out
-
-
-def msd(coherent: Sequence[dict], config: str, seed: int, k: int, dropped: Counter) -> list[dict]:
-    return _made("msd", coherent, config, {"seed": seed, "k": k}, dropped)
-
-
-def dsd(coherent: Sequence[dict], config: str, opts: Options, dropped: Counter, k: int) -> list[dict]:
-    """The dsd recipe: each split draws only on its own sentence pool."""
-    params = {"seed": opts.seed, "tau": opts.tau, "top_k": opts.top_k, "retriever": opts.retriever, "k": k}
-    return _made("dsd", coherent, config, params, dropped)
+    return records
 
 
 def _quantiles(values: Sequence[float]) -> dict:
@@ -187,26 +147,3 @@ def notes(records: Sequence[dict], gap_task: bool) -> dict:
         result["accepted_confounder_similarity"] = _quantiles(similarities)
         result["accepted_confounder_bm25_rank"] = {**_quantiles(ranks), "rank_1_share": round(ranks.count(1) / len(ranks), 4)}
     return result
-
-
-def calibration_sentences(params: dict | None = None) -> dict[str, list[str]]:
-    """The sentences the rescaling baseline is drawn from, by source: the TimeTravel train split (coherent
-    stories, before any corruption) under params.yaml's TimeTravel options."""
-    from ..fetch import fetch
-    from . import timetravel
-
-    opts = TimeTravelOptions.from_params(settings.params() if params is None else params)
-    records, _, _ = timetravel.coherent_records(fetch(timetravel.CORPUS), "calibration", opts)
-    return {"timetravel/train": [s for r in records if r["split"] == "train" for s in r["sentences"]]}
-
-
-def calibrate(pairs: int = 5000, seed: int = 13, target: Path = BASELINE_FILE, params: dict | None = None) -> dict:
-    """Remake the BERTScore rescaling baseline (`bertscore_baseline.json`, which tau applies to) from random pairs
-    of `calibration_sentences`, as bert-score's authors did for their encoders with Common Crawl; `cohbench
-    calibrate` runs it (measured: reproduces the shipped file)."""
-    sources = calibration_sentences(params)
-    baseline = compute_baseline([s for group in sources.values() for s in group], pairs=pairs, seed=seed)
-    baseline["sentences_from"] = {name: len(group) for name, group in sources.items()}
-    write_text(target, json.dumps(baseline, indent=2, sort_keys=True) + "\n")
-    load_baseline.cache_clear()
-    return baseline

@@ -17,6 +17,7 @@ instance without an admissible confounder, is counted per instance.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections import Counter
 from collections.abc import Mapping
@@ -26,15 +27,25 @@ from ..errors import ParseError
 from ..registry import ConfigSpec, Corpus, Parsed, register
 from ..schema import OK, empty_record
 from ..text import normalise, split_sentences
-from . import incoherence as inc
+from . import held_out, incoherence as inc
 from . import json_lines, pinned, storycloze, timetravel
-from .incoherence import RocStoriesOptions
 
 (SAMPLE,) = pinned("rocstories").values()
 
 CITATION = storycloze.CITATION
 
 SENTENCES = 5
+# The corpora ROCStories shares stories with (TimeTravel and the Story Cloze Test were written from it).
+SHARES_STORIES_WITH = (timetravel.CORPUS, storycloze.CORPUS)
+
+
+@dataclasses.dataclass(frozen=True)
+class RocStoriesOptions(inc.Options):
+    k: int  # sentences altered per 5-sentence story
+    msd_instances: int  # records per story for MSD, each removing a different sentence
+    dsd_instances: int  # records per story for DSD, each replacing a different sentence
+
+    SECTION = "rocstories"
 
 
 def normalised(sentences) -> str:
@@ -55,31 +66,20 @@ def _stories(path: Path) -> list[str]:
     return stories
 
 
-def evaluation_stories(paths: Mapping[str, Path]) -> set[str]:
-    """Normalised texts of every TimeTravel story and every Story Cloze story with either ending."""
-    stories, _, _ = timetravel.load_stories(paths)
-    texts = {normalised(s["sentences"]) for s in stories}
-    for name in ("storycloze_val", "storycloze_test"):
-        for row in storycloze._rows(Path(paths[name])):
-            context = [row[f"InputSentence{i}"] for i in range(1, 5)]
-            texts |= {normalised([*context, row[f"RandomFifthSentenceQuiz{q}"]]) for q in (1, 2)}
-    return texts
-
-
 def coherent_records(paths: Mapping[str, Path], config: str) -> tuple[list[dict], int, Counter]:
     """One coherent train record per usable story; upstream story count; drops per story."""
     texts = _stories(Path(paths["rocstories_sample"]))
     ids = [story_id(t) for t in texts]
     if len(set(ids)) != len(ids):
         raise ParseError("the ROCStories sample repeats a story; the pinned file does not, so fetch it again")
-    held_out = evaluation_stories(paths)
+    held_out_stories = set().union(*held_out(SHARES_STORIES_WITH, lambda corpus: paths).values())
     dropped, records = Counter(), []
     for sid, sentences in zip(ids, split_sentences(texts)):
         sentences = [s.strip() for s in sentences]
         if len(sentences) != SENTENCES:
             dropped["not_five_sentences"] += 1
             continue
-        if normalised(sentences) in held_out:
+        if normalised(sentences) in held_out_stories:
             dropped["story_in_timetravel_or_story_cloze"] += 1
             continue
         record = empty_record()
@@ -93,23 +93,20 @@ def coherent_records(paths: Mapping[str, Path], config: str) -> tuple[list[dict]
     return records, len(texts), dropped
 
 
+RECIPES = {"rocstories_msd": "msd", "rocstories_dsd": "dsd"}
+
+
 def parse(paths: Mapping[str, Path], config: str, opts: RocStoriesOptions) -> Parsed:
     coherent, stories, dropped = coherent_records(paths, config)
-    msd = config == "rocstories_msd"
-    count = opts.msd_instances if msd else opts.dsd_instances
+    recipe = RECIPES[config]
+    count = getattr(opts, f"{recipe}_instances")
     dropped = Counter({reason: n * count for reason, n in dropped.items()})
-    if msd:
-        records = inc.instances("msd", coherent, config, {"seed": opts.seed, "k": opts.k}, count, dropped)
-    else:
-        params = {"seed": opts.seed, "tau": opts.tau, "top_k": opts.top_k, "retriever": opts.retriever, "k": opts.k}
-        records = inc.instances("dsd", coherent, config, params, count, dropped)
-    parameters = opts.as_dict()
-    used = ("seed", "k", "msd_instances") if msd else ("seed", "k", "tau", "retriever", "top_k", "dsd_instances")
+    records = inc.made(recipe, coherent, config, opts.recipe_params(recipe, instances=count), dropped)
     notes = {
         "stories": stories,
         "stories_used": len(coherent),
-        **inc.notes(records, gap_task=msd),
-        "parameters": {k: parameters[k] for k in used},
+        **inc.notes(records, gap_task=recipe == "msd"),
+        "parameters": opts.recorded(recipe),
     }
     return Parsed(records=records, upstream_records=stories * count, dropped=dict(+dropped), notes=notes)
 

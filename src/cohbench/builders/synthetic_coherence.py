@@ -16,6 +16,7 @@ Splits follow the narratives' splits (TimeTravel train/dev/test; FairytaleQA tra
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,9 +26,19 @@ from ..registry import ConfigSpec, Corpus, Parsed, register
 from ..schema import ERROR_TYPES
 from . import fairytaleqa, timetravel
 from . import incoherence as inc
-from .incoherence import SyntheticOptions
+from .fairytaleqa import FairytaleOptions
+from .timetravel import TimeTravelOptions
 
 RECIPES = recipes.SYNTHETIC_GENERATORS
+
+
+@dataclasses.dataclass(frozen=True)
+class SyntheticOptions(inc.Options):
+    max_narratives_per_split: tuple  # ((split, limit), ...) per source corpus
+    timetravel: TimeTravelOptions  # how the source narratives are cut and split
+    fairytale: FairytaleOptions
+
+    SECTION = "synthetic_coherence"
 
 
 def _narratives(paths: Mapping[str, Path], opts: SyntheticOptions) -> tuple[dict[str, list[dict]], Counter]:
@@ -53,7 +64,7 @@ def parse(paths: Mapping[str, Path], config: str, opts: SyntheticOptions) -> Par
     narratives, beyond = _narratives(paths, opts)
     records, made, dropped = [], Counter(), Counter()
     for corpus, sources in narratives.items():
-        outputs, _ = recipes.run("synthetic", sources, {"seed": opts.seed, "tau": opts.tau, "top_k": opts.top_k, "retriever": opts.retriever})
+        outputs, _ = recipes.run("synthetic", sources, opts.recipe_params("synthetic"))
         # Examples generator by generator, each in narrative order (the recipe gives them narrative by narrative).
         pairs = sorted(((RECIPES.index(out[i]["corruption"]["generator"]), n, out[i : i + 2])
                         for n, out in enumerate(outputs) for i in range(0, len(out), 2)), key=lambda p: p[:2])
@@ -74,7 +85,7 @@ def parse(paths: Mapping[str, Path], config: str, opts: SyntheticOptions) -> Par
             for split in ("train", "validation", "test")
         },
         "targeted_types": dict(sorted(Counter(ERROR_TYPES[s["type"]] for r in records for s in r["spans"]).items())),
-        "parameters": {k: opts.as_dict()[k] for k in ("seed", "tau", "retriever", "top_k", "max_narratives_per_split")},
+        "parameters": opts.recorded("synthetic"),
     }
     return Parsed(records=records, upstream_records=2 * len(RECIPES) * available, dropped=+dropped, notes=notes)
 

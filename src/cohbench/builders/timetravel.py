@@ -12,17 +12,18 @@ Upstream quirks handled here and nowhere else:
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Optional
 
 from ..errors import ParseError
 from ..registry import ConfigSpec, Corpus, Parsed, register
 from ..schema import OK, empty_record
+from ..text import split_sentences
 from . import incoherence as inc
 from . import json_lines, pinned
-from .incoherence import TimeTravelOptions
-from ..text import split_sentences
 
 TEST, DEV = pinned("timetravel").values()
 
@@ -38,6 +39,15 @@ CITATION = """@inproceedings{qin-etal-2019-counterfactual,
   booktitle = {arXiv:2012.11157},
   year = {2022}
 }"""
+
+
+@dataclasses.dataclass(frozen=True)
+class TimeTravelOptions(inc.Options):
+    k: int  # sentences altered per 5-sentence story
+    dev_stories: int  # carved from the dev file by sha256 of the story id; the rest is train
+    max_stories_per_split: Optional[int]
+
+    SECTION = "timetravel"
 
 
 def _lines(path: Path):
@@ -95,28 +105,23 @@ def coherent_records(paths: Mapping[str, Path], config: str, opts: TimeTravelOpt
     return records, upstream, +dropped
 
 
-def test_texts(paths: Mapping[str, Path]) -> list[str]:
-    """The test file's original stories (the test split), each as one text."""
-    return [" ".join([item["premise"], item["initial"], *item["original_ending"]])
-            for item in _lines(Path(paths["timetravel_test"]))]
+def held_out_texts(paths: Mapping[str, Path]) -> list[str]:
+    """Every story of both files, each as one text: validation is carved from the dev file by a parameter
+    (`dev_stories`), so any dev-file story may be an evaluation story, and the test file is the test split."""
+    stories, _, _ = load_stories(paths)
+    return [" ".join(story["sentences"]) for story in stories]
 
 
-PARAMETERS = {
-    "timetravel_msd": ("seed", "k", "dev_stories", "max_stories_per_split"),
-    "timetravel_dsd": ("seed", "k", "tau", "retriever", "top_k", "dev_stories", "max_stories_per_split"),
-}
+RECIPES = {"timetravel_msd": "msd", "timetravel_dsd": "dsd"}
 
 
 def parse(paths: Mapping[str, Path], config: str, opts: TimeTravelOptions) -> Parsed:
     coherent, upstream, dropped = coherent_records(paths, config, opts)
-    if config == "timetravel_msd":
-        records = inc.msd(coherent, config, opts.seed, opts.k, dropped)
-    else:
-        records = inc.dsd(coherent, config, opts, dropped, k=opts.k)
-    parameters = opts.as_dict()
+    recipe = RECIPES[config]
+    records = inc.made(recipe, coherent, config, opts.recipe_params(recipe), dropped)
     notes = {
-        **inc.notes(records, gap_task=config == "timetravel_msd"),
-        "parameters": {k: parameters[k] for k in sorted(parameters) if k in PARAMETERS[config]},
+        **inc.notes(records, gap_task=recipe == "msd"),
+        "parameters": opts.recorded(recipe),
         "upstream_splits": {"train": "dev file, all but validation", "validation": f"dev file, {opts.dev_stories} stories", "test": "test file"},
     }
     return Parsed(records=records, upstream_records=upstream, dropped=dict(dropped), notes=notes)
@@ -141,6 +146,6 @@ CORPUS = register(
                        "by a confounder from another story of the same split; sentence_labels mark it."),
         ),
         parse=parse,
-        test_texts=test_texts,
+        held_out_texts=held_out_texts,
     )
 )

@@ -1,5 +1,6 @@
 """`cohbench corrupt`: synthetic training data from any narrative corpus (see `run`)."""
 
-from .run import CorruptError, Options, corrupt
+from ..errors import CorruptError
+from .run import Options, corrupt
 
 __all__ = ["CorruptError", "Options", "corrupt"]

@@ -19,7 +19,7 @@ import os
 import pickle
 
 from ..generators import recipes
-from .run import CorruptError
+from ..errors import CorruptError
 
 
 class RayShard:

@@ -12,7 +12,7 @@ OUT is laid out like a release, so `cohbench sql --release OUT ...` queries it w
 `load_dataset("parquet", data_files=...)` loads it. The output depends only on the input and the parameters,
 never on the engine, the number of workers or the partition size.
 
-Accounting: every input story is used or dropped with a reason (empty_text, in_cohbench_test_split,
+Accounting: every input story is used or dropped with a reason (empty_text, in_cohbench_evaluation_split,
 fewer_sentences_than_a_window); every source record (a story, or a window of N sentences) is used or dropped
 (too_short_for_recipe, or the recipe's own reason such as no_confounder_below_tau).
 """
@@ -27,20 +27,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import __version__
+from .._version import __version__
 from ..atomic import atomic_dir, atomic_path, write_text
 from ..generators import recipes
-from ..errors import CohbenchError
+from ..errors import CorruptError
 from ..schema import OK, SPLITS, empty_record
 from . import inputs
-from .leakage import normalise, test_split_texts
+from ..text import normalise
+from .leakage import held_out_texts
 
 PARTIAL = ".partial"
 ROW_GROUP = 10_000  # rows per Parquet row group, fixed so that files do not depend on the partitioning
-
-
-class CorruptError(CohbenchError):
-    """`cohbench corrupt` was given options or an output folder it cannot honour."""
 
 
 @dataclass
@@ -106,7 +103,7 @@ def _check_out(out: Path, resume: bool) -> dict | None:
 
 def source_records(stories, options: Options, config: str, dropped: Counter, notes: dict, progress: bool,
                    split=None) -> list[dict]:
-    """Coherent records of the usable stories; stories dropped by reason (empty, in a test split, too short).
+    """Coherent records of the usable stories; stories dropped by reason (empty, held out by a cohbench corpus, too short).
     `split` splits texts into sentences (an engine's; default `cohbench.text.split_sentences` in this process)."""
     from ..text import split_sentences
 
@@ -116,7 +113,7 @@ def source_records(stories, options: Options, config: str, dropped: Counter, not
             print(f"splitting {len(to_split)} texts into sentences", file=sys.stderr)
         for story, sentences in zip(to_split, (split or split_sentences)([s.text for s in to_split])):
             story.sentences = sentences
-    tests = test_split_texts(progress=progress) if options.drop_test_overlap else {}
+    held = held_out_texts(progress=progress) if options.drop_test_overlap else {}
     overlap = Counter()
     records, n = [], options.sentences_per_record
     for story in stories:
@@ -125,9 +122,9 @@ def source_records(stories, options: Options, config: str, dropped: Counter, not
             dropped["empty_text"] += 1
             continue
         text = normalise(" ".join(sentences))
-        hits = [corpus for corpus, texts in tests.items() if text in texts]
+        hits = [corpus for corpus, texts in held.items() if text in texts]
         if hits:
-            dropped["in_cohbench_test_split"] += 1
+            dropped["in_cohbench_evaluation_split"] += 1
             overlap.update(hits)
             continue
         if n and len(sentences) < n:
@@ -143,8 +140,8 @@ def source_records(stories, options: Options, config: str, dropped: Counter, not
                           split=split, doc_id=story.id, sentences=window, sentence_labels=[OK] * len(window))
             records.append(record)
     if options.drop_test_overlap:
-        notes["test_split_stories_checked"] = {corpus: len(texts) for corpus, texts in tests.items()}
-        notes["dropped_as_in_test_split_by_corpus"] = dict(sorted(overlap.items()))
+        notes["held_out_stories_checked"] = {corpus: len(texts) for corpus, texts in held.items()}
+        notes["dropped_as_held_out_by_corpus"] = dict(sorted(overlap.items()))
     return records
 
 

@@ -1,0 +1,32 @@
+"""The BERTScore rescaling baseline that `incoherence.tau` applies to, remade from the release's own sentences
+(`cohbench calibrate`): random pairs of TimeTravel train sentences (coherent stories, before any corruption, under
+params.yaml's TimeTravel options), as bert-score's authors drew theirs from Common Crawl for their encoders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from . import settings
+from .atomic import write_text
+from .builders import timetravel
+from .fetch import fetch
+from .generators.bertscore import BASELINE_FILE, compute_baseline, load_baseline
+
+
+def calibration_sentences(params: dict | None = None) -> dict[str, list[str]]:
+    """The sentences the rescaling baseline is drawn from, by source."""
+    opts = timetravel.TimeTravelOptions.from_params(settings.params() if params is None else params)
+    records, _, _ = timetravel.coherent_records(fetch(timetravel.CORPUS), "calibration", opts)
+    return {"timetravel/train": [s for r in records if r["split"] == "train" for s in r["sentences"]]}
+
+
+def calibrate(pairs: int = 5000, seed: int = 13, target: Path = BASELINE_FILE, params: dict | None = None) -> dict:
+    """Remake `bertscore_baseline.json` from `pairs` random pairs of `calibration_sentences` (measured: reproduces
+    the shipped file)."""
+    sources = calibration_sentences(params)
+    baseline = compute_baseline([s for group in sources.values() for s in group], pairs=pairs, seed=seed)
+    baseline["sentences_from"] = {name: len(group) for name, group in sources.items()}
+    write_text(target, json.dumps(baseline, indent=2, sort_keys=True) + "\n")
+    load_baseline.cache_clear()
+    return baseline
