@@ -13,7 +13,7 @@ from torch import nn
 from tqdm import tqdm
 
 from ..protocols import metrics
-from . import labelled_units, mean_auc
+from .data import labelled_units, mean_auc
 from .embeddings import DIMENSIONS, EmbeddingCache, device, sentence_key
 from .model import SentenceLevelDetector
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from .. import settings
 from ..atomic import write_text
 from ..release import built_configs
-from . import BaselineError, baseline_params
+from .data import BaselineError, baseline_params
 
 
 def _lookup(result: dict, path: str):

@@ -219,7 +219,7 @@ def config_predictions(config: str, name: str, release=None) -> list[dict]:
     """`predictions` for a built config of the release, its protocol and task looked up."""
     from ..registry import spec
     from ..release import read_config
-    from . import TASKS
+    from .data import TASKS
 
     scorer(name)  # an unknown name is refused before the release is read
     declared = spec(config)

@@ -21,7 +21,7 @@ import numpy as np
 from .. import settings
 from ..atomic import atomic_path, write_text
 from ..protocols import metrics
-from . import BaselineError, Example, baseline_params, examples_of, labelled_units, release_data, release_vectors, training_sets
+from .data import BaselineError, Example, baseline_params, examples_of, labelled_units, release_data, release_vectors, training_sets
 
 
 

@@ -30,7 +30,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from . import BaselineError, Example, mean_auc
+from .data import BaselineError, Example, mean_auc
 from .embeddings import device
 
 PARAMS = (

@@ -1,0 +1,137 @@
+"""What the baseline learns from and is scored on: a release's records as examples of the detector's two tasks
+(a label per sentence, or per gap between sentences), its parameters, and the flattening of unit predictions
+that model selection, thresholds and the studies share."""
+
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .. import settings
+from ..errors import CohbenchError
+from ..release import built_configs
+from ..schema import DEV_SPLITS, TRAIN_SPLITS
+
+TASKS = ("sentences", "gaps")  # the registry tasks the detector has a head for
+
+
+class BaselineError(CohbenchError):
+    """The baseline cannot be trained or gated on this release."""
+
+
+@dataclass
+class Example:
+    config: str
+    id: str
+    split: str
+    task: str  # "sentences" or "gaps"
+    sentences: list[str]
+    sentence_labels: list[int]
+    gap_labels: list[int]
+
+    @property
+    def gold(self) -> list[int]:
+        """The labels of the units the example is scored on: its sentences' or its gaps'."""
+        return self.sentence_labels if self.task == "sentences" else self.gap_labels
+
+
+def labelled_units(examples, predicted) -> dict[tuple[str, str], tuple[list, list]]:
+    """(config, task) -> (gold, scores) over the labelled units (label >= 0) of `examples`, given each one's unit
+    scores: the one flattening of predictions for model selection, thresholds and the studies."""
+    grouped: dict[tuple[str, str], tuple[list, list]] = {}
+    for e, scores in zip(examples, predicted):
+        gold, kept = grouped.setdefault((e.config, e.task), ([], []))
+        for label, score in zip(e.gold, scores):
+            if label >= 0:
+                gold.append(label)
+                kept.append(score)
+    return grouped
+
+
+def mean_auc(examples, predicted) -> tuple[float, dict]:
+    """Mean over configs of the ROC AUC of their labelled units, and the AUC per config (the epoch selection)."""
+    from ..protocols import metrics
+
+    per_config = {config: metrics.roc_auc(gold, scores) for (config, _), (gold, scores) in labelled_units(examples, predicted).items()}
+    defined = [v for v in per_config.values() if v is not None]
+    return (float(np.mean(defined)) if defined else float("nan")), per_config
+
+
+def baseline_params() -> dict:
+    params = settings.params().get("baseline")
+    if not params:
+        raise BaselineError("params.yaml has no `baseline:` settings")
+    return params
+
+
+def examples_of(config: str, rows: list[dict], task: str) -> list[Example]:
+    """The records that have units of `task` to score (a gap needs two sentences), whatever their length:
+    long texts are windowed by the model, never cut."""
+    out = []
+    for r in rows:
+        sentences = r["sentences"]
+        n = len(sentences)
+        labels = r["sentence_labels"] if task == "sentences" else r["gap_labels"]
+        if not labels or n < (1 if task == "sentences" else 2):
+            continue
+        sentence_labels = list(labels) if task == "sentences" else [-1] * n
+        gap_labels = list(labels) if task == "gaps" else [-1] * (n - 1)
+        out.append(Example(config, r["id"], r["split"], task, sentences, sentence_labels, gap_labels))
+    return out
+
+
+def _sample(examples: list[Example], limit: int | None, rng: np.random.Generator) -> list[Example]:
+    if not limit or len(examples) <= limit:
+        return examples
+    keep = sorted(rng.choice(len(examples), size=limit, replace=False))
+    return [examples[i] for i in keep]
+
+
+def dev_split(splits) -> str | None:
+    return next((s for s in DEV_SPLITS if s in splits), None)
+
+
+def train_split(splits) -> str | None:
+    return next((s for s in TRAIN_SPLITS if s in splits), None)
+
+
+def release_data(release: Path) -> tuple[dict, dict[str, str], dict[str, str]]:
+    """Every built config's records by split (read once), its protocol, and its task where the detector has a
+    head for it (sentences or gaps), all as the registry declares them."""
+    from ..registry import spec
+    from ..release import read_config
+
+    built = built_configs(release)
+    data = {name: read_config(release, name, stats).splits for name, stats in built.items()}
+    protocols = {name: spec(name).protocol for name in data}
+    tasks = {name: spec(name).task for name in sorted(data) if spec(name).task in TASKS}
+    return data, protocols, tasks
+
+
+def release_vectors(data: dict, tasks: dict[str, str], p: dict, progress: bool) -> dict:
+    """Sentence vectors of every sentence of every config the detector has a head for, all splits, in one call:
+    the same set for `train` and every study of the same release, so they share one cached encoding."""
+    from . import fit
+
+    groups = [examples_of(config, rows, task) for config, task in tasks.items() for rows in data[config].values()]
+    return fit.embed(groups, settings.project_root() / p["embedding_cache"], progress)
+
+
+def training_sets(data: dict, tasks: dict[str, str], configs: list[str], p: dict) -> tuple[list[Example], list[Example]]:
+    """Train examples (at most `max_train_records` per config, sampled with the seed) and dev examples."""
+    rng = np.random.default_rng(p["seed"])
+    train_set, dev_set = [], []
+    for config in configs:
+        splits = data[config]
+        train = train_split(splits)
+        if train is None:
+            raise BaselineError(f"{config} has no train split to train the baseline on")
+        train_set += _sample(examples_of(config, splits[train], tasks[config]), p.get("max_train_records"), rng)
+        if dev := dev_split(splits):
+            dev_set += examples_of(config, splits[dev], tasks[config])
+    if not train_set:
+        raise BaselineError(f"the train splits of {', '.join(configs)} hold no labelled record to train on")
+    return train_set, dev_set

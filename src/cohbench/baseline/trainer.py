@@ -1,0 +1,156 @@
+"""`cohbench train`: the baseline trained on a release, selected on validation, scored beside the reference scorers
+with each config's protocol, and written to `<release>/baseline/` (metrics.json, metrics.md for the card,
+predictions/<config>.jsonl)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from .. import settings
+from ..atomic import write_text
+from ..schema import TRAIN_SPLITS
+from .data import BaselineError, baseline_params, dev_split, examples_of, release_data, release_vectors, training_sets
+
+
+def train(*, release: Path | None = None, params: dict | None = None, progress: bool = True) -> dict:
+    """Train, select on dev, score every applicable config beside the reference scorers; returns (and writes)
+    the metrics. Timings go to the project's `.cache/timings/`, never into the release."""
+    from ..protocols import PRECEDING_CONTEXT, evaluate
+    from . import fit, reference
+
+    release = release or settings.release_dir()
+    p = params or baseline_params()
+    data, protocols, tasks = release_data(release)
+    unknown = [c for c in p["train_configs"] if c in data and c not in tasks]
+    if unknown:
+        raise BaselineError(
+            f"{', '.join(unknown)} has no sentence or gap labels to train on; configs the baseline can train on: "
+            f"{', '.join(tasks)}"
+        )
+    train_configs = [c for c in p["train_configs"] if c in data]
+    if not train_configs:
+        raise BaselineError(
+            f"none of the training configs ({', '.join(p['train_configs'])}) is built in {release}; build them first"
+        )
+    train_set, dev_set = training_sets(data, tasks, train_configs, p)
+    # configs that are only trained on (no split but train) have nothing to score
+    scored = {c: task for c, task in tasks.items() if set(data[c]) - set(TRAIN_SPLITS)}
+    scored_examples = {
+        c: examples_of(c, [r for s, rows in data[c].items() if s not in TRAIN_SPLITS for r in rows], task)
+        for c, task in scored.items()
+    }
+    timings = {}
+    started = time.perf_counter()
+    vectors = release_vectors(data, tasks, p, progress)
+    timings["embedding"] = time.perf_counter() - started
+    started = time.perf_counter()
+    references = {
+        config: {
+            name: evaluate(config, reference.predictions(name, data[config], protocols[config], task, vectors),
+                           splits=data[config], release=release)
+            for name in reference.scorers_for(task)
+            if reference.applicable(name, data[config])
+        }
+        for config, task in scored.items()
+    }
+    timings["reference_scorers"] = time.perf_counter() - started
+    started = time.perf_counter()
+    model, selection = fit.fit(train_set, dev_set, vectors, p, progress)
+    timings["training"] = time.perf_counter() - started
+    # test-only configs (no dev split to tune on) take each head's threshold from the training configs' dev splits
+    head_thresholds = fit.dev_thresholds(model, dev_set, vectors, p["max_sentences"])
+    out_dir = release / "baseline"
+    scores = {}
+    for config, task in scored.items():
+        examples = scored_examples[config]
+        # SNaC judges each sentence given the preceding summary only; the other protocols see the whole text
+        predicted = (fit.predict_prefixes if protocols[config] in PRECEDING_CONTEXT else fit.predict)(model, examples, vectors, p["max_sentences"])
+        predictions = [{"id": e.id, "score": [round(float(v), 6) for v in s]} for e, s in zip(examples, predicted)]
+        write_text(out_dir / "predictions" / f"{config}.jsonl", "".join(json.dumps(x) + "\n" for x in predictions))
+        threshold = None if dev_split(data[config]) else head_thresholds[task]
+        scores[config] = evaluate(config, predictions, threshold=threshold, splits=data[config], release=release)
+        if threshold is not None:
+            scores[config]["decision"].update(
+                tuned_on=f"dev splits of {', '.join(sorted({e.config for e in dev_set if e.task == task}))}",
+                criterion="maximum F1 of the error class",
+            )
+    metrics = {
+        "model": "sentence-level Transformer over all-MiniLM-L6-v2 sentence embeddings (Cai et al. 2021, §4.2)",
+        "device": fit.device_name(),
+        "settings": {k: v for k, v in p.items() if k not in ("floors", "margin_over_references", "published", "studies", "token_level")},
+        "trained_on": {c: sum(1 for e in train_set if e.config == c) for c in train_configs},
+        "selection": selection,
+        "scores": scores,
+        "references": references,
+        "published": {c: v for c, v in (p.get("published") or {}).items() if c in scores},
+    }
+    write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    write_text(out_dir / "metrics.md", metrics_markdown(metrics))
+    timings_path = settings.project_root() / ".cache" / "timings" / "train.json"
+    write_text(timings_path, json.dumps({k: round(v, 1) for k, v in timings.items()} | {"device": fit.device_name()}, indent=2) + "\n")
+    if progress:
+        print(f"baseline trained in {timings['training']:.0f} s on {fit.device_name()} (embedding {timings['embedding']:.0f} s, "
+              f"reference scorers {timings['reference_scorers']:.0f} s; {timings_path}); metrics in {out_dir / 'metrics.json'}",
+              file=sys.stderr)
+    return metrics
+
+
+def _pct(value) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def _headline(result: dict) -> dict:
+    """The test-split (else last split) binary metrics of a result, whatever its protocol."""
+    splits = result["splits"]
+    block = splits.get("test") or list(splits.values())[-1]
+    return block.get("sentence", block)
+
+
+def _f1(m: dict) -> str:
+    if m.get("f1") is None:
+        return "-"
+    if m.get("degenerate"):
+        return f"{_pct(m['f1'])} (flags {_pct(m['predicted_error_rate'])}%)"
+    return _pct(m["f1"])
+
+
+def _best_reference(references: dict) -> tuple[str, dict] | None:
+    scored = {name: _headline(r) for name, r in references.items() if _headline(r).get("auc") is not None}
+    if not scored:
+        return None
+    name = max(scored, key=lambda n: scored[n]["auc"])
+    return name, scored[name]
+
+
+def metrics_markdown(metrics: dict) -> str:
+    """The card's baseline section: per config, the trained model beside the best untrained reference scorer on
+    the same split (every scorer's result is in metrics.json and `cohbench evaluate --scorer`)."""
+    selection = metrics["selection"]
+    lines = [
+        "## Baseline (machine-written)",
+        "",
+        f"{metrics['model']}; trained on {', '.join(f'{c} train ({n})' for c, n in metrics['trained_on'].items())}; "
+        f"epoch {selection['epoch']} selected by mean validation AUC {_pct(selection['dev_auc'])} (seed "
+        f"{metrics['settings']['seed']}, {metrics['device']}). Test split (else the only scored split), error class, "
+        "percent. *Best untrained* is the best reference scorer on that split (`cohbench evaluate CONFIG --scorer "
+        "NAME`); a trained number means something only beside it. F1 at the threshold tuned on validation; "
+        "\"flags\" marks a threshold that calls (nearly) every unit an error.",
+        "",
+        "| config | units | AUC | AP | R@P70 | F1 | best untrained: AUC / AP | AUC gain | published AUC |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for config, result in metrics["scores"].items():
+        m = _headline(result)
+        best = _best_reference(metrics["references"].get(config, {}))
+        rival = f"{best[0]} {_pct(best[1]['auc'])} / {_pct(best[1].get('average_precision'))}" if best else "-"
+        gain = f"{100 * (m['auc'] - best[1]['auc']):+.1f}" if best and m.get("auc") is not None else "-"
+        ref = metrics["published"].get(config)
+        published = f"{_pct(ref['auc'])} ({ref['source']})" if ref else "-"
+        lines.append(
+            f"| `{config}` | {m['units']} | {_pct(m.get('auc'))} | {_pct(m.get('average_precision'))} "
+            f"| {_pct(m.get('recall_at_p70'))} | {_f1(m)} | {rival} | {gain} | {published} |"
+        )
+    return "\n".join(lines) + "\n"
