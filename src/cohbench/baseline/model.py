@@ -1,4 +1,4 @@
-"""The sentence-level incoherence detector of Cai et al. (2021, §4.2, Fig. 2b), over frozen all-MiniLM-L6-v2
+"""The sentence-level incoherence detector of Cai et al. (2020, §4.2, Fig. 2b), over frozen all-MiniLM-L6-v2
 sentence embeddings.
 
 Pre-computed sentence embeddings (h_1..h_N) go through a Transformer that attends over sentences; the output

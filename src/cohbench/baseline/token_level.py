@@ -1,4 +1,4 @@
-"""The token-level incoherence detector of Cai et al. (2021, §4.1, Fig. 2a), over all-MiniLM-L6-v2.
+"""The token-level incoherence detector of Cai et al. (2020, §4.1, Fig. 2a), over all-MiniLM-L6-v2.
 
 A text goes in as `[CLS] x1 [SEP] x2 [SEP] ... xN [SEP]`; the encoder is fine-tuned end to end. Sentence k is
 represented by s_k, the mean of the contextual states of its tokens and its [SEP], where the paper takes the

@@ -1,5 +1,5 @@
 """FairytaleQA story texts (Xu et al., ACL 2022): public-domain fairy tales, as narrative incoherence detection
-data (Cai et al. 2022, §3) in windows of N = 8 consecutive sentences with K = 2 altered (25%):
+data (Cai et al. 2020, §3) in windows of N = 8 consecutive sentences with K = 2 altered (25%):
 `fairytale_msd` (two non-adjacent inner sentences removed) and `fairytale_dsd` (two sentences replaced).
 
 Upstream quirks handled here and nowhere else:
@@ -145,7 +145,7 @@ CORPUS = register(
         version="1.0.0",
         description=(
             "Public-domain fairy tales of FairytaleQA (Xu et al., 2022) cut into 8-sentence windows and turned into "
-            "narrative incoherence detection instances as in Cai et al. (2022): two sentences removed (MSD) or "
+            "narrative incoherence detection instances as in Cai et al. (2020): two sentences removed (MSD) or "
             "replaced by confounders (DSD)."
         ),
         citation=CITATION,

@@ -47,6 +47,10 @@ class RocStoriesOptions(inc.Options):
 
     SECTION = "rocstories"
 
+    def recorded(self, recipe: str) -> dict:
+        """The options, less the instance count of the other recipe (msd_instances means nothing to DSD)."""
+        return {k: v for k, v in super().recorded(recipe).items() if not k.endswith("_instances") or k == f"{recipe}_instances"}
+
 
 def normalised(sentences) -> str:
     return normalise(" ".join(sentences))
@@ -117,18 +121,18 @@ CORPUS = register(
         version="1.0.0",
         description=(
             "A 5,000-story sample of ROCStories (Mostafazadeh et al., 2016) turned into extra training data for "
-            "narrative incoherence detection as in Cai et al. (2022): several instances per story, each with one "
+            "narrative incoherence detection as in Cai et al. (2020): several instances per story, each with one "
             "sentence removed (MSD) or replaced by a confounder (DSD). Train split only."
         ),
         citation=CITATION,
-        licence="research use (ROCStories terms: cite Mostafazadeh et al., 2016); repository Apache-2.0",
+        licence="research only (ROCStories terms: on request from its authors, cite Mostafazadeh et al., 2016); repository Apache-2.0",
         homepage="https://cs.rochester.edu/nlp/rocstories/",
         sources=(SAMPLE, timetravel.TEST, timetravel.DEV, storycloze.VAL, storycloze.TEST),
         configs=(
-            ConfigSpec(options=RocStoriesOptions, name="rocstories_msd", task="gaps", protocol="gaps",
+            ConfigSpec(options=RocStoriesOptions, name="rocstories_msd", task="gaps", protocol="gaps", research_only=True,
                        description="Missing sentence detection training data: 4 of 5 sentences shown, one instance "
                        "per removable sentence; train only."),
-            ConfigSpec(options=RocStoriesOptions, name="rocstories_dsd", task="sentences", protocol="sentences",
+            ConfigSpec(options=RocStoriesOptions, name="rocstories_dsd", task="sentences", protocol="sentences", research_only=True,
                        description="Discordant sentence detection training data: 1 of 5 sentences replaced by a "
                        "confounder from another story, several positions per story; train only."),
         ),

@@ -1,5 +1,5 @@
 """TimeTravel (Qin et al., EMNLP 2019) original 5-sentence stories as narrative incoherence detection data
-(Cai et al. 2022, §3): `timetravel_msd` (one sentence removed) and `timetravel_dsd` (one sentence replaced by a
+(Cai et al. 2020, §3): `timetravel_msd` (one sentence removed) and `timetravel_dsd` (one sentence replaced by a
 BM25-retrieved, BERTScore-filtered confounder). N = 5, K = 1: 20% of each story's sentences altered.
 
 Upstream quirks handled here and nowhere else:
@@ -33,11 +33,11 @@ CITATION = """@inproceedings{qin-etal-2019-counterfactual,
   booktitle = {Proceedings of EMNLP-IJCNLP 2019},
   year = {2019}
 }
-@inproceedings{cai-etal-2022-narrative,
+@article{cai-etal-2020-narrative,
   title = {Narrative Incoherence Detection},
   author = {Cai, Deng and Zhang, Yizhe and Huang, Yichen and Lam, Wai and Dolan, Bill},
-  booktitle = {arXiv:2012.11157},
-  year = {2022}
+  journal = {arXiv preprint arXiv:2012.11157},
+  year = {2020}
 }"""
 
 
@@ -133,7 +133,7 @@ CORPUS = register(
         version="1.0.0",
         description=(
             "Original 5-sentence stories of TimeTravel (Qin et al., 2019) turned into narrative incoherence detection "
-            "instances as in Cai et al. (2022): one sentence removed (MSD) or replaced by a confounder (DSD)."
+            "instances as in Cai et al. (2020): one sentence removed (MSD) or replaced by a confounder (DSD)."
         ),
         citation=CITATION,
         licence="Apache-2.0 (source repositories); story terms not stated upstream (ROCStories-derived)",
