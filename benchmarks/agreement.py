@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from cohbench import settings, sql
 from cohbench.agreement import MIN_CODERS, TOKEN_PATTERN, binary_agreement, release_statistics, snac_token_agreement, with_zeros
-from cohbench.release import built_configs
+from cohbench.release.layout import built_configs
 from cohbench.schema import ERROR_TYPES
 
 

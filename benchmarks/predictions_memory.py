@@ -28,7 +28,7 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 def write_release(root: Path, records: int, sentences: int) -> None:
     import datasets
 
-    from cohbench.release import split_stats
+    from cohbench.release.layout import split_stats
     from cohbench.schema import FEATURES, empty_record
     from cohbench.sources import sha256_of
 

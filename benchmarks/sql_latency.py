@@ -18,7 +18,7 @@ import sys
 import time
 
 from cohbench import settings
-from cohbench.release import built_configs
+from cohbench.release.layout import built_configs
 
 
 def timed(command: list[str]) -> float:

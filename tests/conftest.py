@@ -28,6 +28,7 @@ def workspace(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("COHBENCH_MIRROR", "")
+    monkeypatch.setenv("COHBENCH_VALIDATION_DOCS", str(tmp_path / "validation-docs"))
     return tmp_path
 
 

@@ -1,43 +1,33 @@
-"""Tiny release folders written in the release layout (data/<config>/<split>.parquet + stats/<config>.json with the
-build's own `split_stats`), with records made through the schema, so that the SQL views, agreement, report,
-validation, evaluation and gate run without a real build."""
+"""Tiny release folders written through the release's one writer (`layout.write_config`, as a build writes), with
+records made through the schema, so that the SQL views, agreement, report, validation, evaluation and gate run
+without a real build."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 
 import datasets
 
 from cohbench.builders import snac
-from cohbench.release import split_stats
+from cohbench.release.layout import write_config as write_records
 from cohbench.schema import CATEGORIES, ERROR, ERROR_TYPES, FEATURES, OK, category_of, empty_record
-from cohbench.sources import sha256_of
 
 
 def write_config(
     release: Path, config: str, corpus: str, splits: dict[str, list[dict]], notes: dict | None = None, research_only: bool = False
 ) -> Path:
     datasets.disable_progress_bars()
-    files, per_split = {}, {}
     for split, records in splits.items():
         for record in records:
             record.update(corpus=corpus, config=config, split=split)
-        path = release / "data" / config / f"{split}.parquet"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        ds = datasets.Dataset.from_list(records, features=FEATURES)
-        ds.to_parquet(str(path))
-        files[split] = {"path": f"data/{config}/{split}.parquet", "rows": len(records), "bytes": path.stat().st_size, "sha256": sha256_of(path)}
-        per_split[split] = split_stats(ds)
     rows = sum(len(records) for records in splits.values())
-    stats = {
-        "config": config, "corpus": corpus, "version": "0.0.0", "licence": "test fixture", "research_only": research_only,
-        "upstream_records": rows, "built_records": rows, "dropped": {}, "errata": [], "inputs": [],
-        "files": files, "splits": per_split, "notes": notes or {},
+    described = {
+        "corpus": corpus, "version": "0.0.0", "licence": "test fixture", "research_only": research_only,
+        "upstream_records": rows, "built_records": rows, "dropped": {}, "errata": [], "inputs": [], "notes": notes or {},
     }  # fmt: skip
-    (release / "stats").mkdir(parents=True, exist_ok=True)
-    (release / "stats" / f"{config}.json").write_text(json.dumps(stats), encoding="utf-8")
+    write_records(release, config, {split: datasets.Dataset.from_list(records, features=FEATURES) for split, records in splits.items()},
+                  described)
     return release
 
 
@@ -149,7 +139,7 @@ def plain_record(record_id: str, label: int, sentence_labels: list[int], **field
 def write_every_protocol(root: Path) -> Path:
     """A tiny release with one config per evaluation protocol (summary, snac, sentences, gaps, metaeval), each with
     a dev split where the protocol tunes thresholds, plus its card and manifest."""
-    from cohbench.release import write_index
+    from cohbench.release.index import write_index
 
     def summary(i, label, difficulty=None):
         return record(f"s{i}", f"story-{i}", ["One.", "Two."], label=label, difficulty=difficulty, sentence_labels=[0, label])
@@ -174,3 +164,14 @@ def write_every_protocol(root: Path) -> Path:
     write_config(root, "summeval", "summeval", {"test": rows})
     write_index(root)
     return root
+
+
+def rewrite_split(release: Path, config: str, split: str, table) -> dict:
+    """Replace one split of a built config with `table` through the release's writer, as a rebuild that gave other
+    records would: the other splits and the build's description stay."""
+    from cohbench.release.layout import read_config
+
+    data = read_config(release, config)
+    tables = {**data.tables, split: table}
+    described = {k: v for k, v in data.stats.items() if k not in ("config", "splits", "files", "records_altered")}
+    return write_records(release, config, {s: datasets.Dataset(t) for s, t in tables.items()}, described)

@@ -67,7 +67,7 @@ def test_unknown_boundary_rule_is_a_clear_error(toy):
 
 @pytest.mark.integration
 def test_real_snac_token_agreement_is_close_to_the_papers_crowd_figures(mirror, workspace):
-    from cohbench.release import build
+    from cohbench.release.build import build
 
     build("snac", progress=False)
     stats = agreement.statistics("snac", sql.db())

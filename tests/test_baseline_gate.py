@@ -13,7 +13,7 @@ import pytest
 from cohbench.baseline import BaselineError, train
 from cohbench.baseline.gate import check
 from cohbench.cli import main
-from cohbench.release import write_index
+from cohbench.release.index import write_index
 
 from release_fixture import record, write_config
 

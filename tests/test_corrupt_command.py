@@ -56,6 +56,23 @@ def test_msd_output_is_the_schema_split_by_story_loadable_and_queryable(workspac
     assert {r["split"]: r["n"] for r in rows} == {s: n for s, n in splits.items() if n}
 
 
+@pytest.mark.parametrize("recipe", ["repetition", "msd"])
+def test_cohbench_sql_answers_over_records_spans_and_ratings_of_a_corrupt_output(workspace, capsys, recipe):
+    """The output's stats have a release's shape (one writer), so the suggested `cohbench sql --release OUT` reads it."""
+    out = workspace / recipe
+    assert corrupt(STORIES, "--recipe", recipe, "--out", out, "--splits", "train=0.5,test=0.5") == 0
+    made = json.loads(capsys.readouterr().out)
+    for query, expected in [
+        ("SELECT count(*) AS n FROM records", made["built_records"]),
+        ("SELECT count(*) AS n FROM spans WHERE annotation = 'synthetic'", sum(s["spans"] for s in made["splits"].values())),
+        ("SELECT count(*) AS n FROM ratings", 0),
+    ]:
+        assert cli.main(["sql", query, "--release", str(out), "--json"]) == 0, query
+        assert json.loads(capsys.readouterr().out) == [{"n": expected}], query
+    assert (made["splits"]["train"]["rows"], made["splits"]["test"]["rows"]) == (made["files"]["train"]["rows"], made["files"]["test"]["rows"])
+    assert recipe != "repetition" or sum(s["spans"] for s in made["splits"].values()) > 0
+
+
 @pytest.mark.parametrize("recipe", recipes.recipe_names())
 def test_every_recipe_gives_the_same_bytes_whatever_the_partition_size(workspace, recipe):
     runs = []

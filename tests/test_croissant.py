@@ -6,7 +6,7 @@ import json
 import mlcroissant as mlc
 import pyarrow.parquet as pq
 
-from cohbench.release import write_index
+from cohbench.release.index import write_index
 
 from release_fixture import plain_record, record, write_config
 

@@ -113,11 +113,11 @@ def test_synthetic_coherence_subset_is_balanced_and_typed(params_with, paths):
 
 
 def test_rebuilding_a_config_is_byte_identical(params_with, workspace):
-    from cohbench.release import build
+    from cohbench.release.build import build
 
     params_with(timetravel={"max_stories_per_split": 15})
-    first = build("timetravel_dsd", progress=False, index=False)
-    second = build("timetravel_dsd", progress=False, index=False)
+    first = build("timetravel_dsd", progress=False)
+    second = build("timetravel_dsd", progress=False)
     assert {s: f["sha256"] for s, f in first["files"].items()} == {s: f["sha256"] for s, f in second["files"].items()}
     table = pq.read_table(workspace / "release/data/timetravel_dsd/test.parquet")
     assert table.num_rows == 15

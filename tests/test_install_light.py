@@ -15,7 +15,7 @@ import venv
 import pytest
 
 from cohbench import settings
-from cohbench.release import write_index
+from cohbench.release.index import write_index
 
 from release_fixture import record, write_config
 

@@ -11,7 +11,7 @@ import pytest
 
 import cohbench
 from cohbench.errors import ReleaseError
-from cohbench.release import write_index
+from cohbench.release.index import write_index
 from release_fixture import plain_record, write_config
 
 
@@ -50,7 +50,7 @@ def test_a_file_changed_behind_the_builds_back_is_refused(workspace):
     original = data.read_bytes()
     write_config(workspace / "other", "storysumm", "storysumm", {"test": [plain_record(f"s{i}", 0, [0, 0]) for i in range(2, 6)]})
     data.write_bytes((workspace / "other" / "data" / "storysumm" / "test.parquet").read_bytes())
-    with pytest.raises(ReleaseError, match="differs from the sha256 its build recorded"):
+    with pytest.raises(ReleaseError, match="differs from the sha256 recorded in stats/storysumm.json"):
         cohbench.load("storysumm")
     data.write_bytes(original[: len(original) // 2])
     with pytest.raises(ReleaseError, match="differs from the sha256"):

@@ -39,8 +39,8 @@ def scores(**changed):
 
 
 BAD_SUMMARY_PREDICTIONS = {
-    "NaN score on a test record": (scores(s6=math.nan), "line 6 is not JSON (NaN is not a number JSON allows)"),
-    "infinite score": (scores(s7=math.inf), "line 7 is not JSON (Infinity is not a number JSON allows)"),
+    "NaN score on a test record": (scores(s6=math.nan), "line 6 is not valid JSON (NaN is not a number JSON allows)"),
+    "infinite score": (scores(s7=math.inf), "line 7 is not valid JSON (Infinity is not a number JSON allows)"),
     "score as a string": (scores(s5="0.5"), 's5): score must be a number, found "0.5"'),
     "score as a bool": (scores(s5=True), "s5): score must be a number, found true"),
     "score as a dict": (scores(s5={"p": 0.5}), "s5): score must be a number"),
@@ -54,7 +54,7 @@ BAD_SUMMARY_PREDICTIONS = {
     "id as a number": ([{"id": 5, "label": 1}] + labels(), '"id" must be a string'),
     "no score or label": ([{"id": "s1"}] + labels()[1:], 'needs a "score" or a "label"'),
     "types on the summary protocol": ([{"id": "s1", "label": 1, "types": []}] + labels()[1:], '"types" is only scored by the typed_sentences protocol'),
-    "a bare NaN literal": (["NaN"], "line 1 is not JSON (NaN is not a number JSON allows)"),
+    "a bare NaN literal": (["NaN"], "line 1 is not valid JSON (NaN is not a number JSON allows)"),
     "a JSON array line": ([[1, 2]], "must be a JSON object"),
 }  # fmt: skip
 
@@ -76,7 +76,7 @@ BAD_UNIT_PREDICTIONS = {
     "a string in the list": (sentence_rows(d3=[0.1, "high", 0.2]), 'score[1] must be a number, found "high"'),
     "null in the list": (sentence_rows(d3=[0.1, None, 0.2]), "score[1] must be a number, found null"),
     "a nested list": (sentence_rows(d3=[0.1, [0.2], 0.2]), "score[1] must be a number"),
-    "NaN in the list": (sentence_rows(d3=[0.1, math.nan, 0.2]), "line 3 is not JSON (NaN is not a number JSON allows)"),
+    "NaN in the list": (sentence_rows(d3=[0.1, math.nan, 0.2]), "line 3 is not valid JSON (NaN is not a number JSON allows)"),
     "too short": (sentence_rows(d3=[0.1, 0.2]), "score needs one value per unit (3), found 2 values"),
     "one number for a list": (sentence_rows(d3=0.5), "score needs one value per unit (3), found one value"),
 }

@@ -17,11 +17,22 @@ def test_schema_doc_is_generated_from_the_schema():
     assert list(FEATURES) == [f.name for f in FIELDS]
 
 
-def test_dvc_yaml_builds_exactly_the_registered_configs():
-    text = (ROOT / "dvc.yaml").read_text()
-    assert pipeline.render(text) == text, "regenerate: cohbench pipeline"
-    staged = {c for configs in pipeline.stage_items().values() for c in configs}
+def test_dvc_yaml_is_current_and_builds_exactly_the_registered_configs():
+    assert (ROOT / "dvc.yaml").read_text() == pipeline.render(), "regenerate: cohbench pipeline"
+    staged = {stage.name.removeprefix("build_") for stage in pipeline.stages() if stage.name.startswith("build_")}
     assert staged == set(registry.config_names())
+
+
+def test_a_stage_depends_on_the_code_it_runs_and_nothing_a_change_elsewhere_touches():
+    deps = {stage.name: pipeline.code_dependencies(stage.modules) for stage in pipeline.stages()}
+    snac, dsd = set(deps["build_snac"]), set(deps["build_timetravel_dsd"])
+    assert {"src/cohbench/builders/snac.py", "src/cohbench/builders/checksums/snac.tsv", "src/cohbench/layout.py"} <= snac
+    assert not any("generators/" in d or "timetravel" in d for d in snac)  # a generator change leaves SNaC alone
+    # a generated corpus depends on the generators it runs and the BERTScore baseline its tau applies to
+    assert {"src/cohbench/generators/dsd.py", "src/cohbench/generators/bertscore_baseline.json",
+            "src/cohbench/builders/incoherence.py", "src/cohbench/numerics.py"} <= dsd
+    assert not any(d.endswith(("verify.py", "load.py", "index.py", "card.py", "sql.py")) for d in snac | dsd)
+    assert "src/cohbench/builders/storycloze.py" in deps["build_rocstories_dsd"]  # what it imports, transitively
 
 
 def test_each_config_declares_a_protocol_and_statistics_that_exist():
@@ -54,10 +65,10 @@ def test_registering_a_duplicate_name_is_an_error():
 def test_dvc_rebuilds_from_the_mirror_then_is_a_noop_until_a_builder_changes(mirror, tmp_path):
     copy = tracked_copy(tmp_path)
     dvc = dvc_runner(copy)
-    run = dvc("repro", "build@storysumm")
+    run = dvc("repro", "build_storysumm")
     assert run.returncode == 0, run.stderr
     assert (copy / "cohbench/data/storysumm/test.parquet").is_file()
-    assert "up to date" in dvc("status", "build@storysumm").stdout
+    assert "up to date" in dvc("status", "build_storysumm").stdout
     with open(copy / "src/cohbench/builders/storysumm.py", "a") as handle:
         handle.write("\n# a change\n")
-    assert "changed deps" in dvc("status", "build@storysumm").stdout
+    assert "changed deps" in dvc("status", "build_storysumm").stdout

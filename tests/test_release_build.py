@@ -7,7 +7,10 @@ import json
 import pytest
 from datasets import load_dataset
 
-from cohbench import release
+from cohbench.release.build import build
+from cohbench.release.index import write_index
+from cohbench.release.load import load
+from cohbench.release.verify import verify
 from cohbench.builders import storysumm
 from cohbench.errors import ParseError, RegistryError, ReleaseError
 from cohbench.registry import ConfigSpec
@@ -27,9 +30,11 @@ def fixture_corpus(path=FIXTURE, expected_splits=None):
 
 
 def build_fixture(workspace, path=FIXTURE, **kwargs):
-    return release.build(
-        "storysumm", corpus=fixture_corpus(path, **kwargs), paths={"storysumm": path}, release=workspace / "release", progress=False
-    )
+    """`cohbench build storysumm` on the fixture: the config, then the release's card and manifest."""
+    stats = build("storysumm", corpus=fixture_corpus(path, **kwargs), paths={"storysumm": path}, release=workspace / "release",
+                  progress=False)
+    write_index(workspace / "release")
+    return stats
 
 
 def parquet_bytes(workspace):
@@ -87,19 +92,19 @@ def test_load_dataset_round_trip_keeps_classlabel_names(workspace):
 
 def test_verify_finds_a_tampered_release_file(workspace):
     build_fixture(workspace)
-    assert all(r["ok"] for r in release.verify(workspace / "release") if r["kind"] == "release")
+    assert all(r["ok"] for r in verify(workspace / "release") if r["kind"] == "release")
     target = workspace / "release/data/storysumm/validation.parquet"
     target.write_bytes(target.read_bytes() + b"\0")
-    bad = [r for r in release.verify(workspace / "release") if not r["ok"] and r["kind"] == "release"]
+    bad = [r for r in verify(workspace / "release") if not r["ok"] and r["kind"] == "release"]
     assert [r["path"] for r in bad] == [str(target)]
 
 
 def test_loading_a_config_that_is_not_built_says_how_to_build_it_and_a_typo_gets_the_closest_name(workspace):
     folder = workspace / "release"
     with pytest.raises(ReleaseError, match="no cohbench release found"):
-        release.load("storysumm", release=folder)
+        load("storysumm", release=folder)
     write_config(folder, "snac", "snac", {"test": [record("a", "d", ["One."])]})
     with pytest.raises(ReleaseError, match="cohbench build storysumm"):
-        release.load("storysumm", release=folder)
+        load("storysumm", release=folder)
     with pytest.raises(RegistryError, match="unknown config .snacc.; did you mean .snac."):
-        release.load("snacc", release=folder)
+        load("snacc", release=folder)

@@ -8,8 +8,9 @@ import re
 import yaml
 
 from cohbench import cli, registry, settings
-from cohbench.card import DETAILS, citation_keys
-from cohbench.release import verify, write_index
+from cohbench.release.card import DETAILS, citation_keys
+from cohbench.release.index import write_index
+from cohbench.release.verify import verify
 
 from release_fixture import record, write_config
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cohbench import release
+from cohbench.release.build import build
 from cohbench.builders import snac
 from cohbench.errors import ParseError, SourceError
 
@@ -21,7 +21,7 @@ def _nothing_written(workspace: Path) -> bool:
 
 def test_truncated_json_names_the_file_and_writes_nothing(workspace):
     with pytest.raises(ParseError, match=r"SNaC_data\.json is not valid JSON .* line \d+"):
-        release.build("snac", release=workspace / "release", paths={"snac": FIXTURES / "truncated" / "SNaC_data.json"}, progress=False)
+        build("snac", release=workspace / "release", paths={"snac": FIXTURES / "truncated" / "SNaC_data.json"}, progress=False)
     assert _nothing_written(workspace)
 
 
@@ -50,6 +50,6 @@ def test_file_with_wrong_checksum_is_refused_and_never_cached(workspace, monkeyp
     shutil.copyfile(FIXTURES / "SNaC_data.json", target)  # a well-formed file, but not the pinned bytes
     monkeypatch.setenv("COHBENCH_MIRROR", str(mirror))
     with pytest.raises(SourceError, match=rf"SNaC_data\.json from the mirror .* is pinned to {snac.SOURCE.sha256}"):
-        release.build("snac", release=workspace / "release", progress=False)
+        build("snac", release=workspace / "release", progress=False)
     assert not any((workspace / "raw").rglob("SNaC_data.json"))
     assert _nothing_written(workspace)

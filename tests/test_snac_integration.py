@@ -9,7 +9,7 @@ import pytest
 from conftest import built_from_mirror
 
 import cohbench
-from cohbench import release
+from cohbench.release.build import build
 from cohbench.builders import snac
 from cohbench.schema import ERROR_TYPES
 
@@ -113,7 +113,7 @@ def test_split_sentence_counts_are_close_to_the_paper(built):
 
 def test_rebuild_is_byte_identical(built, tmp_path):
     _, stats, _ = built
-    again = release.build("snac", release=tmp_path / "again", progress=False)
+    again = build("snac", release=tmp_path / "again", progress=False)
     assert {s: f["sha256"] for s, f in again["files"].items()} == {s: f["sha256"] for s, f in stats["files"].items()}
 
 

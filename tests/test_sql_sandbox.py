@@ -17,7 +17,7 @@ import pytest
 
 import cohbench
 from cohbench import cli, sql
-from cohbench.release import write_index
+from cohbench.release.index import write_index
 from snac_toy import write_toy_release
 
 

@@ -176,7 +176,7 @@ def test_cli_prints_a_table_and_json(release, capsys):
 
 @pytest.mark.integration
 def test_real_release_views_match_the_manifest(mirror, workspace):
-    from cohbench.release import build
+    from cohbench.release.build import build
 
     stats = build("storysumm", progress=False)
     con = sql.db()

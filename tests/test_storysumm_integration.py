@@ -68,10 +68,12 @@ def test_cli_fetch_is_idempotent_and_reports_paths(built, capsys):
 
 
 def test_the_corpus_builder_works_directly_with_hf_caching(built, tmp_path):
+    from cohbench.fetch import fetch
     from cohbench.hf_builder import builder_for
     from cohbench.registry import lookup
 
-    builder = builder_for(lookup("storysumm"))(config_name="storysumm", cache_dir=str(tmp_path / "hf"))
+    corpus = lookup("storysumm")
+    builder = builder_for(corpus)(config_name="storysumm", cache_dir=str(tmp_path / "hf"), paths=fetch(corpus))
     builder.download_and_prepare()
     splits = builder.as_dataset()
     assert {name: len(ds) for name, ds in splits.items()} == {"validation": 33, "test": 63}

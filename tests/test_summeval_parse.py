@@ -167,7 +167,7 @@ def test_a_malformed_damo_line_names_file_and_line(copy):
     path = copy / "M8_outputs_annotations.jsonl"
     lines = path.read_text().splitlines()
     path.write_text(lines[0] + "\n" + lines[1][:80] + "\n")
-    with pytest.raises(ParseError, match=r"M8_outputs_annotations\.jsonl: line 2 is not valid JSON"):
+    with pytest.raises(ParseError, match=r"M8_outputs_annotations\.jsonl line 2 is not valid JSON"):
         summeval.parse(fixture_paths(copy))
 
 

@@ -2,13 +2,13 @@
 
 import pytest
 
-from cohbench import release
+from cohbench.release.build import build
 from cohbench.validation import validate
 
 
 @pytest.mark.integration
 def test_the_storysumm_release_passes_its_suites_and_recorded_statistics(mirror, workspace):
-    release.build("storysumm", progress=False)
+    build("storysumm", progress=False)
     report = validate(["storysumm"], docs=False)
     assert report["ok"], report["configs"]["storysumm"]["line"]
     assert report["configs"]["storysumm"]["records"] == 96

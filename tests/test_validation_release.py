@@ -7,7 +7,7 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cohbench import release
+from cohbench.release.build import build
 from cohbench.builders import storysumm
 from cohbench.cli import main
 from cohbench.registry import ConfigSpec
@@ -15,7 +15,7 @@ from cohbench.sources import Source
 from cohbench.validation import record_expected, validate
 
 from conftest import FIXTURES
-from release_fixture import record, snac_like, write_config
+from release_fixture import record, rewrite_split, snac_like, write_config
 
 
 def build_storysumm_fixture(workspace):
@@ -23,7 +23,7 @@ def build_storysumm_fixture(workspace):
     data = path.read_bytes()
     source = Source("storysumm", storysumm.SOURCE.url, hashlib.sha256(data).hexdigest(), len(data), "MIT")
     corpus = dataclasses.replace(storysumm.CORPUS, sources=(source,), errata=(), configs=(ConfigSpec("storysumm", "fixture", "summary", "summary"),))
-    release.build("storysumm", corpus=corpus, paths={"storysumm": path}, release=workspace / "release", progress=False)
+    build("storysumm", corpus=corpus, paths={"storysumm": path}, release=workspace / "release", progress=False)
     return workspace / "release"
 
 
@@ -37,8 +37,9 @@ def test_a_built_release_passes_against_its_recorded_statistics_and_writes_docs(
     report = validate(release=rel, expected=workspace / "expected")
     assert report["ok"], report["configs"]["storysumm"]["line"]
     assert report["configs"]["storysumm"]["line"].startswith("storysumm: ok")
-    assert (rel / "validation/docs/index.html").is_file()
-    assert list((rel / "validation/docs/storysumm/validations").rglob("*.html")) and (rel / "validation/docs/release/index.html").is_file()
+    docs = workspace / "validation-docs"  # outside the release: regenerable, timestamped, never shared with it
+    assert (docs / "index.html").is_file() and not (rel / "validation/docs").exists()
+    assert list((docs / "storysumm/validations").rglob("*.html")) and (docs / "release/index.html").is_file()
     summary = json.loads((rel / "validation/storysumm.json").read_text())
     assert summary["ok"] and summary["records"] == 4
 
@@ -46,10 +47,9 @@ def test_a_built_release_passes_against_its_recorded_statistics_and_writes_docs(
 def test_flipped_labels_fail_the_drift_check_with_a_diff(workspace):
     rel = build_storysumm_fixture(workspace)
     record_expected("storysumm", release=rel, directory=workspace / "expected")
-    path = rel / "data/storysumm/test.parquet"
-    table = pq.read_table(path)
+    table = pq.read_table(rel / "data/storysumm/test.parquet")
     flipped = pa.array([1 - v for v in table["label"].to_pylist()], type=table.schema.field("label").type)
-    pq.write_table(table.set_column(table.schema.get_field_index("label"), "label", flipped), path)
+    rewrite_split(rel, "storysumm", "test", table.set_column(table.schema.get_field_index("label"), "label", flipped))
     report = validate(release=rel, expected=workspace / "expected", docs=False)
     verdict = report["configs"]["storysumm"]
     assert not report["ok"]

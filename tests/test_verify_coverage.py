@@ -8,7 +8,8 @@ import json
 import pytest
 
 from cohbench.cli import main
-from cohbench.release import verify, write_index
+from cohbench.release.index import write_index
+from cohbench.release.verify import verify
 
 
 def shipped_results(release):

@@ -6,16 +6,20 @@ from ._version import __version__
 def load(config: str, split: str | None = None, release=None):
     """Load a built config (works from any working directory, offline). The release folder is `release`, else
     COHBENCH_RELEASE, else the first of ./cohbench of a checkout, ./cohbench, ~/.local/share/cohbench that holds one."""
-    from .release import load as _load
+    from .release.load import load as _load
 
     return _load(config, split=split, release=release)
 
 
 def build(config: str, *, progress: bool = True) -> dict:
-    """Build one config from its pinned upstream files into the release folder; returns its stats."""
-    from .release import build as _build
+    """Build one config from its pinned upstream files into the release folder, then rewrite the release's card and
+    manifest; returns its stats."""
+    from .release.build import build as _build
+    from .release.index import write_index
 
-    return _build(config, progress=progress)
+    stats = _build(config, progress=progress)
+    write_index()
+    return stats
 
 
 def fetch(name: str, *, progress: bool = True) -> dict:
@@ -28,14 +32,14 @@ def fetch(name: str, *, progress: bool = True) -> dict:
 
 def list_configs() -> list[dict]:
     """Every config with its version, licence and built row counts (`cohbench list`)."""
-    from .release import list_configs as _list
+    from .release.load import list_configs as _list
 
     return _list()
 
 
 def verify() -> list[dict]:
     """Re-hash every raw and release file against its recorded sha256 (`cohbench verify`); one result per file."""
-    from .release import verify as _verify
+    from .release.verify import verify as _verify
 
     return _verify()
 

@@ -519,9 +519,7 @@ def statistics(config: str, con: duckdb.DuckDBPyConnection | None = None) -> dic
     """Every statistic of one built config (what `cohbench agreement CONFIG` prints)."""
     con = con or db()
     if config not in views(con):
-        from .release import require_built
-
-        require_built(config)  # raises with the closest name on a typo, else how to build it
+        registry.spec(config)  # an unknown name: the closest registered one
         raise CohbenchError(f"config {config!r} is not built in the release; run `cohbench build {config}`")
     corpus = corpus_of_view(con, config)
     return {"corpus": corpus} | _STATISTICS[kind_of(config)](con, config)

@@ -4,11 +4,9 @@ params.yaml's TimeTravel options), as bert-score's authors drew theirs from Comm
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from . import settings
-from .atomic import write_text
+from . import jsonout, settings
 from .builders import timetravel
 from .fetch import fetch
 from .generators.bertscore import BASELINE_FILE, compute_baseline, load_baseline
@@ -27,6 +25,6 @@ def calibrate(pairs: int = 5000, seed: int = 13, target: Path = BASELINE_FILE, p
     sources = calibration_sentences(params)
     baseline = compute_baseline([s for group in sources.values() for s in group], pairs=pairs, seed=seed)
     baseline["sentences_from"] = {name: len(group) for name, group in sources.items()}
-    write_text(target, json.dumps(baseline, indent=2, sort_keys=True) + "\n")
+    jsonout.write(target, baseline)
     load_baseline.cache_clear()
     return baseline

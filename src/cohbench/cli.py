@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from . import jsonout, numerics, settings
+from .display import coefficient, percent
 from ._version import __version__
 from .errors import CohbenchError
 
@@ -22,8 +23,7 @@ def _emit(args, payload, lines) -> None:
 
 
 def cmd_list(args) -> int:
-    from . import settings
-    from .release import list_configs
+    from .release.load import list_configs
 
     rows = list_configs()
     lines = [f"{'config':<22} {'version':<8} {'rows':<32} licence"]
@@ -38,11 +38,11 @@ def cmd_list(args) -> int:
 
 def cmd_fetch(args) -> int:
     from .fetch import fetch
-    from .registry import corpus_of, lookup
+    from .registry import config_names, corpus_of, lookup
 
     if args.register_checksums:  # before any corpus module is imported: those refuse unregistered rows
         return _register_checksums(args, args.names)
-    names = args.names or sorted({corpus_of(c).name for c in _all_configs()})
+    names = args.names or sorted({corpus_of(c).name for c in config_names()})
     out = {}
     for name in names:
         corpus = lookup(name)
@@ -65,17 +65,12 @@ def _register_checksums(args, corpora: list[str]) -> int:
     return 0
 
 
-def _all_configs() -> list[str]:
-    from .registry import config_names
-
-    return config_names()
-
-
 def cmd_build(args) -> int:
-    from .registry import corpus_of
-    from .release import build, write_index
+    from .release.build import build
+    from .release.index import write_index
+    from .registry import config_names, corpus_of
 
-    configs = _all_configs() if args.all else args.configs
+    configs = config_names() if args.all else args.configs
     if not configs:
         raise CohbenchError("name at least one config to build, or pass --all")
     for config in configs:
@@ -83,7 +78,7 @@ def cmd_build(args) -> int:
     results = {}
     for config in configs:
         print(f"building {config}", file=sys.stderr)
-        results[config] = build(config, progress=not args.json, index=False)
+        results[config] = build(config, progress=not args.json)
     if not args.no_index:
         write_index()
     lines = []
@@ -95,7 +90,8 @@ def cmd_build(args) -> int:
 
 
 def cmd_index(args) -> int:
-    from .release import built_configs, write_index
+    from .release.index import write_index
+    from .release.layout import built_configs
 
     write_index()
     configs = sorted(built_configs())
@@ -104,7 +100,7 @@ def cmd_index(args) -> int:
 
 
 def cmd_verify(args) -> int:
-    from .release import verify
+    from .release.verify import verify
 
     results = verify()
     bad = [r for r in results if not r["ok"]]
@@ -152,7 +148,7 @@ def cmd_metaeval(args) -> int:
     ]
     for metric, entry in result["metrics"].items():
         # τ is a coefficient (3 decimals); Acc_pair a proportion (a percentage with one decimal, as every table)
-        show = (lambda v: f"{100 * v:.1f}") if metric.startswith("acc") else (lambda v: f"{v:+.3f}")
+        show = percent if metric.startswith("acc") else (lambda v: coefficient(v, signed=True))
         value = "undefined" if entry["value"] is None else show(entry["value"])
         ci = f"[{show(entry['ci95'][0])}, {show(entry['ci95'][1])}]" if entry["ci95"] else "-"
         notes = [f"{entry[k]} {k.split('_')[0]} undefined" for k in ("documents_undefined", "systems_undefined") if entry.get(k)]
@@ -166,7 +162,7 @@ def cmd_metaeval(args) -> int:
 
 
 def cmd_cite(args) -> int:
-    from .card import CITATION, citation
+    from .release.card import CITATION, citation
     from .registry import corpus_of
 
     for config in args.configs:
@@ -286,11 +282,11 @@ def cmd_study(args) -> int:
         result = studies.learning_curve(sizes=_numbers(args.sizes, "--sizes", True), seeds=_numbers(args.seeds, "--seeds"),
                                         progress=not args.json, **token)
         lines = [f"{pt['model']:<15} seed {pt['seed']} {pt['stories']:>6} stories: "
-                 + "  ".join(f"{c} AUC {100 * pt[c]['auc']:.1f} AP {100 * pt[c]['average_precision']:.1f}" for c in result["scored_on"])
+                 + "  ".join(f"{c} AUC {percent(pt[c]['auc'])} AP {percent(pt[c]['average_precision'])}" for c in result["scored_on"])
                  for pt in result["points"]]
     else:
         result = studies.transfer(seed=args.seed, progress=not args.json)
-        lines = [f"{name}: AUC {100 * r['auc']:.1f}  AP {100 * r['average_precision']:.1f}  R@P70 {100 * r['recall_at_p70']:.1f}"
+        lines = [f"{name}: AUC {percent(r['auc'])}  AP {percent(r['average_precision'])}  R@P70 {percent(r['recall_at_p70'])}"
                  for name, r in result["results"].items()]
         lines.append(f"trained on {result['target']} > trained on {result['synthetic']} > chance: "
                      f"{'holds' if result['ordering_holds'] else 'does not hold'}")
@@ -369,7 +365,7 @@ def cmd_pipeline(args) -> int:
     from .pipeline import write
 
     changed = write()
-    _emit(args, {"changed": changed}, ["rewrote the config lists of dvc.yaml from the registry" if changed else "dvc.yaml is current"])
+    _emit(args, {"changed": changed}, ["rewrote dvc.yaml from the stage declarations (cohbench.pipeline) and the registry" if changed else "dvc.yaml is current"])
     return 0
 
 
@@ -405,7 +401,7 @@ def parser() -> argparse.ArgumentParser:
     validate = add("validate", cmd_validate, "check the release with great-expectations; one verdict line per config")
     validate.add_argument("configs", nargs="*", help="configs to check (default: every built config)")
     validate.add_argument("--record-expected", action="store_true", help="snapshot the configs' statistics into the expected-statistics folder (validation.expected, default catalog/expected/)")
-    validate.add_argument("--no-docs", action="store_true", help="skip the HTML Data Docs")
+    validate.add_argument("--no-docs", action="store_true", help="skip the HTML Data Docs (written to COHBENCH_VALIDATION_DOCS, default .cache/validation-docs)")
     evaluate = add("evaluate", cmd_evaluate, "score predictions on a built config with its paper's protocol")
     evaluate.add_argument("config")
     given = evaluate.add_mutually_exclusive_group(required=True)
@@ -427,7 +423,7 @@ def parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--pairs", type=int, default=5000, help="random sentence pairs (default 5000)")
     calibrate.add_argument("--seed", type=int, default=13, help="seed of the pair draw (default 13)")
     calibrate.add_argument("--output", help="write here instead of the shipped generators/bertscore_baseline.json")
-    add("pipeline", cmd_pipeline, "rewrite dvc.yaml's per-config build stages from the registry of configs")
+    add("pipeline", cmd_pipeline, "rewrite dvc.yaml: a build stage per registered config, every stage depending on the code it runs")
     add("schema", cmd_schema, "print the schema documentation (catalog/SCHEMA.md)")
     metaeval = add("metaeval", cmd_metaeval, "score a coherence measure against SummEval's expert ratings (tau_sys/sum/pair/intra, Acc_pair, bias matrix)")
     metaeval.add_argument("config", help="the config with human coherence ratings (one whose protocol is metaeval)")

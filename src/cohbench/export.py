@@ -10,7 +10,8 @@ from pathlib import Path
 from . import settings
 from .atomic import atomic_dir
 from .errors import ReleaseError
-from .release import built_configs, stats_path, write_index
+from .release.index import write_index
+from .release.layout import built_configs, stats_path
 from .sources import sha256_of
 
 # The baseline's scores travel with the card; its per-record predictions stay in the working release.

@@ -1,8 +1,8 @@
 """The Hugging Face `datasets` builder of a corpus, `builder_for(corpus)`: the one way a config is built.
 
-The builder never downloads: it gets verified local paths from the source layer (or from its caller), runs
-the corpus's pure `parse` with the config's typed options (both part of the builder config, so the fingerprint
-sees them), hands each split's records to `_generate_examples` through `gen_kwargs`, and keeps the parse's
+The builder never downloads: its caller gives it verified local paths (`fetch`) and the config's typed options
+(`registry.options`), both part of the builder config, so the fingerprint sees them. It runs the corpus's pure
+`parse`, hands each split's records to `_generate_examples` through `gen_kwargs`, and keeps the parse's
 account (upstream records, drops by reason, notes) public as `builder.account`. Expected split sizes, where a
 corpus declares them, are verified by `datasets` itself.
 """
@@ -14,15 +14,15 @@ from typing import Optional
 
 import datasets
 
-from .registry import Corpus, parse
+from .errors import RegistryError
+from .registry import Corpus
 from .schema import FEATURES, split_sort_key
+
 
 @dataclass
 class CohbenchBuilderConfig(datasets.BuilderConfig):
-    # name -> local path; None means: ask the source layer (cache, then mirror).
-    paths: Optional[dict] = None
-    # the config's typed generator options (ConfigSpec.options); None means: from params.yaml.
-    options: Optional[object] = None
+    paths: Optional[dict] = None  # source name -> verified local path
+    options: Optional[object] = None  # the config's typed generator options (ConfigSpec.options), where it has some
 
 
 class CohbenchBuilder(datasets.GeneratorBasedBuilder):
@@ -47,10 +47,12 @@ class CohbenchBuilder(datasets.GeneratorBasedBuilder):
         )
 
     def _split_generators(self, dl_manager):
-        from .fetch import fetch
-
-        paths = self.config.paths or fetch(self.CORPUS)
-        parsed = parse(self.CORPUS, self.config.name, paths, self.config.options)
+        spec = self.CORPUS.config(self.config.name)
+        if self.config.paths is None or (spec.options is None) != (self.config.options is None):
+            raise RegistryError(f"the builder of {spec.name} needs paths=fetch(corpus)"
+                                + (" and options=registry.options(config)" if spec.options else ""))
+        arguments = (self.config.options,) if spec.options else ()
+        parsed = self.CORPUS.parse(self.config.paths, spec.name, *arguments)
         by_split: dict[str, list[dict]] = {}
         for record in parsed.records:
             by_split.setdefault(record["split"], []).append(record)

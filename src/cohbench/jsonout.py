@@ -19,3 +19,15 @@ def finite(value):
 
 def dumps(value, **options) -> str:
     return json.dumps(finite(value), allow_nan=False, ensure_ascii=False, default=str, **options)
+
+
+def document(value) -> str:
+    """A JSON file's text: indented, keys sorted (files diff well and never depend on insertion order)."""
+    return dumps(value, indent=2, sort_keys=True) + "\n"
+
+
+def write(path, value) -> None:
+    """Write `value` as a JSON file, atomically."""
+    from .atomic import write_text
+
+    write_text(path, document(value))

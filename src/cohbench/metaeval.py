@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import settings
+from . import jsonlines, settings
 from .errors import CohbenchError
 
 DIMENSION = "coherence"
@@ -120,7 +120,7 @@ def rated_config() -> str:
 
 
 def load_human(release: Path | None = None, config: str | None = None) -> HumanScores:
-    from .release import read_config
+    from .release.layout import read_config
     from .schema import SPLITS
 
     splits = read_config(release, config or rated_config()).splits
@@ -140,7 +140,7 @@ def read_scores(path: Path) -> Iterator[dict]:
     rows = 0
     try:
         with open(path, encoding="utf-8", newline="") as handle:
-            lines = _jsonl_rows(path, handle) if path.suffix.lower() in (".jsonl", ".json", ".ndjson") else _csv_rows(path, handle)
+            lines = _jsonl_rows(path) if path.suffix.lower() in (".jsonl", ".json", ".ndjson") else _csv_rows(path, handle)
             for number, row in lines:
                 rows += 1
                 yield _score_row(path, number, row)
@@ -150,16 +150,10 @@ def read_scores(path: Path) -> Iterator[dict]:
         raise ScoresError(f"scores file {path.name} is empty; write one score per summary")
 
 
-def _jsonl_rows(path: Path, handle):
-    for number, line in enumerate(handle, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line, parse_constant=_not_json)
-        except ValueError as error:
-            raise ScoresError(f"{path.name}: line {number} is not valid JSON ({getattr(error, 'msg', error)})") from None
+def _jsonl_rows(path: Path):
+    for number, row in jsonlines.read(path, ScoresError, "write one JSON object per line"):
         if not isinstance(row, dict):
-            raise ScoresError(f"{path.name}: line {number} must be a JSON object; the file holds one object per line")
+            raise ScoresError(f"{path.name} line {number} must be a JSON object; the file holds one object per line")
         yield number, row
 
 
@@ -182,10 +176,6 @@ def _csv_rows(path: Path, handle):
             yield reader.line_num, row
     except csv.Error as error:
         raise ScoresError(f"{path.name} is not readable as CSV ({error})") from None
-
-
-def _not_json(name: str):
-    raise ValueError(f"{name} is not a number JSON allows")
 
 
 def _score_row(path: Path, number: int, row: dict) -> dict:

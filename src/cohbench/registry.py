@@ -160,16 +160,6 @@ def options(config: str, params: Mapping | None = None):
     return spec.options.from_params(settings.params() if params is None else params)
 
 
-def parse(corpus: Corpus, config: str, paths: Mapping[str, Path], config_options=None) -> Parsed:
-    """Run `corpus`'s `parse` for `config`, with its options (default: from params.yaml) where it takes some."""
-    spec = corpus.config(config)
-    if spec.options is None:
-        return corpus.parse(paths, config)
-    from . import settings
-
-    return corpus.parse(paths, config, config_options if config_options is not None else spec.options.from_params(settings.params()))
-
-
 def lookup(name: str) -> Corpus:
     """A corpus by its own name or by one of its configs' names."""
     _discover()

@@ -7,7 +7,6 @@ read in the repository next to the cards and `SQL.md`, and a change in a figure 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import matplotlib
@@ -16,7 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 
-from . import settings  # noqa: E402
+from . import jsonout, settings  # noqa: E402
 from .agreement import SIMILARITY_BIN, kind_of, release_statistics  # noqa: E402
 from .atomic import atomic_dir  # noqa: E402
 from .errors import CohbenchError  # noqa: E402
@@ -388,10 +387,6 @@ def report_markdown(statistics: dict, plots: dict[str, list[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _json(obj) -> str:
-    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
-
-
 def _report_folder(output: Path) -> Path:
     target = settings.user_output(output)
     if target.exists() and not target.is_dir():
@@ -416,6 +411,6 @@ def report(output: Path | None = None, release: Path | None = None) -> dict:
                 filename = f"{config}_{name}.png"
                 plot(stats, tmp / filename)
                 plots.setdefault(config, []).append(filename)
-        (tmp / "statistics.json").write_text(_json(statistics), encoding="utf-8")
+        (tmp / "statistics.json").write_text(jsonout.document(statistics), encoding="utf-8")
         (tmp / "report.md").write_text(report_markdown(statistics, plots), encoding="utf-8")
     return statistics

@@ -8,6 +8,8 @@
 - COHBENCH_MIRROR   mirror folder(s) laid out as HOST/URL-PATH, separated by os.pathsep
                     (default: `sources.mirror` in <root>/params.yaml)
 - COHBENCH_NETWORK  set to 0 to never download; the default tries the network last
+- COHBENCH_VALIDATION_DOCS  where `cohbench validate` writes great-expectations' HTML Data Docs (default:
+                    <root>/.cache/validation-docs): regenerable and timestamped, so never inside the release
 """
 
 from __future__ import annotations
@@ -70,6 +72,10 @@ def no_release_message(release: Path | None = None) -> str:
 
 def raw_cache_dir() -> Path:
     return Path(os.environ.get("COHBENCH_RAW") or project_root() / "raw").resolve()
+
+
+def validation_docs_dir() -> Path:
+    return Path(os.environ.get("COHBENCH_VALIDATION_DOCS") or project_root() / ".cache" / "validation-docs").resolve()
 
 
 def catalog_dir() -> Path:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import shutil
 import tempfile
 import urllib.error
 import urllib.request
@@ -51,12 +52,19 @@ class Source:
         return self.relpath.name
 
 
-def sha256_of(path: Path) -> str:
+def stream_sha256(reader, write=None) -> str:
+    """The sha256 of everything `reader` yields, read in chunks; `write(chunk)` receives each chunk on its way."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
+    while chunk := reader.read(_CHUNK):
+        digest.update(chunk)
+        if write:
+            write(chunk)
     return digest.hexdigest()
+
+
+def sha256_of(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return stream_sha256(handle)
 
 
 def _mismatch(source: Source, where: str, actual: str, advice: str) -> SourceError:
@@ -67,17 +75,13 @@ def _mismatch(source: Source, where: str, actual: str, advice: str) -> SourceErr
 
 def _copy_verified(source: Source, reader, target: Path, where: str, progress: bool) -> None:
     """Stream `reader` into `target` while hashing; the file appears only if the hash matches."""
-    digest = hashlib.sha256()
     with atomic_path(target) as tmp, open(tmp, "wb") as out, tqdm(
         total=source.size, unit="B", unit_scale=True, desc=source.filename, disable=not progress, leave=False
     ) as bar:
-        while chunk := reader.read(_CHUNK):
-            digest.update(chunk)
-            out.write(chunk)
-            bar.update(len(chunk))
+        actual = stream_sha256(reader, lambda chunk: (out.write(chunk), bar.update(len(chunk))))
         out.close()
-        if digest.hexdigest() != source.sha256:
-            raise _mismatch(source, where, digest.hexdigest(), "nothing was written; replace the file with the pinned version")
+        if actual != source.sha256:
+            raise _mismatch(source, where, actual, "nothing was written; replace the file with the pinned version")
 
 
 def resolve(source: Source, cache_dir: Path, *, mirrors=None, network=None, progress: bool = False) -> Path:
@@ -157,8 +161,7 @@ def _find_unverified(url: str, cache_dir: Path, mirrors, network: bool, scratch:
         target = scratch / relpath.name
         try:
             with urllib.request.urlopen(url, timeout=60) as response, open(target, "wb") as out:
-                while chunk := response.read(_CHUNK):
-                    out.write(chunk)
+                shutil.copyfileobj(response, out, _CHUNK)
             return target
         except (urllib.error.URLError, OSError) as error:
             raise SourceError(f"downloading {url} failed ({getattr(error, 'reason', error)}); put the file in a mirror") from None

@@ -31,7 +31,7 @@ import pyarrow as pa
 from . import jsonout, settings
 from .atomic import atomic_path
 from .errors import CohbenchError, ReleaseError
-from .release import require_release
+from .release.layout import annotation_of, require_release
 from .schema import BINARY_LABELS, CATEGORIES, ERROR_TYPES, GAP_LABELS
 
 LONG_VIEWS = ("records", "spans", "sentences", "ratings", "corruptions", "snac_training")
@@ -211,7 +211,8 @@ def db(release: Path | None = None, *, memory: str | None = None, statement: str
 
     The records are copied into memory before the sandbox is locked: DuckDB's allowed paths would let a query
     overwrite the very files it may read."""
-    files = _needed(*config_files(release), statement)
+    files, built = config_files(release)
+    files = _needed(files, built, statement)
     clash = sorted(set(files) & set(LONG_VIEWS))
     if clash:
         raise ReleaseError(f"config {clash[0]!r} has the name of a SQL view; rename the config")
@@ -224,11 +225,8 @@ def db(release: Path | None = None, *, memory: str | None = None, statement: str
             con.execute(f"CREATE TABLE {table} AS SELECT * FROM {_parquet(paths)}")
         except duckdb.Error as error:
             raise ReleaseError(f"{config}'s Parquet files cannot be read ({_one_line(error, con)}); run `cohbench verify`") from None
-        # A config is synthetic when a generator made any of its records: its unaltered records (synthetic_coherence's
-        # coherent positives) are labelled by the same recipe, not by a person.
-        (synthetic,) = con.execute(f"SELECT coalesce(bool_or(corruption IS NOT NULL), false) FROM {table}").fetchone()
-        annotation = "synthetic" if synthetic else "human"
-        con.execute(f"CREATE VIEW {_ident(config)} AS SELECT *, {_literal(annotation)} AS annotation FROM {table}")
+        annotation = _literal(annotation_of(built[config]))
+        con.execute(f"CREATE VIEW {_ident(config)} AS SELECT *, {annotation} AS annotation FROM {table}")
     union = " UNION ALL ".join(f"SELECT * FROM {_ident(config)}" for config in files)
     con.execute(f"CREATE VIEW records AS {union}")
     for name, body in _LONG_VIEW_SQL.items():
@@ -414,10 +412,6 @@ def render(table, more: bool = False, max_rows: int = 40) -> str:
     if not table.num_columns:
         return "(no result)\n"  # a statement such as CHECKPOINT
     return str(duckdb.from_arrow(table).limit(max_rows)) + (f"(first {min(table.num_rows, max_rows)} rows shown)\n" if more else "")
-
-
-def to_json(table) -> str:
-    return jsonout.dumps(table.to_pylist(), indent=2)
 
 
 class _Shell(code.InteractiveConsole):

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import settings
 from ..errors import CohbenchError
-from ..release import built_configs
+from ..release.layout import built_configs
 from ..schema import DEV_SPLITS, TRAIN_SPLITS
 
 TASKS = ("sentences", "gaps")  # the registry tasks the detector has a head for
@@ -102,7 +102,7 @@ def release_data(release: Path) -> tuple[dict, dict[str, str], dict[str, str]]:
     """Every built config's records by split (read once), its protocol, and its task where the detector has a
     head for it (sentences or gaps), all as the registry declares them."""
     from ..registry import spec
-    from ..release import read_config
+    from ..release.layout import read_config
 
     built = built_configs(release)
     data = {name: read_config(release, name, stats).splits for name, stats in built.items()}
@@ -114,10 +114,11 @@ def release_data(release: Path) -> tuple[dict, dict[str, str], dict[str, str]]:
 def release_vectors(data: dict, tasks: dict[str, str], p: dict, progress: bool) -> dict:
     """Sentence vectors of every sentence of every config the detector has a head for, all splits, in one call:
     the same set for `train` and every study of the same release, so they share one cached encoding."""
-    from . import fit
+    from .embeddings import EmbeddingCache
 
-    groups = [examples_of(config, rows, task) for config, task in tasks.items() for rows in data[config].values()]
-    return fit.embed(groups, settings.project_root() / p["embedding_cache"], progress)
+    sentences = {s for config, task in tasks.items() for rows in data[config].values()
+                 for e in examples_of(config, rows, task) for s in e.sentences}
+    return EmbeddingCache(settings.project_root() / p["embedding_cache"]).embed(sentences, progress=progress)
 
 
 def training_sets(data: dict, tasks: dict[str, str], configs: list[str], p: dict) -> tuple[list[Example], list[Example]]:

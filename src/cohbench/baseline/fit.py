@@ -14,7 +14,7 @@ from tqdm import tqdm
 
 from ..protocols import metrics
 from .data import labelled_units, mean_auc
-from .embeddings import DIMENSIONS, EmbeddingCache, device, sentence_key
+from .embeddings import DIMENSIONS, device, sentence_key
 from .model import SentenceLevelDetector
 
 
@@ -33,11 +33,6 @@ def one_cpu_thread():
 
 def device_name() -> str:
     return torch.cuda.get_device_name(0) if device() == "cuda" else "cpu"
-
-
-def embed(groups, cache_dir, progress: bool) -> dict[str, np.ndarray]:
-    sentences = {s for examples in groups for e in examples for s in e.sentences}
-    return EmbeddingCache(cache_dir).embed(sentences, progress=progress)
 
 
 def _batch(examples, vectors, dev: str):

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .. import settings
-from ..atomic import write_text
-from ..release import built_configs
+from .. import jsonout, settings
+from ..display import percent
+from ..release.layout import built_configs
 from .data import BaselineError, baseline_params
 
 
@@ -61,18 +61,12 @@ def _margin_checks(margins: dict, scores: dict, references: dict, built: dict) -
             best = max(rivals, key=rivals.get)
             floor = round(rivals[best] + margin, 6)
             checks.append(entry | {"status": "passed" if value >= floor else "FAILED", "floor": floor, "value": value,
-                                   "why": f"best reference {best} {_percent(rivals[best])} + margin {_percent(margin)}"})
+                                   "why": f"best reference {best} {percent(rivals[best])} + margin {percent(margin)}"})
     return checks
 
 
-def _percent(proportion: float | None) -> str:
-    """Text prints the gate's proportions (AUC, F1, ...) as percentages with one decimal, as every table does
-    (catalog/EVALUATION.md); gate.json keeps the fractions."""
-    return "-" if proportion is None else f"{100 * proportion:.1f}"
-
-
 def _line(c: dict) -> str:
-    value, floor = _percent(c["value"]), _percent(c["floor"])
+    value, floor = percent(c["value"]), percent(c["floor"])
     return f"{c['status']:<7} {c['config']} {c['metric']} = {value} ({'floor' if c['kind'] == 'floor' else 'needs'} {floor})" + (
         f": {c['why']}" if c["why"] else ""
     )
@@ -92,5 +86,5 @@ def check(*, release: Path | None = None, floors: dict | None = None, margins: d
     failed = [c for c in checks if c["status"] == "FAILED"]
     summary = f"gate {'passed' if not failed else 'FAILED'}: {len(checks) - len(failed)} of {len(checks)} checks cleared or skipped"
     result = {"ok": not failed, "checks": checks, "lines": [*map(_line, checks), summary]}
-    write_text(release / "baseline" / "gate.json", json.dumps(result, indent=2, sort_keys=True) + "\n")
+    jsonout.write(release / "baseline" / "gate.json", result)
     return result

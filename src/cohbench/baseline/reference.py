@@ -218,7 +218,7 @@ def predictions(name: str, splits: dict[str, list[dict]], protocol: str, task: s
 def config_predictions(config: str, name: str, release=None) -> list[dict]:
     """`predictions` for a built config of the release, its protocol and task looked up."""
     from ..registry import spec
-    from ..release import read_config
+    from ..release.layout import read_config
     from .data import TASKS
 
     scorer(name)  # an unknown name is refused before the release is read

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import settings
-from ..atomic import atomic_path, write_text
+from .. import jsonout, settings
+from ..atomic import atomic_path
+from ..display import percent
 from ..protocols import metrics
 from .data import BaselineError, Example, baseline_params, examples_of, labelled_units, release_data, release_vectors, training_sets
 
@@ -104,11 +105,11 @@ def learning_curve(*, release: Path | None = None, sizes=(500, 1500, 3000, None)
                 points.append(point)
                 if progress:
                     print(f"{model_name} seed {seed}, {len(chosen)} stories: "
-                          + ", ".join(f"{c} AUC {100 * point[c]['auc']:.1f}" for c in curve_configs), file=sys.stderr)
+                          + ", ".join(f"{c} AUC {percent(point[c]['auc'])}" for c in curve_configs), file=sys.stderr)
     folder = settings.catalog_dir() / "baseline"
     out = {"train_configs": train_configs, "scored_on": curve_configs, "stories_available": len(all_stories),
            "points": _merged(folder / "learning_curve.json", train_configs, points)}
-    write_text(folder / "learning_curve.json", json.dumps(out, indent=2, sort_keys=True) + "\n")
+    jsonout.write(folder / "learning_curve.json", out)
     _plot_curve(out, folder / "learning_curve.png")
     return out
 
@@ -173,7 +174,7 @@ def transfer(*, release: Path | None = None, seed: int = 0, progress: bool = Tru
     for name, (train_set, dev_set) in runs.items():
         results[name] = _sentence_model(train_set, dev_set, scored, p, vectors, prefix=prefix)[target]
         if progress:
-            print(f"{name}: {target} test AUC {100 * metrics.roc_auc(*results[name]):.1f}", file=sys.stderr)
+            print(f"{name}: {target} test AUC {percent(metrics.roc_auc(*results[name]))}", file=sys.stderr)
     test_only = {"test": data[target]["test"], "train": data[target]["train"]}
     lines = reference.predictions("embedding_dissimilarity", test_only, protocols[target], "sentences", vectors)
     by_id = {line["id"]: line["score"] for line in lines}
@@ -182,7 +183,7 @@ def transfer(*, release: Path | None = None, seed: int = 0, progress: bool = Tru
     on_target, on_synthetic = (out["results"][name]["auc"] for name in labels)
     out["ordering_holds"] = bool(on_target > on_synthetic > 0.5)
     folder = settings.catalog_dir() / "baseline"
-    write_text(folder / f"{target}_transfer.json", json.dumps(out, indent=2, sort_keys=True) + "\n")
+    jsonout.write(folder / f"{target}_transfer.json", out)
     _plot_roc(results, folder / f"{target}_transfer_roc.png", target)
     return out
 
@@ -204,7 +205,7 @@ def _plot_roc(results: dict, path: Path, target: str) -> None:
     fig, ax = plt.subplots(figsize=(5, 5))
     for name, (gold, scores) in results.items():
         fpr, tpr = _roc_points(gold, scores)
-        ax.plot(fpr, tpr, label=f"{name} (AUC {100 * metrics.roc_auc(gold, scores):.1f})")
+        ax.plot(fpr, tpr, label=f"{name} (AUC {percent(metrics.roc_auc(gold, scores))})")
     ax.plot([0, 1], [0, 1], color="grey", linestyle=":", label="chance")
     ax.set_xlabel("false positive rate (sentences without a coherence error)")
     ax.set_ylabel("true positive rate (sentences with a coherence error)")

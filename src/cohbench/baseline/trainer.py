@@ -9,8 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from .. import settings
+from .. import jsonout, settings
 from ..atomic import write_text
+from ..display import percent
 from ..schema import TRAIN_SPLITS
 from .data import BaselineError, baseline_params, dev_split, examples_of, release_data, release_vectors, training_sets
 
@@ -78,7 +79,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
                 criterion="maximum F1 of the error class",
             )
     metrics = {
-        "model": "sentence-level Transformer over all-MiniLM-L6-v2 sentence embeddings (Cai et al. 2021, §4.2)",
+        "model": "sentence-level Transformer over all-MiniLM-L6-v2 sentence embeddings (Cai et al. 2020, §4.2)",
         "device": fit.device_name(),
         "settings": {k: v for k, v in p.items() if k not in ("floors", "margin_over_references", "published", "studies", "token_level")},
         "trained_on": {c: sum(1 for e in train_set if e.config == c) for c in train_configs},
@@ -87,19 +88,15 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
         "references": references,
         "published": {c: v for c, v in (p.get("published") or {}).items() if c in scores},
     }
-    write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    jsonout.write(out_dir / "metrics.json", metrics)
     write_text(out_dir / "metrics.md", metrics_markdown(metrics))
     timings_path = settings.project_root() / ".cache" / "timings" / "train.json"
-    write_text(timings_path, json.dumps({k: round(v, 1) for k, v in timings.items()} | {"device": fit.device_name()}, indent=2) + "\n")
+    jsonout.write(timings_path, {k: round(v, 1) for k, v in timings.items()} | {"device": fit.device_name()})
     if progress:
         print(f"baseline trained in {timings['training']:.0f} s on {fit.device_name()} (embedding {timings['embedding']:.0f} s, "
               f"reference scorers {timings['reference_scorers']:.0f} s; {timings_path}); metrics in {out_dir / 'metrics.json'}",
               file=sys.stderr)
     return metrics
-
-
-def _pct(value) -> str:
-    return "-" if value is None else f"{100 * value:.1f}"
 
 
 def _headline(result: dict) -> dict:
@@ -113,8 +110,8 @@ def _f1(m: dict) -> str:
     if m.get("f1") is None:
         return "-"
     if m.get("degenerate"):
-        return f"{_pct(m['f1'])} (flags {_pct(m['predicted_error_rate'])}%)"
-    return _pct(m["f1"])
+        return f"{percent(m['f1'])} (flags {percent(m['predicted_error_rate'])}%)"
+    return percent(m["f1"])
 
 
 def _best_reference(references: dict) -> tuple[str, dict] | None:
@@ -133,7 +130,7 @@ def metrics_markdown(metrics: dict) -> str:
         "## Baseline (machine-written)",
         "",
         f"{metrics['model']}; trained on {', '.join(f'{c} train ({n})' for c, n in metrics['trained_on'].items())}; "
-        f"epoch {selection['epoch']} selected by mean validation AUC {_pct(selection['dev_auc'])} (seed "
+        f"epoch {selection['epoch']} selected by mean validation AUC {percent(selection['dev_auc'])} (seed "
         f"{metrics['settings']['seed']}, {metrics['device']}). Test split (else the only scored split), error class, "
         "percent. *Best untrained* is the best reference scorer on that split (`cohbench evaluate CONFIG --scorer "
         "NAME`); a trained number means something only beside it. F1 at the threshold tuned on validation; "
@@ -145,12 +142,12 @@ def metrics_markdown(metrics: dict) -> str:
     for config, result in metrics["scores"].items():
         m = _headline(result)
         best = _best_reference(metrics["references"].get(config, {}))
-        rival = f"{best[0]} {_pct(best[1]['auc'])} / {_pct(best[1].get('average_precision'))}" if best else "-"
-        gain = f"{100 * (m['auc'] - best[1]['auc']):+.1f}" if best and m.get("auc") is not None else "-"
+        rival = f"{best[0]} {percent(best[1]['auc'])} / {percent(best[1].get('average_precision'))}" if best else "-"
+        gain = percent(m["auc"] - best[1]["auc"], signed=True) if best and m.get("auc") is not None else "-"
         ref = metrics["published"].get(config)
-        published = f"{_pct(ref['auc'])} ({ref['source']})" if ref else "-"
+        published = f"{percent(ref['auc'])} ({ref['source']})" if ref else "-"
         lines.append(
-            f"| `{config}` | {m['units']} | {_pct(m.get('auc'))} | {_pct(m.get('average_precision'))} "
-            f"| {_pct(m.get('recall_at_p70'))} | {_f1(m)} | {rival} | {gain} | {published} |"
+            f"| `{config}` | {m['units']} | {percent(m.get('auc'))} | {percent(m.get('average_precision'))} "
+            f"| {percent(m.get('recall_at_p70'))} | {_f1(m)} | {rival} | {gain} | {published} |"
         )
     return "\n".join(lines) + "\n"

@@ -4,10 +4,10 @@ discovered, so adding a corpus is adding a module. A corpus's upstream files are
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
+from .. import jsonlines
 from ..errors import ParseError
 from ..sources import Source, read_table
 from ..text import normalise
@@ -27,15 +27,7 @@ def pinned(corpus: str) -> dict[str, Source]:
 def json_lines(path: Path) -> Iterator[tuple[int, object]]:
     """(line number, value) of every non-blank line of a JSON-lines upstream file; a line that is not JSON is a
     ParseError naming the file and line (the file is truncated or corrupt)."""
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ParseError(f"{path.name} line {number} is not valid JSON ({error.msg}); the file is truncated or "
-                                 "corrupt: fetch the pinned file again") from None
+    return jsonlines.read(path, ParseError, "the file is truncated or corrupt: fetch the pinned file again")
 
 
 def held_out(corpora, paths) -> dict[str, set[str]]:

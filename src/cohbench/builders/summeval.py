@@ -19,7 +19,6 @@ Upstream quirks handled here and nowhere else:
 
 from __future__ import annotations
 
-import json
 import pickle
 from collections import Counter
 from collections.abc import Mapping
@@ -28,7 +27,7 @@ from pathlib import Path
 from ..errors import ParseError
 from ..registry import ConfigSpec, Corpus, Parsed, register
 from ..schema import empty_record
-from . import pinned
+from . import json_lines, pinned
 from ..text import split_sentences
 
 
@@ -119,27 +118,20 @@ def load_damo(path: Path) -> list[dict]:
     """One SummEval record per line, checked for the fields the build uses."""
     path = Path(path)
     records = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            where = f"line {number}"
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise _fail(path.name, where, f"is not valid JSON ({error.msg}); the file may be truncated") from None
-            if not isinstance(item, dict):
-                raise _fail(path.name, where, "is not a JSON object")
-            missing = [f for f in ("id", "model_id", "decoded", "text", "references", "expert_annotations", "turker_annotations") if f not in item]
-            if missing:
-                raise _fail(path.name, where, f"lacks field(s) {', '.join(missing)}")
-            if not all(isinstance(item[f], str) for f in ("id", "model_id", "decoded", "text")) or not (
-                isinstance(item["references"], list) and all(isinstance(r, str) for r in item["references"])
-            ):
-                raise _fail(path.name, where, "has a non-string id, model_id, summary, article or reference")
-            _check_ratings(item["expert_annotations"], EXPERTS, "expert", path.name, where)
-            _check_ratings(item["turker_annotations"], CROWD, "crowd", path.name, where)
-            records.append(item)
+    for number, item in json_lines(path):
+        where = f"line {number}"
+        if not isinstance(item, dict):
+            raise _fail(path.name, where, "is not a JSON object")
+        missing = [f for f in ("id", "model_id", "decoded", "text", "references", "expert_annotations", "turker_annotations") if f not in item]
+        if missing:
+            raise _fail(path.name, where, f"lacks field(s) {', '.join(missing)}")
+        if not all(isinstance(item[f], str) for f in ("id", "model_id", "decoded", "text")) or not (
+            isinstance(item["references"], list) and all(isinstance(r, str) for r in item["references"])
+        ):
+            raise _fail(path.name, where, "has a non-string id, model_id, summary, article or reference")
+        _check_ratings(item["expert_annotations"], EXPERTS, "expert", path.name, where)
+        _check_ratings(item["turker_annotations"], CROWD, "crowd", path.name, where)
+        records.append(item)
     return records
 
 

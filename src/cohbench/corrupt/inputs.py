@@ -6,12 +6,12 @@ of one line; a row with no text is returned with no sentences, for the caller to
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import jsonlines
 from ..errors import CohbenchError
+from ..sources import sha256_of
 
 SUFFIXES = (".jsonl", ".json", ".parquet")
 
@@ -44,47 +44,36 @@ def files_of(path: Path) -> list[Path]:
 
 def fingerprint(files: list[Path], root: Path) -> list[dict]:
     """Name (relative to the input) and sha256 of every input file: what a resumed run must find unchanged."""
-    out = []
-    for file in files:
-        digest = hashlib.sha256()
-        with open(file, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        out.append({"file": file.name if file == root else str(file.relative_to(root)), "sha256": digest.hexdigest()})
-    return out
+    return [{"file": file.name if file == root else str(file.relative_to(root)), "sha256": sha256_of(file)} for file in files]
+
+
+def _opens_an_array(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        while chunk := handle.read(4096):
+            if chunk.strip():
+                return chunk.lstrip()[:1] == b"["
+    return False
 
 
 def _jsonl_rows(path: Path):
-    if path.suffix == ".json" and path.read_bytes().lstrip()[:1] == b"[":
+    if path.suffix == ".json" and _opens_an_array(path):
         yield from _json_array_rows(path)
         return
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise InputError(f"{path.name} line {number} is not UTF-8 (byte {error.start} of the line); "
-                                 "re-encode the file as UTF-8") from None
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise InputError(f"{path.name} line {number} is not valid JSON ({error.msg})") from None
-            if not isinstance(row, dict):
-                raise InputError(f"{path.name} line {number} is a JSON {type(row).__name__}, not an object with an id "
-                                 "and a text; write one object per line")
-            yield f"line {number}", row
+    for number, row in jsonlines.read(path, InputError, "write one JSON object per line, in UTF-8"):
+        if not isinstance(row, dict):
+            raise InputError(f"{path.name} line {number} is a JSON {type(row).__name__}, not an object with an id "
+                             "and a text; write one object per line")
+        yield f"line {number}", row
 
 
 def _json_array_rows(path: Path):
     """A .json file holding one array of objects (rather than one object per line)."""
     try:
-        rows = json.loads(path.read_bytes().decode("utf-8"))
+        rows = jsonlines.parse(path.read_bytes().decode("utf-8"))
     except UnicodeDecodeError as error:
         raise InputError(f"{path.name} is not UTF-8 (byte {error.start}); re-encode the file as UTF-8") from None
-    except json.JSONDecodeError as error:
-        raise InputError(f"{path.name} is not valid JSON (line {error.lineno}: {error.msg})") from None
+    except ValueError as error:
+        raise InputError(f"{path.name} is not valid JSON ({error})") from None
     for number, row in enumerate(rows, 1):
         if not isinstance(row, dict):
             raise InputError(f"{path.name} item {number} is a JSON {type(row).__name__}, not an object with an id and a text")

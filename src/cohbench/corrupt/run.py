@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._version import __version__
-from ..atomic import atomic_dir, atomic_path, write_text
+from ..atomic import atomic_path, write_text
 from ..generators import recipes
 from ..errors import CorruptError
+from ..release.layout import write_config
 from ..schema import OK, SPLITS, empty_record
 from . import inputs
 from ..text import normalise
@@ -159,44 +160,25 @@ def _write_partition(partial: Path, number: int, outputs: list[list[dict]], reas
     write_text(partial / f"part-{number:05d}.json", json.dumps(tally, sort_keys=True))  # written last: marks it done
 
 
-def _assemble(partial: Path, count: int, out: Path, config: str, splits) -> dict:
-    """One Parquet file per split from the partitions, in order, in row groups of a fixed size."""
+def _by_split(partial: Path, count: int, splits) -> dict:
+    """The partitions' records gathered per split, in partition order, as `datasets.Dataset`s over Arrow files
+    beside them (memory-mapped, so a split larger than memory is never held whole)."""
+    import datasets
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     from ..schema import ARROW_SCHEMA
-    from ..sources import sha256_of
 
-    files = {}
-    with atomic_dir(out / "data" / config) as tmp:
-        writers = {split: pq.ParquetWriter(tmp / f"{split}.parquet", ARROW_SCHEMA) for split in splits}
-        buffers = {split: [] for split in splits}
-        rows = Counter()
-
-        def flush(split, final=False):
-            table = pa.concat_tables(buffers[split]) if buffers[split] else ARROW_SCHEMA.empty_table()
-            cut = table.num_rows if final else table.num_rows - table.num_rows % ROW_GROUP
-            for start in range(0, cut, ROW_GROUP):
-                writers[split].write_table(table.slice(start, min(ROW_GROUP, cut - start)).combine_chunks())
-            buffers[split] = [table.slice(cut)]
-
-        for number in range(count):
-            table = pq.read_table(partial / f"part-{number:05d}.parquet", schema=ARROW_SCHEMA)
-            split_column = table.column("split").to_pylist()
-            for split in splits:
-                mask = pa.array([s == split for s in split_column], pa.bool_())
-                part = table.filter(mask)
-                rows[split] += part.num_rows
-                buffers[split].append(part)
-                if sum(t.num_rows for t in buffers[split]) >= ROW_GROUP:
-                    flush(split)
-        for split in splits:
-            flush(split, final=True)
-            writers[split].close()
-            path = tmp / f"{split}.parquet"
-            files[split] = {"path": f"data/{config}/{split}.parquet", "rows": rows[split],
-                            "sha256": sha256_of(path), "bytes": path.stat().st_size}
-    return files
+    paths = {split: partial / f"split-{split}.arrow" for split in splits}
+    writers = {split: pa.ipc.new_stream(str(path), ARROW_SCHEMA) for split, path in paths.items()}
+    for number in range(count):
+        table = pq.read_table(partial / f"part-{number:05d}.parquet", schema=ARROW_SCHEMA)
+        for split, writer in writers.items():
+            writer.write_table(table.filter(pc.equal(table["split"], split)))
+    for writer in writers.values():
+        writer.close()
+    return {split: datasets.Dataset.from_file(str(path)) for split, path in paths.items()}
 
 
 def corrupt(input_path: Path, out: Path, options: Options) -> dict:
@@ -227,26 +209,25 @@ def _corrupt(input_path, out, options, recipe, params, config, previous, engine)
     stories = inputs.read(Path(input_path), options.id_column, options.text_column)
     if not stories:
         raise CorruptError(f"input {input_path} holds no stories")
-    described = {
+    run = {
         "cohbench": __version__, "recipe": recipe.name, "parameters": params, "splits": options.splits,
         "corpus": options.corpus, "config": config, "sentences_per_record": options.sentences_per_record,
         "drop_test_overlap": options.drop_test_overlap, "partition_size": options.partition_size,
         "inputs": inputs.fingerprint(inputs.files_of(Path(input_path)), Path(input_path)),
     }
-    if previous is not None and previous != described:
-        changed = sorted(k for k in described if previous.get(k) != described[k])
+    if previous is not None and previous != run:
+        changed = sorted(k for k in run if previous.get(k) != run[k])
         raise CorruptError(f"--out {out} holds a run with other {', '.join(changed)}; resume with the same input and "
                            "options, or choose a new folder")
     dropped, notes = Counter(), Counter()
     records = source_records(stories, options, config, dropped, notes, options.progress, engine and engine.split_sentences)
-    minimum = recipe.min_sentences(params)
-    usable = [r for r in records if len(r["sentences"]) >= minimum]
-    dropped["too_short_for_recipe"] += len(records) - len(usable)
+    usable = [record for record in records if recipes.long_enough(recipe, params, record)]
+    dropped[recipes.TOO_SHORT] += len(records) - len(usable)
     partitions = [usable[start : start + options.partition_size] for start in range(0, len(usable), options.partition_size)]
 
     partial = out / PARTIAL
     partial.mkdir(parents=True, exist_ok=True)
-    write_text(partial / "run.json", json.dumps(described, indent=2, sort_keys=True))
+    write_text(partial / "run.json", json.dumps(run, indent=2, sort_keys=True))
     done = {n for n in range(len(partitions)) if (partial / f"part-{n:05d}.json").is_file()}
     todo = [(n, partitions[n]) for n in range(len(partitions)) if n not in done]
 
@@ -278,17 +259,18 @@ def _corrupt(input_path, out, options, recipe, params, config, previous, engine)
         dropped.update(tally["dropped"])
         made += tally["records"]
         by_generator.update(tally["by_generator"])
-    files = _assemble(partial, len(partitions), out, config, [s for s, ratio in options.splits.items() if ratio > 0])
-    summary = {
-        "config": config, "corpus": options.corpus, "recipe": recipe.name, "description": recipe.description,
-        **{k: described[k] for k in ("cohbench", "parameters", "splits", "sentences_per_record", "inputs")},
-        "input_stories": len(stories), "source_records": len(records),
+    described = {
+        "corpus": options.corpus, "version": None, "licence": "as the input's (cohbench corrupt does not know it)",
+        "research_only": False, "recipe": recipe.name, "description": recipe.description, "errata": [],
+        **{k: run[k] for k in ("cohbench", "parameters", "sentences_per_record", "inputs")},
+        "split_ratios": options.splits, "upstream_records": len(stories), "input_stories": len(stories),
+        "source_records": len(records),
         "sources_used": len(usable) - sum(v for k, v in dropped.items() if k == recipe.not_applicable),
         "built_records": made, "records_by_generator": dict(sorted(by_generator.items())),
         "dropped": dict(sorted((k, v) for k, v in dropped.items() if v)),
         "notes": dict(sorted(notes.items())),
-        "files": files,
     }
-    write_text(out / "stats" / f"{config}.json", json.dumps(summary, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    splits = _by_split(partial, len(partitions), [s for s, ratio in options.splits.items() if ratio > 0])
+    summary = write_config(out, config, splits, described, row_group=ROW_GROUP)
     shutil.rmtree(partial)
     return summary

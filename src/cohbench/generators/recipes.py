@@ -202,24 +202,27 @@ register(Recipe(
     plan=lambda batch, shared, params: _plan_dsd(batch, shared, {**params, "k": 1}, min_position=1)))
 
 
+TOO_SHORT = "too_short_for_recipe"  # the drop reason of a record with fewer sentences than the recipe needs
+
+
+def long_enough(recipe: Recipe, params: dict, record: dict) -> bool:
+    """Whether `record` has as many sentences as the recipe needs (`min_sentences`); shorter records are dropped,
+    before any work, as `TOO_SHORT`."""
+    return len(record["sentences"]) >= recipe.min_sentences(params)
+
+
 def run(name: str, records: Sequence[dict], params: dict, shared=None) -> tuple[list[list[dict]], Counter]:
     """Run recipe `name` over coherent `records` in this process: the records made from each source (in order)
     and the sources dropped, by reason. `shared` is `prepare`'s result when the caller already has it."""
     recipe = get_recipe(name)
     params = parameters(recipe, params)
-    records = list(records)
-    dropped = Counter()
-    minimum = recipe.min_sentences(params)
-    usable = [r for r in records if len(r["sentences"]) >= minimum]
-    dropped["too_short_for_recipe"] += len(records) - len(usable)
+    fits = [long_enough(recipe, params, record) for record in records]
+    usable = [record for record, ok in zip(records, fits) if ok]
+    dropped = Counter({TOO_SHORT: len(fits) - len(usable)})
     if shared is None and recipe.prepare:
         shared = recipe.prepare(usable, params)
     plans = recipe.plan(usable, shared, params) if recipe.plan else None
     made = iter(recipe.make(usable, plans, shared, params) if usable else [])
-    outputs = []
-    for record in records:
-        out = next(made) if len(record["sentences"]) >= minimum else []
-        if len(record["sentences"]) >= minimum and not out:
-            dropped[recipe.not_applicable] += 1
-        outputs.append(out)
+    outputs = [next(made) if ok else [] for ok in fits]
+    dropped[recipe.not_applicable] += sum(1 for out, ok in zip(outputs, fits) if ok and not out)
     return outputs, +dropped

@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import registry
-from ..release import read_config
+from ..display import coefficient, percent
+from ..release.layout import read_config
 from ..schema import COHERENCE_ERROR_TYPES, DEV_SPLITS, ERROR_TYPES, SPLITS, TRAIN_SPLITS, split_sort_key
 from . import metrics
 from .predictions import Prediction, PredictionsError, read_predictions
@@ -208,8 +209,8 @@ CRITERIA = {"summary": "maximum balanced accuracy", "typed_sentences": "maximum 
 METAEVAL = "metaeval"  # correlation with human ratings, delegated to `cohbench.metaeval`
 
 
-def protocol_of(config: str, splits: Mapping[str, list[dict]] | None = None) -> str:
-    """The protocol `config` declares in the registry (`splits` is not consulted; kept for existing callers)."""
+def protocol_of(config: str) -> str:
+    """The protocol `config` declares in the registry."""
     protocol = registry.spec(config).protocol
     if protocol not in PROTOCOLS and protocol != METAEVAL:
         raise PredictionsError(f"{config} declares protocol {protocol!r}; protocols: {', '.join([*PROTOCOLS, METAEVAL])}")
@@ -243,7 +244,7 @@ def evaluate(
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold)):
         raise PredictionsError(f"the threshold must be a finite number, not {threshold}")
     splits = _load(config, release) if splits is None else {s: splits[s] for s in sorted(splits, key=split_sort_key)}
-    protocol = protocol_of(config, splits)
+    protocol = protocol_of(config)
     records = {r["id"]: r for rows in splits.values() for r in rows}
     predictions = read_predictions(predictions, protocol, records, config)
     if protocol == METAEVAL:
@@ -283,21 +284,11 @@ def _metaeval(config: str, predictions: Mapping[str, Prediction], splits) -> dic
     return {"config": config, "protocol": METAEVAL, "predictions": len(rows), "polarity": "scores negated (higher = more coherent)", "metaeval": result}
 
 
-def _fmt(value) -> str:
-    """A coefficient (κ, τ): three decimals."""
-    return "-" if value is None else f"{value:.3f}"
-
-
-def _pct(value) -> str:
-    """A proportion (accuracy, P, R, F1, AUC, rates; fractions in JSON): a percentage with one decimal."""
-    return "-" if value is None else f"{100 * value:.1f}"
-
-
 def summary_lines(result: dict) -> list[str]:
     """The result as text: one line per split (and per error type for SNaC)."""
     if result["protocol"] == METAEVAL:
         m = result["metaeval"]["metrics"]
-        shown = {k: (_pct if k.startswith("acc") else _fmt)(v["value"]) for k, v in m.items()}  # Acc_pair is a proportion
+        shown = {k: (percent if k.startswith("acc") else coefficient)(v["value"]) for k, v in m.items()}  # Acc_pair is a proportion
         return [f"{result['config']}: " + "  ".join(f"{k} {v}" for k, v in shown.items()) + f"  ({result['polarity']})"]
     decision = result["decision"]
     if not isinstance(decision, dict):
@@ -310,21 +301,21 @@ def summary_lines(result: dict) -> list[str]:
     for split, m in result["splits"].items():
         if result["protocol"] == "summary":
             lines.append(
-                f"  {split:<5} {m['summaries']} summaries: Cohen κ {_fmt(m.get('cohen_kappa'))}  faithful predicted "
-                f"{_pct(m.get('predicted_faithful'))}  "
-                f"P/R faithful {_pct(m.get('precision_faithful'))}/{_pct(m.get('recall_faithful'))}  "
-                f"easy {_pct(m.get('easy_detected'))} / hard {_pct(m.get('hard_detected'))} detected  "
-                f"BAcc {_pct(m.get('balanced_accuracy'))}  AUC {_pct(m.get('auc'))}"
+                f"  {split:<5} {m['summaries']} summaries: Cohen κ {coefficient(m.get('cohen_kappa'))}  faithful predicted "
+                f"{percent(m.get('predicted_faithful'))}  "
+                f"P/R faithful {percent(m.get('precision_faithful'))}/{percent(m.get('recall_faithful'))}  "
+                f"easy {percent(m.get('easy_detected'))} / hard {percent(m.get('hard_detected'))} detected  "
+                f"BAcc {percent(m.get('balanced_accuracy'))}  AUC {percent(m.get('auc'))}"
             )
             continue
         blocks = {"sentence": m["sentence"], "≥2 votes": m["sentence_min2votes"]} if result["protocol"] == "typed_sentences" else {"": m}
         for name, b in blocks.items():
             lines.append(
-                f"  {split:<5} {name + ' ' if name else ''}{b['units']} units ({b['errors']} errors): Acc {_pct(b.get('accuracy'))}  "
-                f"P {_pct(b.get('precision'))}  R {_pct(b.get('recall'))}  F1 {_pct(b.get('f1'))}  AUC {_pct(b.get('auc'))}  "
-                f"AP {_pct(b.get('average_precision'))}  R@P70 {_pct(b.get('recall_at_p70'))}"
-                + (f"  (flags {_pct(b['predicted_error_rate'])}% of units: the threshold decides nothing)" if b.get("degenerate") else "")
+                f"  {split:<5} {name + ' ' if name else ''}{b['units']} units ({b['errors']} errors): Acc {percent(b.get('accuracy'))}  "
+                f"P {percent(b.get('precision'))}  R {percent(b.get('recall'))}  F1 {percent(b.get('f1'))}  AUC {percent(b.get('auc'))}  "
+                f"AP {percent(b.get('average_precision'))}  R@P70 {percent(b.get('recall_at_p70'))}"
+                + (f"  (flags {percent(b['predicted_error_rate'])}% of units: the threshold decides nothing)" if b.get("degenerate") else "")
             )
         for t, b in (m.get("per_type") or {}).items():
-            lines.append(f"    {t:<7} P {_pct(b['precision'])}  R {_pct(b['recall'])}  F1 {_pct(b['f1'])}  ov. {_pct(b['ov'])}  (gold {b['gold']}, predicted {b['predicted']})")
+            lines.append(f"    {t:<7} P {percent(b['precision'])}  R {percent(b['recall'])}  F1 {percent(b['f1'])}  ov. {percent(b['ov'])}  (gold {b['gold']}, predicted {b['predicted']})")
     return lines

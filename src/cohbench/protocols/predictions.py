@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import jsonlines
 from ..errors import CohbenchError
 from ..schema import ERROR_TYPES
 
@@ -49,10 +50,6 @@ class Prediction:
 def examples(items) -> str:
     items = sorted(map(str, items))
     return ", ".join(items[:EXAMPLES]) + (", ..." if len(items) > EXAMPLES else "")
-
-
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not a number JSON allows")
 
 
 def _number(value, what: str) -> float:
@@ -159,20 +156,9 @@ def _rows(source) -> Iterable[tuple[str, object]]:
     if not path.is_file():
         raise PredictionsError(f"predictions file {path} does not exist")
     lines = 0
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise PredictionsError(f"{path}: line {number} is not UTF-8 text; save the file as UTF-8") from None
-            if not line.strip():
-                continue
-            lines += 1
-            try:
-                yield f"{path}: line {number}", json.loads(line, parse_constant=_reject_constant)
-            except (json.JSONDecodeError, ValueError) as error:
-                reason = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
-                raise PredictionsError(f"{path}: line {number} is not JSON ({reason}); write one JSON object per line") from None
+    for number, row in jsonlines.read(path, PredictionsError, "write one JSON object per line", name=str(path)):
+        lines += 1
+        yield f"{path} line {number}", row
     if not lines:
         raise PredictionsError(f"predictions file {path} is empty; write one JSON object per record")
 

@@ -4,8 +4,9 @@
 `suites.py` with great-expectations and returns one verdict per config. Expected statistics are the reviewed,
 committed snapshots `<validation.expected of params.yaml>/<config>.json`, by default `catalog/expected/`
 (written by `record_expected`, i.e. `cohbench validate CONFIG --record-expected`); any drift of row counts or label distributions fails with the
-differing statistics named. Results: `<release>/validation/<config>.json`, `release.json` and great-expectations'
-HTML Data Docs in `<release>/validation/docs/`.
+differing statistics named. Results: `<release>/validation/<config>.json` and `release.json`; great-expectations'
+HTML Data Docs go outside the release (`settings.validation_docs_dir()`, default `.cache/validation-docs/`): they
+are regenerable and carry the time of their run, so they are never shared, pushed or exported with it.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ import json
 import shutil
 from pathlib import Path
 
-from .. import settings
+from .. import jsonout, settings
 from ..atomic import atomic_dir, remove_orphans, write_text
 from ..errors import ReleaseError
-from ..release import built_configs
+from ..release.layout import ConfigData, built_configs, read_config
 from . import frames
 
 
@@ -35,15 +36,11 @@ def _rating_ranges(config: str) -> dict:
     return ((settings.params().get("validation") or {}).get("rating_ranges") or {}).get(config) or {}
 
 
-def _json(obj) -> str:
-    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-
-
-def _release_configs(release: Path) -> dict[str, frames.ConfigData]:
+def _release_configs(release: Path) -> dict[str, ConfigData]:
     built = built_configs(release)
     if not built:
         raise ReleaseError(f"no config is built in {release}; run `cohbench build CONFIG` first")
-    return {name: frames.read_config(release, name, stats) for name, stats in built.items()}
+    return {name: read_config(release, name, stats) for name, stats in built.items()}
 
 
 def record_expected(config: str, *, release: Path | None = None, directory: Path | None = None) -> Path:
@@ -52,13 +49,13 @@ def record_expected(config: str, *, release: Path | None = None, directory: Path
     built = built_configs(release)
     if config not in built:
         raise ReleaseError(f"config {config!r} is not built in {release}; run `cohbench build {config}`")
-    data = frames.read_config(release, config, built[config])
+    data = read_config(release, config, built[config])
     path = _expected_path(config, directory)
-    write_text(path, _json({"config": config, "splits": frames.actual_stats(data)}))
+    jsonout.write(path, {"config": config, "splits": frames.actual_stats(data)})
     return path
 
 
-def _config_tables(data: frames.ConfigData, expected_file: Path) -> list[suites.Table]:
+def _config_tables(data: ConfigData, expected_file: Path) -> list[suites.Table]:
     from . import suites  # great-expectations: the [validate] extra; frames serve `evaluate` without it
 
     tables = [suites.records_table(data.name, data.stats["corpus"], frames.records_frame(data))]
@@ -119,7 +116,7 @@ def validate(
     if len(derivations):
         release_tables.append(suites.derivations_table(derivations))
     out_dir = release / "validation"
-    docs_root = out_dir / "docs"
+    docs_root = settings.validation_docs_dir()
     remove_orphans(docs_root)
     remove_orphans(out_dir)
     # One Data Docs site per config validated (and one for the release-wide checks), each replaced whole: validating
@@ -136,8 +133,8 @@ def validate(
         write_text(docs_root / "index.html", _docs_index(docs_root))
     report = _report(names, everything, results)
     for name in names:
-        write_text(out_dir / f"{name}.json", _json(report["configs"][name]))
-    write_text(out_dir / "release.json", _json(report["release"]))
+        jsonout.write(out_dir / f"{name}.json", report["configs"][name])
+    jsonout.write(out_dir / "release.json", report["release"])
     return report
 
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-import datasets
 import pandas as pd
 
-from ..release import ConfigData, read_config, split_stats  # noqa: F401  (read_config: the release's one reader)
+from ..release.layout import ConfigData, split_stats
 from ..schema import CATEGORIES, ERROR_TYPES, SPLIT_CLASSES, category_of
 
 
@@ -171,8 +170,8 @@ def derivations_frame(configs: list[ConfigData]) -> pd.DataFrame:
 
 
 def actual_stats(data: ConfigData) -> dict:
-    """The build's per-split statistics (`release.split_stats`), recomputed from the Parquet files."""
-    return {split: split_stats(datasets.Dataset(table)) for split, table in data.tables.items()}
+    """The build's per-split statistics (`layout.split_stats`), recomputed from the Parquet files."""
+    return {split: split_stats(table) for split, table in data.tables.items()}
 
 
 def flatten(stats: dict, prefix: str = "") -> dict[str, object]:

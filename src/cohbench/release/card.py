@@ -11,13 +11,13 @@ lives in manifest.json and croissant.json; every statistic in stats/<config>.jso
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import yaml
 
-from . import settings
-from ._version import __version__
-from .registry import corpora, corpus_of
+from .. import settings
+from .._version import __version__
+from .layout import annotation_of
+from ..registry import corpora, corpus_of
 
 CITATION = """@software{cohbench,
   title = {cohbench: Reference Corpora and Tools for Evaluating the Coherence and Faithfulness of Narrative Summaries},
@@ -78,24 +78,6 @@ def _size_category(rows: int) -> str:
     return next((name for limit, name in _SIZES if rows < limit), "n>1M")
 
 
-def annotation_counts(release: Path, stats: dict) -> tuple[int, int]:
-    """(records, records a corruption generator altered) of a built config, read from the records."""
-    import pyarrow.parquet as pq
-
-    total = altered = 0
-    for f in stats["files"].values():
-        column = pq.read_table(release / f["path"], columns=["corruption"]).column(0)
-        total += len(column)
-        altered += len(column) - column.null_count
-    return total, altered
-
-
-def annotation_of(release: Path, stats: dict) -> str:
-    """`synthetic` when a generator made any record of the config (its unaltered records are labelled by the same
-    recipe, not by a person), else `human`; the SQL views' `annotation` column says the same."""
-    return "synthetic" if annotation_counts(release, stats)[1] else "human"
-
-
 def _labelled(stats: dict) -> str:
     """What a config labels, read from its counts."""
     total = {key: 0 for key in ("labels", "sentence_labels", "gap_labels", "spans", "ratings")}
@@ -150,8 +132,8 @@ def _count_table(configs: dict[str, dict]) -> list[str]:
     return lines
 
 
-def card_markdown(configs: dict[str, dict], release: Path) -> str:
-    from .schema import split_sort_key
+def card_markdown(configs: dict[str, dict]) -> str:
+    from ..schema import split_sort_key
 
     configs = {name: stats | {"files": dict(sorted(stats["files"].items(), key=lambda item: split_sort_key(item[0])))}
                for name, stats in configs.items()}  # fmt: skip
@@ -191,7 +173,7 @@ def card_markdown(configs: dict[str, dict], release: Path) -> str:
         research = " (research only)" if stats["research_only"] else ""
         named = f"[{licence['id']}]({licence['link']})" if licence["link"] else licence["id"]
         keys = ", ".join(f"`{key}`" for key in citation_keys(_bibtex_of(stats["corpus"])))
-        lines.append(f"| `{name}` | {_labelled(stats)} | {rows} | {annotation_of(release, stats)} | {named}{research} | {keys} |")
+        lines.append(f"| `{name}` | {_labelled(stats)} | {rows} | {annotation_of(stats)} | {named}{research} | {keys} |")
     renamed = [f"`{name}` " + ", ".join(f"{ours} = {theirs}" for ours, theirs in stats["notes"]["upstream_splits"].items())
                for name, stats in configs.items() if stats["notes"].get("upstream_splits")]  # fmt: skip
     lines += ["", "Splits are `train`, `validation`, `test` everywhere" + (f"; upstream names: {'; '.join(renamed)}" if renamed else "") + ".",

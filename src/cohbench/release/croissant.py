@@ -6,11 +6,11 @@ comes from (the pinned upstream files), who annotated it and how many per item, 
 
 from __future__ import annotations
 
-from pathlib import Path
 
-from ._version import __version__
-from .card import CITATION, annotation_counts, licence_of
-from .registry import corpora
+from .._version import __version__
+from .card import CITATION, licence_of
+from .layout import annotation_of
+from ..registry import corpora
 
 # The standard Croissant 1.0 @context (as mlcroissant writes it).
 CONTEXT = {
@@ -95,7 +95,7 @@ def _distribution(name: str, stats: dict) -> list[dict]:
     return out
 
 
-def croissant(configs: dict[str, dict], release: Path) -> dict:
+def croissant(configs: dict[str, dict]) -> dict:
     """The Croissant JSON-LD of the configs built in `release`."""
     known = corpora()
     licences, provenance, annotators, kinds = [], [], [], []
@@ -104,9 +104,10 @@ def croissant(configs: dict[str, dict], release: Path) -> dict:
         licences.append(licence["link"] or licence["text"])
         provenance.append(f"{name}: built by cohbench {__version__} from {len(stats['inputs'])} upstream file(s) pinned by URL "
                           "and sha256 (isBasedOn; each with its checksum in manifest.json)")
-        total, altered = annotation_counts(release, stats)
+        total, altered = sum(f["rows"] for f in stats["files"].values()), stats["records_altered"]
         kinds.append(f"{name}: synthetic labels, made by a corruption generator ({altered} of {total} records altered; the rest "
-                     "are the unaltered texts, labelled by the same recipe)" if altered else f"{name}: human labels ({total} records)")
+                     "are the unaltered texts, labelled by the same recipe)" if annotation_of(stats) == "synthetic"
+                     else f"{name}: human labels ({total} records)")
         corpus = known.get(stats["corpus"])
         who = corpus.annotators if corpus and corpus.annotators else "no human annotators: labels come from the corruption generator"
         annotators.append(f"{name}: {who}")

@@ -1,0 +1,49 @@
+"""The one reader of JSON-lines files, upstream or a user's: each non-blank line parsed on its own (memory grows
+with a line, not with the file), and every way a line can fail becomes one sentence naming the file and the line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+MAX_INTEGER_DIGITS = 18  # beyond int64; a number that long is a mistake in any file cohbench reads
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _integer(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INTEGER_DIGITS:
+        raise ValueError(f"an integer of {len(text.lstrip('-'))} digits is out of range")
+    return int(text)
+
+
+def parse(text: str):
+    """One JSON value; NaN and Infinity are refused (they are not JSON), as are integers beyond 64 bits and nesting
+    deeper than Python's recursion allows. Raises ValueError with the reason."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_int=_integer)
+    except json.JSONDecodeError as error:
+        raise ValueError(error.msg) from None
+    except RecursionError:
+        raise ValueError("it is nested too deeply") from None
+
+
+def read(path: Path, error: type[Exception], advice: str, name: str | None = None) -> Iterator[tuple[int, object]]:
+    """(line number, value) of every non-blank line of `path`; a line that is not UTF-8 or not JSON raises `error`
+    naming the file (`name`, default its file name) and the line, followed by `advice` (what to do)."""
+    name = name or Path(path).name
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as failure:
+                raise error(f"{name} line {number} is not UTF-8 text (byte {failure.start} of the line); {advice}") from None
+            if not line.strip():
+                continue
+            try:
+                yield number, parse(line)
+            except ValueError as failure:
+                raise error(f"{name} line {number} is not valid JSON ({failure}); {advice}") from None

@@ -1,0 +1,51 @@
+"""`cohbench build`: one config from its pinned upstream files into the release folder.
+
+The `datasets` builder of the config's corpus (`hf_builder.builder_for`) runs the corpus's `parse` on verified local
+files with the config's typed options, and `layout.write_config` writes what it yields, all or nothing, with the
+account of every upstream record (built, or dropped by reason)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from .. import settings
+from ..errors import ReleaseError
+from .layout import write_config
+from ..registry import corpus_of
+
+
+def build(config: str, *, corpus=None, release: Path | None = None, paths=None, progress: bool = True) -> dict:
+    """Build one config into the release folder and return its stats (the card and manifest are `cohbench index`'s).
+    Nothing is replaced unless all succeeds.
+
+    `corpus` defaults to the registered owner of `config`; `paths` to the verified files `fetch` resolves."""
+    import datasets
+
+    from ..fetch import fetch
+    from ..hf_builder import builder_for
+
+    release = release or settings.release_dir()
+    corpus = corpus or corpus_of(config)
+    spec = corpus.config(config)
+    if not progress:
+        datasets.disable_progress_bars()
+    paths = {name: str(path) for name, path in (paths or fetch(corpus, progress=progress)).items()}
+    options = spec.options.from_params(settings.params()) if spec.options else None
+    with tempfile.TemporaryDirectory(prefix="cohbench-hf-") as cache:
+        builder = builder_for(corpus)(config_name=config, cache_dir=cache, paths=paths, options=options)
+        try:
+            builder.download_and_prepare(verification_mode="basic_checks")
+        except datasets.exceptions.NonMatchingSplitsSizesError as error:
+            raise ReleaseError(f"{config} did not build the split sizes its corpus declares ({error}); nothing was written") from None
+        described = {
+            "corpus": corpus.name,
+            "version": corpus.version,
+            "licence": corpus.licence,
+            "research_only": spec.research_only,
+            **builder.account,
+            "inputs": [{"name": s.name, "url": s.url, "sha256": s.sha256, "bytes": s.size, "licence": s.licence}
+                       for s in corpus.sources],
+            "errata": [e.manifest_entry() for e in corpus.errata],
+        }
+        return write_config(release, config, builder.as_dataset(), described)

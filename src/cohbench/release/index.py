@@ -1,0 +1,52 @@
+"""`cohbench index`: what a release says about itself, rendered from every config built into it: the card
+(README.md, with each corpus card's summary; the whole cards in cards/), croissant.json and manifest.json, written
+last, which records the sha256 of every data file and every shipped file (`layout.SHIPPED`), the card included."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import jsonout, settings
+from .._version import __version__
+from ..atomic import atomic_dir, write_text
+from .card import card_markdown, corpus_card
+from .croissant import croissant
+from .layout import MANIFEST, built_configs, shipped_files
+from ..sources import sha256_of
+
+
+def manifest(configs: dict[str, dict], shipped: dict[str, str] | None = None) -> dict:
+    return {
+        "cohbench_version": __version__,
+        "configs": {
+            name: {
+                "corpus": s["corpus"],
+                "version": s["version"],
+                "licence": s["licence"],
+                "research_only": s["research_only"],
+                "files": s["files"],
+                "inputs": s["inputs"],
+                "errata": s["errata"],
+            }
+            for name, s in configs.items()
+        },
+        "shipped": shipped or {},
+    }
+
+
+def write_index(release: Path | None = None) -> None:
+    """Render README.md, cards/, croissant.json and manifest.json from every config built into the release folder."""
+    release = release or settings.release_dir()
+    configs = built_configs(release)
+    jsonout.write(release / "croissant.json", croissant(configs))
+    with atomic_dir(release / "cards") as cards:  # the whole folder, so that a corpus no longer built leaves no card
+        for corpus in sorted({stats["corpus"] for stats in configs.values()}):
+            if card := corpus_card(corpus):
+                write_text(cards / f"{corpus}.md", card[1])
+    card = card_markdown(configs)
+    baseline = release / "baseline" / "metrics.md"  # written by `cohbench train` (the release gate)
+    if baseline.is_file():
+        card += "\n" + baseline.read_text(encoding="utf-8")
+    write_text(release / "README.md", card)
+    shipped = {p.relative_to(release).as_posix(): sha256_of(p) for p in shipped_files(release)}
+    jsonout.write(release / MANIFEST, manifest(configs, shipped))

@@ -1,0 +1,242 @@
+"""The release folder's layout, its one writer and its one reader.
+
+A release (and the output of `cohbench corrupt`, laid out the same way) is a Hugging Face dataset folder:
+
+    data/<config>/<split>.parquet   the records, one file per split, rows sorted as their builder gave them
+    stats/<config>.json             machine-written: counts per split, the account of upstream records, inputs,
+                                    every data file's sha256, and how many records a generator altered
+    manifest.json                   every config's files and every shipped file's sha256 (`cohbench index`)
+    README.md, cards/, croissant.json, validation/*.json, baseline/   the card and the checks (`cohbench index`,
+                                    `validate`, `train`, `gate`)
+
+`write_config` is the one way records reach a release folder (`cohbench build` and `cohbench corrupt` both use it),
+so every config has the same stats shape; `read_config` / `read_table` are the one way the package reads them back
+(DuckDB reads the same files for `cohbench sql`)."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import jsonout, settings
+from ..atomic import atomic_dir
+from ..errors import ReleaseError
+from ..schema import BINARY_LABELS, ERROR_TYPES, GAP_LABELS, split_sort_key
+from ..sources import sha256_of
+
+MANIFEST = "manifest.json"
+# What a release ships besides the Parquet files, hashed in the manifest so that `verify` covers it: the card, the
+# stats, the validation summaries and the baseline's scores (the manifest is written last, by `cohbench index`).
+SHIPPED = ("README.md", "cards/*.md", "croissant.json", "stats/*.json", "validation/*.json", "baseline/metrics.json",
+           "baseline/metrics.md", "baseline/gate.json")  # fmt: skip
+
+
+def stats_path(release: Path, config: str) -> Path:
+    return release / "stats" / f"{config}.json"
+
+
+def data_path(config: str, split: str) -> str:
+    """A data file's path inside the release, as the stats, the manifest and the card record it."""
+    return f"data/{config}/{split}.parquet"
+
+
+def shipped_files(release: Path) -> list[Path]:
+    return sorted({p for pattern in SHIPPED for p in release.glob(pattern) if p.is_file()})
+
+
+# --- writing -------------------------------------------------------------------------------------------------
+
+
+def write_config(release: Path, config: str, splits: Mapping[str, object], described: dict,
+                 row_group: int | None = None) -> dict:
+    """Write one config: its splits (`datasets.Dataset`s in the schema, in the order their rows should keep) as
+    Parquet, all or nothing, then its stats: `described` (who made it and how: corpus, licence, the account of
+    upstream records, inputs, notes, ...) with the counts of each split, each file's sha256 and how many records a
+    corruption generator altered. `row_group` fixes the rows per Parquet row group (default: `datasets`' own
+    choice, one group for a release-sized split). Returns the stats."""
+    files, per_split, altered = {}, {}, 0
+    with atomic_dir(release / "data" / config) as tmp:
+        for split in sorted(splits, key=split_sort_key):
+            dataset = splits[split]
+            target = tmp / f"{split}.parquet"
+            dataset.to_parquet(str(target), batch_size=row_group)
+            table = dataset.data.table
+            files[split] = {"path": data_path(config, split), "sha256": sha256_of(target), "rows": table.num_rows,
+                            "bytes": target.stat().st_size}
+            per_split[split] = split_stats(table)
+            altered += table.num_rows - table.column("corruption").null_count
+    stats = {**described, "config": config, "splits": per_split, "files": files, "records_altered": altered}
+    jsonout.write(stats_path(release, config), stats)
+    return stats
+
+
+def annotation_of(stats: dict) -> str:
+    """`synthetic` when a corruption generator made any record of the config (its unaltered records are labelled by
+    the same recipe, not by a person), else `human`: what the card, Croissant and the SQL views' `annotation` say."""
+    return "synthetic" if stats["records_altered"] else "human"
+
+
+def split_stats(table) -> dict:
+    """Counts of one split (an Arrow table in the schema) that a reader of the card, and a drift check, care about;
+    counted by DuckDB, which reads the table where it lies (a large split is never turned into Python rows)."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.register("split", table)
+
+    def values(column: str) -> dict:
+        """value -> count over a list column's entries (a scalar column when it is not a list)."""
+        return dict(con.execute(f"SELECT v, count(*) FROM (SELECT unnest({column}) AS v FROM split) "
+                                "WHERE v IS NOT NULL GROUP BY v").fetchall())
+
+    rows, documents, sentences, spans, ratings, defects, *labels = con.execute(
+        """SELECT count(*), count(DISTINCT doc_id), coalesce(sum(len(sentences)), 0), coalesce(sum(len(spans)), 0),
+                  coalesce(sum(len(ratings)), 0), count(*) FILTER (WHERE len(defects) > 0),
+                  count(*) FILTER (WHERE label = 0), count(*) FILTER (WHERE label = 1), count(*) FILTER (WHERE label = -1)
+           FROM split""").fetchone()
+    out = {
+        "rows": rows,
+        "documents": documents,
+        "labels": _named(dict(zip((0, 1, -1), labels)), BINARY_LABELS),
+        "sentences": int(sentences),
+        "sentence_labels": _named(values("sentence_labels"), BINARY_LABELS),
+        "gap_labels": _named(values("gap_labels"), GAP_LABELS),
+        "spans": int(spans),
+        "span_types": _named(values("list_transform(spans, lambda s: s.type)"), ERROR_TYPES),
+        "ratings": int(ratings),
+        "records_with_defects": defects,
+    }
+    con.close()
+    return out
+
+
+def _named(counts: dict, names) -> dict:
+    out = {name: counts.get(i, 0) for i, name in enumerate(names)}
+    if counts.get(-1):
+        out["no_label"] = counts[-1]
+    return out
+
+
+# --- reading -------------------------------------------------------------------------------------------------
+
+
+def read_stats(path: Path) -> dict:
+    """A config's stats file, checked where the release's readers rely on it (its data files lie in data/)."""
+    fix = f"rebuild it with `cohbench build {path.stem}` (or restore it from the release)"
+    try:
+        stats = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ReleaseError(f"{path} is not valid JSON ({getattr(error, 'msg', None) or error.reason}); {fix}") from None
+    files = stats.get("files") if isinstance(stats, dict) else None
+    if not isinstance(files, dict) or not all(
+        isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("sha256"), str) and isinstance(f.get("rows"), int)
+        and Path(f["path"]).parts[:2] == ("data", path.stem) and ".." not in Path(f["path"]).parts
+        for f in files.values()
+    ):  # fmt: skip
+        raise ReleaseError(f"{path} does not list the config's data files (path under data/{path.stem}/, sha256, rows); {fix}")
+    return stats
+
+
+def built_configs(release: Path | None = None) -> dict[str, dict]:
+    release = release or settings.release_dir()
+    stats_dir = release / "stats"
+    if not stats_dir.is_dir():
+        return {}
+    return {p.stem: read_stats(p) for p in sorted(stats_dir.glob("*.json"))}
+
+
+def require_release(release: Path | None = None) -> tuple[Path, dict[str, dict]]:
+    """The release folder (`release`, else `settings.release_dir()`) and its built configs; an error naming every
+    place looked when there is none."""
+    folder = Path(release).resolve() if release else settings.release_dir()
+    built = built_configs(folder)
+    if not built:
+        raise ReleaseError(settings.no_release_message(release))
+    return folder, built
+
+
+def require_built(config: str, release: Path | None = None) -> tuple[Path, dict]:
+    """The release folder and the stats of one built config; on a typo, the closest built config."""
+    folder, built = require_release(release)
+    if config in built:
+        return folder, built[config]
+    close = difflib.get_close_matches(config, list(built), n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise ReleaseError(f"config {config!r} is not built in {folder}; {hint}built: {', '.join(built)} "
+                       f"(a registered config is built with `cohbench build {config}`)")
+
+
+_VERIFIED: dict[tuple, str] = {}  # (path, size, mtime) -> sha256 already checked in this process
+
+
+def read_table(release: Path, config: str, stats: dict, split: str, columns: list[str] | None = None):
+    """One split of a built config as an Arrow table (features from the Parquet metadata). The file is checked
+    against the sha256 its stats record before it is read, once per file per process: what the package computes
+    from is exactly what `cohbench verify` checks."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    entry = stats["files"][split]
+    path = release / entry["path"]
+    fix = f"run `cohbench verify`, then rebuild with `cohbench build {config}` (or restore the release)"
+    try:
+        status = path.stat()
+        key = (str(path.resolve()), status.st_size, status.st_mtime_ns)
+        if _VERIFIED.get(key) == entry["sha256"]:
+            source = str(path)
+        else:
+            source = path.read_bytes()
+            if hashlib.sha256(source).hexdigest() != entry["sha256"]:
+                raise ReleaseError(f"{path} differs from the sha256 recorded in stats/{config}.json; {fix}")
+            _VERIFIED[key] = entry["sha256"]
+            source = pa.BufferReader(source)
+        return pq.read_table(source, columns=columns)
+    except FileNotFoundError:
+        raise ReleaseError(f"{path} is missing although stats/{config}.json records it; {fix}") from None
+    except (OSError, pa.ArrowException) as error:
+        raise ReleaseError(f"{path} cannot be read as Parquet ({str(error).splitlines()[0][:120]}); {fix}") from None
+
+
+@dataclass(frozen=True)
+class ConfigData:
+    """One built config: its build stats, its records per split (plain Python rows) and the Arrow tables."""
+
+    name: str
+    stats: dict
+    splits: dict[str, list[dict]]
+    tables: dict[str, object]
+
+    def records(self) -> Iterator[dict]:
+        for rows in self.splits.values():
+            yield from rows
+
+
+def read_config(release: Path | None, name: str, stats: dict | None = None) -> ConfigData:
+    """Read a built config's Parquet files once, splits in the vocabulary's order (`schema.SPLITS`). `stats`
+    defaults to the config's stats file (a config that is not built is an error naming the fix)."""
+    if stats is None:
+        release, stats = require_built(name, release)
+    release = release or settings.release_dir()
+    tables = {split: read_table(release, name, stats, split) for split in sorted(stats["files"], key=split_sort_key)}
+    return ConfigData(name=name, stats=stats, splits={s: t.to_pylist() for s, t in tables.items()}, tables=tables)
+
+
+def read_manifest(path: Path) -> dict:
+    """A release's manifest, checked for what its readers rely on (configs with their corpus and files)."""
+    fix = "restore it from the release, or rewrite it with `cohbench index`"
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ReleaseError(f"{path} is not valid JSON ({getattr(error, 'msg', None) or error.reason}); {fix}") from None
+    configs = recorded.get("configs") if isinstance(recorded, dict) else None
+    if not isinstance(configs, dict) or not isinstance(recorded.get("shipped", {}), dict) or not all(
+        isinstance(e, dict) and isinstance(e.get("corpus"), str) and isinstance(e.get("files"), dict)
+        and all(isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("sha256"), str) for f in e["files"].values())
+        for e in configs.values()
+    ):  # fmt: skip
+        raise ReleaseError(f"{path} is not a cohbench manifest (configs with corpus and files); {fix}")
+    return recorded
