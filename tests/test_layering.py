@@ -1,18 +1,24 @@
-"""The import graph and the config names, read from the source (AST, imports inside functions included):
-`generators/` stands on its own, and only the registry and the corpus modules name a config."""
+"""The import graph, read from the source (AST, imports inside functions included), against the floors that
+catalog/ARCHITECTURE.md declares: every module is on a floor, imports only from its floor or below, and nothing
+imports in a circle. The one dependency that runs upward is the registry's discovery of the corpus modules, which
+`importlib` makes at run time and no import statement names. Only the registry and the corpus modules name a config."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
+import pytest
+
 import cohbench
-from cohbench import registry
+from cohbench import registry, settings
 
 PACKAGE = Path(cohbench.__file__).parent
+ARCHITECTURE = settings.catalog_dir() / "ARCHITECTURE.md"
 
 
-def _modules() -> dict[str, ast.Module]:
+def _modules() -> dict[str, tuple[ast.Module, bool]]:
     out = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
@@ -21,8 +27,9 @@ def _modules() -> dict[str, ast.Module]:
     return out
 
 
-def _imports(name: str, tree: ast.Module, is_package: bool) -> set[str]:
-    """Absolute names of every cohbench module `name` imports, anywhere in its body."""
+def _imports(name: str, tree: ast.Module, is_package: bool, known) -> set[str]:
+    """The cohbench modules `name` imports, anywhere in its body. `from pkg import module` imports the module (a
+    package's face is not a dependency of every module inside it)."""
     package = name if is_package else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(tree):
@@ -32,30 +39,83 @@ def _imports(name: str, tree: ast.Module, is_package: bool) -> set[str]:
             base = package
             for _ in range(node.level - 1):
                 base = base.rpartition(".")[0]
-            module = f"{base}.{node.module}" if node.level and node.module else (node.module if not node.level else base)
-            found.add(module)
-            found |= {f"{module}.{alias.name}" for alias in node.names}  # `from . import x` imports module x
-    return {m for m in found if m == "cohbench" or m.startswith("cohbench.")}
+            module = (f"{base}.{node.module}" if node.module else base) if node.level else node.module
+            submodules = {f"{module}.{alias.name}" for alias in node.names} & set(known)
+            found |= submodules if len(submodules) == len(node.names) else {module} | submodules
+    return {m for m in found if m in known and m != name}
 
 
-def test_generators_import_nothing_above_them():
+def _graph() -> dict[str, set[str]]:
     modules = _modules()
-    # the floor they stand on: the schema, errors and text utilities, which import no other cohbench module
-    allowed = ("cohbench.generators", "cohbench.schema", "cohbench.errors", "cohbench.text")
-    for name, (tree, is_package) in modules.items():
-        if not name.startswith("cohbench.generators"):
-            continue
-        above = {m for m in _imports(name, tree, is_package) if m in modules and not m.startswith(allowed)}
-        assert not above, f"{name} imports {sorted(above)}"
+    return {name: _imports(name, tree, is_package, modules) for name, (tree, is_package) in modules.items()}
+
+
+def _declared_floors() -> dict[str, int]:
+    """module -> floor, from the floors table of ARCHITECTURE.md (`pkg/` names every module of a package)."""
+    floors, modules = {}, set(_modules())
+    for number, cells in re.findall(r"^\| (\d+)\. [^|]+\| ([^|]+) \|", ARCHITECTURE.read_text(encoding="utf-8"), flags=re.M):
+        for entry in re.findall(r"`([\w/.]+)`", cells):
+            name = "cohbench." + entry.strip("/").replace("/", ".") if entry != "cohbench" else "cohbench"
+            members = {m for m in modules if m == name or m.startswith(name + ".")} if entry.endswith("/") else {name}
+            for member in members:
+                floors.setdefault(member, int(number))
+    return floors
+
+
+def test_every_module_is_on_a_declared_floor():
+    floors = _declared_floors()
+    missing = sorted(set(_modules()) - set(floors))
+    assert not missing, f"catalog/ARCHITECTURE.md gives no floor to {missing}"
+    assert not sorted(set(floors) - set(_modules())), "ARCHITECTURE.md names modules that do not exist"
+
+
+def test_each_module_imports_only_from_its_floor_or_below():
+    floors = _declared_floors()
+    upward = [f"{a} (floor {floors[a]}) imports {b} (floor {floors[b]})"
+              for a, targets in _graph().items() for b in targets if floors[b] > floors[a]]
+    assert not upward, upward
+
+
+def test_nothing_imports_in_a_circle():
+    graph, state, path = _graph(), {}, []
+
+    def visit(node):
+        state[node] = "open"
+        path.append(node)
+        for target in sorted(graph[node]):
+            if state.get(target) == "open":
+                pytest.fail("import circle: " + " -> ".join(path[path.index(target):] + [target]))
+            if target not in state:
+                visit(target)
+        path.pop()
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+
+
+def test_the_registry_finds_corpus_modules_without_importing_them_by_name():
+    graph = _graph()
+    corpus_modules = {m for m in graph if m.startswith("cohbench.builders.") and m != "cohbench.builders.incoherence"}
+    assert not graph["cohbench.registry"] & corpus_modules  # discovered (importlib), so no floor has to hold them below
+    assert {registry.corpus_of(c).parse.__module__ for c in registry.config_names()} <= corpus_modules
+
+
+def test_generators_import_nothing_above_the_ground():
+    floors = _declared_floors()
+    for name, targets in _graph().items():
+        if name.startswith("cohbench.generators"):
+            above = {t for t in targets if not t.startswith("cohbench.generators") and floors[t] > 1}
+            assert not above, f"{name} imports {sorted(above)}"
 
 
 def test_the_checker_sees_imports_inside_functions():
     tree = ast.parse("def f():\n    from ..builders import timetravel\n")
-    assert "cohbench.builders.timetravel" in _imports("cohbench.generators.x", tree, False)
+    known = {"cohbench.builders", "cohbench.builders.timetravel"}
+    assert _imports("cohbench.generators.x", tree, False, known) == {"cohbench.builders.timetravel"}
 
 
-# The baseline still keys Cai et al.'s published figures and its SNaC handling by config name; issue 13 moves it
-# onto the registry (`registry.spec(config).task` / `.protocol`). Remove this exemption with that change.
 def test_only_the_registry_and_the_corpus_modules_name_a_config():
     configs = set(registry.config_names())
     for name, (tree, _) in _modules().items():
