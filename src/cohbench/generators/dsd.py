@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from itertools import combinations
 from dataclasses import dataclass
 
-from ..schema import ERROR, OK
+from ..schema import ERROR, FLOAT_DECIMALS, OK
 from .bertscore import TokenEmbeddings, load_baseline, rescale
 from .registry import CorruptionError, count, derived, generator, record_rng, sentence_id, span, to_columns, to_records
 from .retrieval import Bm25, merged_top
@@ -93,7 +93,8 @@ class ConfounderPool:
             for q in live:
                 scores = self.embeddings.f1(queries[q], [self.texts[c] for c in window[q]])
                 for c, raw in zip(window[q], scores):
-                    similarity = rescale(raw, self.baseline)
+                    # decided on at the precision it is recorded at, so the decision is the record's
+                    similarity = round(rescale(raw, self.baseline), FLOAT_DECIMALS)
                     if similarity < tau:
                         chosen[q] = Confounder(c, candidates[q].index(c) + 1, similarity)
                         break
@@ -110,8 +111,8 @@ def discordant_replace(batch: dict[str, list], *, seed: int, pool: ConfounderPoo
                        dropped: Counter | None = None) -> dict[str, list]:
     """Replace K sentences (positions drawn uniformly from `min_position` on) by confounders from `pool`.
     Replaced sentences are labelled 1 (`positions`), `inserted_ids` name the confounders, `similarities` are their
-    rescaled BERTScore F1 to the sentence they replaced (rounded to 1e-4, so that float noise of batched encoding
-    does not reach the output), `ranks` their BM25 rank. A record with fewer than K positions from
+    rescaled BERTScore F1 to the sentence they replaced (rounded to `schema.FLOAT_DECIMALS`, the precision tau is
+    compared at), `ranks` their BM25 rank. A record with fewer than K positions from
     `min_position` on (`too_short_for_replacement`), or for which some position has no admissible confounder
     (`no_confounder_below_tau`), yields nothing. `error_type` adds a span of that type on each confounder.
     `instances` > 1 makes up to that many records per source, each replacing a different set of positions (ids
@@ -193,6 +194,6 @@ def replace_planned(records: Sequence[dict], plans: Sequence[list[dict] | None],
         out[n].append(derived(
             record, "discordant_replace", seed, variant=unit["variant"], sentences=sentences, sentence_labels=labels,
             spans=spans, positions=unit["positions"], inserted_ids=[pool.ids[p.index] for p in picks],
-            similarities=[round(p.similarity, 4) for p in picks], ranks=[p.rank for p in picks],
+            similarities=[p.similarity for p in picks], ranks=[p.rank for p in picks],
         ))
     return out
