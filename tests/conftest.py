@@ -29,6 +29,7 @@ def workspace(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("COHBENCH_MIRROR", "")
     monkeypatch.setenv("COHBENCH_VALIDATION_DOCS", str(tmp_path / "validation-docs"))
+    monkeypatch.setenv("COHBENCH_VERSIONS", str(tmp_path / "versions"))  # a test declares the versions of its own configs
     return tmp_path
 
 

@@ -30,7 +30,7 @@ def dvc_runner(copy: Path):
     """`dvc(*args)` in `copy`, with this interpreter's `cohbench` on PATH and the copy as the project root."""
     bindir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bindir + os.pathsep + os.environ["PATH"], "COHBENCH_ROOT": str(copy), "DVC_NO_ANALYTICS": "1"}
-    for key in ("COHBENCH_RELEASE", "COHBENCH_RAW", "COHBENCH_VALIDATION_DOCS"):
+    for key in ("COHBENCH_RELEASE", "COHBENCH_RAW", "COHBENCH_VALIDATION_DOCS", "COHBENCH_VERSIONS"):
         env.pop(key, None)
 
     def dvc(*args, timeout: float | None = None) -> subprocess.CompletedProcess:

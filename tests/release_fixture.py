@@ -10,24 +10,30 @@ from pathlib import Path
 import datasets
 
 from cohbench.builders import snac
+from cohbench.release import versions
 from cohbench.release.layout import write_config as write_records
 from cohbench.schema import CATEGORIES, ERROR, ERROR_TYPES, FEATURES, OK, category_of, empty_record
 
 
 def write_config(
-    release: Path, config: str, corpus: str, splits: dict[str, list[dict]], notes: dict | None = None, research_only: bool = False
+    release: Path, config: str, corpus: str, splits: dict[str, list[dict]], notes: dict | None = None, research_only: bool = False,
+    declare: bool = True,
 ) -> Path:
+    """Write a config through the release's writer; `declare` also declares its records as a version (in the test's
+    COHBENCH_VERSIONS folder), as a released config's are."""
     datasets.disable_progress_bars()
     for split, records in splits.items():
         for record in records:
             record.update(corpus=corpus, config=config, split=split)
     rows = sum(len(records) for records in splits.values())
     described = {
-        "corpus": corpus, "version": "0.0.0", "licence": "test fixture", "research_only": research_only,
+        "corpus": corpus, "licence": "test fixture", "research_only": research_only,
         "upstream_records": rows, "built_records": rows, "dropped": {}, "errata": [], "inputs": [], "notes": notes or {},
     }  # fmt: skip
-    write_records(release, config, {split: datasets.Dataset.from_list(records, features=FEATURES) for split, records in splits.items()},
-                  described)
+    stats = write_records(release, config, {split: datasets.Dataset.from_list(records, features=FEATURES)
+                                            for split, records in splits.items()}, described)
+    if declare:
+        versions.record(config, stats)
     return release
 
 

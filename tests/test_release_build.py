@@ -92,10 +92,10 @@ def test_load_dataset_round_trip_keeps_classlabel_names(workspace):
 
 def test_verify_finds_a_tampered_release_file(workspace):
     build_fixture(workspace)
-    assert all(r["ok"] for r in verify(workspace / "release") if r["kind"] == "release")
+    assert all(r["ok"] for r in verify(workspace / "release")["files"] if r["kind"] == "release")
     target = workspace / "release/data/storysumm/validation.parquet"
     target.write_bytes(target.read_bytes() + b"\0")
-    bad = [r for r in verify(workspace / "release") if not r["ok"] and r["kind"] == "release"]
+    bad = [r for r in verify(workspace / "release")["files"] if not r["ok"] and r["kind"] == "release"]
     assert [r["path"] for r in bad] == [str(target)]
 
 

@@ -69,7 +69,7 @@ def test_the_manifest_hashes_the_shipped_corpus_cards_and_verify_catches_an_edit
     shipped = json.loads((tmp_path / "manifest.json").read_text(encoding="utf-8"))["shipped"]
     assert "cards/snac.md" in shipped
     (tmp_path / "cards" / "snac.md").write_text("edited\n", encoding="utf-8")
-    failed = [r["path"] for r in verify(tmp_path) if not r["ok"] and r["kind"] == "cards"]
+    failed = [r["path"] for r in verify(tmp_path)["files"] if not r["ok"] and r["kind"] == "cards"]
     assert failed == [str(tmp_path / "cards" / "snac.md")]
 
 

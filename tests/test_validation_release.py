@@ -12,6 +12,7 @@ from cohbench.builders import storysumm
 from cohbench.cli import main
 from cohbench.registry import ConfigSpec
 from cohbench.sources import Source
+from cohbench.release import versions
 from cohbench.validation import record_expected, validate
 
 from conftest import FIXTURES
@@ -23,7 +24,8 @@ def build_storysumm_fixture(workspace):
     data = path.read_bytes()
     source = Source("storysumm", storysumm.SOURCE.url, hashlib.sha256(data).hexdigest(), len(data), "MIT")
     corpus = dataclasses.replace(storysumm.CORPUS, sources=(source,), errata=(), configs=(ConfigSpec("storysumm", "fixture", "summary", "summary"),))
-    build("storysumm", corpus=corpus, paths={"storysumm": path}, release=workspace / "release", progress=False)
+    stats = build("storysumm", corpus=corpus, paths={"storysumm": path}, release=workspace / "release", progress=False)
+    versions.record("storysumm", stats)  # the fixture's records, declared as a version
     return workspace / "release"
 
 
@@ -169,16 +171,16 @@ def two_config_release(workspace):
 
 
 def test_validating_one_config_rewrites_only_its_own_docs_and_summary(workspace):
-    rel = two_config_release(workspace)
+    rel, docs = two_config_release(workspace), workspace / "validation-docs"
     validate(release=rel, expected=workspace / "expected")
-    snac_docs = sorted(p.relative_to(rel) for p in (rel / "validation/docs/snac").rglob("*"))
+    snac_docs = sorted(p.relative_to(docs) for p in (docs / "snac").rglob("*"))
     snac_summary = (rel / "validation/snac.json").read_bytes()
     validate(["storysumm"], release=rel, expected=workspace / "expected")
-    assert sorted(p.relative_to(rel) for p in (rel / "validation/docs/snac").rglob("*")) == snac_docs
+    assert sorted(p.relative_to(docs) for p in (docs / "snac").rglob("*")) == snac_docs
     validate(["storysumm"], release=rel, expected=workspace / "expected", docs=False)
-    assert snac_docs and (rel / "validation/docs/snac/index.html").is_file() and not (rel / "validation/docs/storysumm").exists()
+    assert snac_docs and (docs / "snac/index.html").is_file() and not (docs / "storysumm").exists()
     assert (rel / "validation/snac.json").read_bytes() == snac_summary
-    assert "snac/index.html" in (rel / "validation/docs/index.html").read_text()
+    assert "snac/index.html" in (docs / "index.html").read_text()
 
 
 def test_a_killed_validates_temporary_folders_are_cleaned_and_a_running_ones_kept(workspace):
@@ -186,8 +188,7 @@ def test_a_killed_validates_temporary_folders_are_cleaned_and_a_running_ones_kep
     import subprocess
     import sys
 
-    rel = two_config_release(workspace)
-    docs = rel / "validation" / "docs"
+    rel, docs = two_config_release(workspace), workspace / "validation-docs"
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
     orphan, running = docs / f".snac.{dead}.x1y2z3.tmp", docs / f".storysumm.{os.getpid()}.a1b2c3.tmp"
     for folder in (orphan, running):

@@ -13,7 +13,7 @@ from cohbench.release.verify import verify
 
 
 def shipped_results(release):
-    return {r["path"].removeprefix(str(release) + "/"): r for r in verify(release) if r["kind"] not in ("raw", "erratum")}
+    return {r["path"].removeprefix(str(release) + "/"): r for r in verify(release)["files"] if r["kind"] not in ("raw", "erratum")}
 
 
 @pytest.fixture
@@ -51,7 +51,7 @@ def test_stats_that_disagree_with_the_manifest_fail_verify(release):
     manifest = json.loads((release / "manifest.json").read_text())
     manifest["configs"]["snac"]["files"]["test"]["rows"] = 999
     (release / "manifest.json").write_text(json.dumps(manifest))
-    problems = [r for r in verify(release) if r["kind"] == "stats" and not r["ok"]]
+    problems = [r for r in verify(release)["files"] if r["kind"] == "stats" and not r["ok"]]
     assert problems and "lists other files than the manifest" in problems[0]["problem"]
 
 

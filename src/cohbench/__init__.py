@@ -3,12 +3,13 @@
 from ._version import __version__
 
 
-def load(config: str, split: str | None = None, release=None):
+def load(config: str, split: str | None = None, release=None, version: str | None = None):
     """Load a built config (works from any working directory, offline). The release folder is `release`, else
-    COHBENCH_RELEASE, else the first of ./cohbench of a checkout, ./cohbench, ~/.local/share/cohbench that holds one."""
+    COHBENCH_RELEASE, else the first of ./cohbench of a checkout, ./cohbench, ~/.local/share/cohbench that holds one.
+    `version` (X.Y.Z or a pattern such as `2.*.*`) refuses a config of any other version."""
     from .release.load import load as _load
 
-    return _load(config, split=split, release=release)
+    return _load(config, split=split, release=release, version=version)
 
 
 def build(config: str, *, progress: bool = True) -> dict:

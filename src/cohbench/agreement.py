@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -29,6 +30,8 @@ import numpy as np
 from . import registry
 from .errors import CohbenchError, RegistryError
 from .schema import CATEGORIES, ERROR_TYPES
+from .release.layout import require_built
+from .release.versions import provenance
 from .sql import QueryError, _literal, config_views, db, long_view, view_reference, views
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -515,17 +518,20 @@ def corpus_of_view(con, config: str) -> str:
     return rows[0][0]
 
 
-def statistics(config: str, con: duckdb.DuckDBPyConnection | None = None) -> dict:
-    """Every statistic of one built config (what `cohbench agreement CONFIG` prints)."""
-    con = con or db()
+def statistics(config: str, con: duckdb.DuckDBPyConnection | None = None, release: Path | None = None) -> dict:
+    """Every statistic of one built config of the release (what `cohbench agreement CONFIG` prints), with the data
+    they were computed on (`data`: release and config version, fingerprint)."""
+    con = con or db(release)
     if config not in views(con):
         registry.spec(config)  # an unknown name: the closest registered one
         raise CohbenchError(f"config {config!r} is not built in the release; run `cohbench build {config}`")
+    folder, stats = require_built(config, release)
+    data = provenance(folder, {config: stats})
     corpus = corpus_of_view(con, config)
-    return {"corpus": corpus} | _STATISTICS[kind_of(config)](con, config)
+    return {"corpus": corpus, "data": {"release": data["release"], **data["configs"][config]}} | _STATISTICS[kind_of(config)](con, config)
 
 
-def release_statistics(con: duckdb.DuckDBPyConnection | None = None) -> dict:
+def release_statistics(con: duckdb.DuckDBPyConnection | None = None, release: Path | None = None) -> dict:
     """`statistics` for every config built in the release."""
-    con = con or db()
-    return {config: statistics(config, con) for config in config_views(con)}
+    con = con or db(release)
+    return {config: statistics(config, con, release) for config in config_views(con)}

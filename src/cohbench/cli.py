@@ -102,12 +102,82 @@ def cmd_index(args) -> int:
 def cmd_verify(args) -> int:
     from .release.verify import verify
 
-    results = verify()
-    bad = [r for r in results if not r["ok"]]
+    result = verify()
+    results, bad = result["files"], [r for r in result["files"] if not r["ok"]]
     lines = [f"{'ok' if r['ok'] else 'FAILED'}  {r['kind']:<8} {r['path']}" + (f"  ({r['problem']})" if r["problem"] else "") for r in results]
     lines.append(f"{len(results) - len(bad)} of {len(results)} files match their recorded sha256")
-    _emit(args, {"ok": not bad, "files": results}, lines)
-    return 1 if bad else 0
+    lines += [f"not checked: {what}" for what in result["not_checked"]]
+    _emit(args, result, lines)
+    return 0 if result["ok"] else 1
+
+
+def cmd_version(args) -> int:
+    from .release import versions
+    from .release.layout import require_release
+
+    release, built = require_release()
+    names = args.configs or sorted(built)
+    unbuilt = [c for c in names if c not in built]
+    if unbuilt:
+        raise CohbenchError(f"config {unbuilt[0]!r} is not built in {release}; built: {', '.join(built)}")
+    verdicts = [(versions.record if args.record else versions.check)(name, built[name]) for name in names]
+    lines = []
+    for v in verdicts:
+        if args.record and not v.ok:
+            lines.append(f"{v.config}: declared {v.next} ({v.bump}: {'; '.join(v.reasons)}) in catalog/versions/{v.config}.json; "
+                         "review the diff, and describe the change in CHANGELOG.md (`cohbench diff OLD NEW --markdown` summarises it)")
+        else:
+            lines.append(v.line)
+    payload = {"release": __version__, "configs": {v.config: {"declared": v.declared, "built": v.built, "bump": v.bump, "next": v.next,
+                                                               "reasons": list(v.reasons), "recorded": bool(args.record and not v.ok)}
+                                                   for v in verdicts}}
+    _emit(args, payload, lines)
+    return 0 if args.record or all(v.ok for v in verdicts) else 1
+
+
+def _release_at(spec: str, scratch: Path, repo: str | None) -> Path:
+    """A release folder to read: `spec` itself when it is a folder, else the release of that version, pulled from the
+    store of `repo` (default: this checkout) into `scratch`."""
+    from .release.store import TAG, pull
+
+    if Path(spec).is_dir():
+        return Path(spec)
+    if not TAG.match(spec):
+        raise CohbenchError(f"{spec} is neither a release folder nor a version X.Y.Z (or tag vX.Y.Z)")
+    return Path(pull(spec, scratch / spec, repo=repo)["path"])
+
+
+def cmd_diff(args) -> int:
+    import tempfile
+
+    from .release.diff import diff, markdown, text_lines
+
+    with tempfile.TemporaryDirectory(prefix="cohbench-diff-") as scratch:
+        old, new = (_release_at(spec, Path(scratch), args.repo) for spec in (args.old, args.new))
+        result = diff(old, new, args.config or None)
+        result["old"]["path"], result["new"]["path"] = args.old, args.new
+    if args.markdown and not args.json:
+        print(markdown(result), end="")
+    else:
+        _emit(args, result, text_lines(result))
+    return 0 if result["equal"] else 1
+
+
+def cmd_pull(args) -> int:
+    from .release.store import pull
+
+    result = pull(args.version, Path(args.out or f"cohbench-{args.version.removeprefix('v')}"), repo=args.repo)
+    _emit(args, result, [f"restored cohbench {result['release']} ({result['files']} files, each matching its manifest) into "
+                         f"{result['path']}; use it with --release {result['path']}"])
+    return 0
+
+
+def cmd_push(args) -> int:
+    from .release.store import push
+
+    result = push(repo=args.repo)
+    _emit(args, result, [f"pushed the release's data to the store {result['store']}: {result['dvc'] or 'nothing new'}"])
+    return 0
 
 
 def cmd_export(args) -> int:
@@ -162,12 +232,16 @@ def cmd_metaeval(args) -> int:
 
 
 def cmd_cite(args) -> int:
-    from .release.card import CITATION, citation
     from .registry import corpus_of
+    from .release.card import cohbench_citation, citation
+    from .release.layout import built_configs
+    from .release.versions import provenance
 
     for config in args.configs:
         corpus_of(config)  # every name is checked before anything is printed
-    text = "\n".join(citation(config) for config in args.configs) if args.configs else CITATION + "\n"
+    release = settings.release_dir()
+    data = provenance(release, built_configs(release))  # the versions of the configs built in the release in use
+    text = "\n".join(citation(config, data) for config in args.configs) if args.configs else cohbench_citation(data["release"]) + "\n"
     _emit(args, {"bibtex": text}, [text.rstrip()])
     return 0
 
@@ -352,7 +426,7 @@ def cmd_corrupt(args) -> int:
 
 def cmd_calibrate(args) -> int:
     from .calibration import calibrate
-    from .corruptions.bertscore import BASELINE_FILE
+    from .generators.bertscore import BASELINE_FILE
 
     target = Path(args.output) if args.output else BASELINE_FILE
     print(f"encoding sentences of {args.pairs} random pairs", file=sys.stderr)
@@ -397,7 +471,22 @@ def parser() -> argparse.ArgumentParser:
     build.add_argument("--mirror", help="mirror folder laid out as HOST/URL-PATH (overrides COHBENCH_MIRROR)")
     build.add_argument("--no-index", action="store_true", help="do not rewrite README.md and manifest.json")
     add("index", cmd_index, "rewrite the release card and manifest from the configs built")
-    add("verify", cmd_verify, "re-check every raw file and release file against its recorded sha256")
+    add("verify", cmd_verify, "re-check every release file (and, where a raw cache exists, every upstream file) against its recorded sha256")
+    version = add("version", cmd_version, "whether each built config's records are its declared version (catalog/versions/), and which part must move if not")
+    version.add_argument("configs", nargs="*", help="configs (default: every built config)")
+    version.add_argument("--record", action="store_true", help="declare the built records as each config's next version (the part the change requires)")
+    diff = add("diff", cmd_diff, "how two releases differ, config by config, row by row (exit 1 when they differ)")
+    diff.add_argument("old", help="a release folder, or a release version (X.Y.Z) the release store holds")
+    diff.add_argument("new", help="a release folder, or a release version")
+    diff.add_argument("--config", action="append", help="only this config (repeatable)")
+    diff.add_argument("--markdown", action="store_true", help="a changelog summary (Markdown table)")
+    diff.add_argument("--repo", help="the cohbench checkout whose tags and store give a version (default: this one)")
+    pull = add("pull", cmd_pull, "restore a tagged release's exact bytes from the release store into a new folder")
+    pull.add_argument("version", help="release version X.Y.Z (or tag vX.Y.Z)")
+    pull.add_argument("--out", help="a new or empty folder (default: ./cohbench-VERSION)")
+    pull.add_argument("--repo", help="the cohbench checkout whose tags and store to use (default: this one)")
+    push = add("push", cmd_push, "send the built release's data to the release store (the DVC remote `store`)")
+    push.add_argument("--repo", help="the cohbench checkout (default: this one)")
     validate = add("validate", cmd_validate, "check the release with great-expectations; one verdict line per config")
     validate.add_argument("configs", nargs="*", help="configs to check (default: every built config)")
     validate.add_argument("--record-expected", action="store_true", help="snapshot the configs' statistics into the expected-statistics folder (validation.expected, default catalog/expected/)")

@@ -16,6 +16,7 @@ import datasets
 
 from .errors import RegistryError
 from .registry import Corpus
+from .release.versions import declared
 from .schema import FEATURES, split_sort_key
 
 
@@ -76,7 +77,8 @@ def builder_for(corpus: Corpus) -> type[CohbenchBuilder]:
         {
             "CORPUS": corpus,
             "BUILDER_CONFIGS": [
-                CohbenchBuilderConfig(name=spec.name, version=datasets.Version(corpus.version), description=spec.description)
+                CohbenchBuilderConfig(name=spec.name, version=datasets.Version((declared(spec.name) or {"version": "0.0.0"})["version"]),
+                                      description=spec.description)
                 for spec in corpus.configs
             ],
         },

@@ -119,12 +119,16 @@ def rated_config() -> str:
     return configs[0]
 
 
-def load_human(release: Path | None = None, config: str | None = None) -> HumanScores:
-    from .release.layout import read_config
+def load_human(release: Path | None = None, config: str | None = None) -> tuple[HumanScores, dict]:
+    """The grid of the rated config built in the release, and which data it is (`versions.provenance`)."""
+    from .release.layout import read_config, require_built
+    from .release.versions import provenance
     from .schema import SPLITS
 
-    splits = read_config(release, config or rated_config()).splits
-    return human_scores([r for split in SPLITS if split in splits for r in splits[split]])
+    config = config or rated_config()
+    folder, stats = require_built(config, release)
+    splits = read_config(folder, config, stats).splits
+    return human_scores([r for split in SPLITS if split in splits for r in splits[split]]), provenance(folder, {config: stats})
 
 
 # ---------------------------------------------------------------------------------------------- scores input
@@ -511,7 +515,10 @@ def evaluate(
         plot = settings.user_output(plot)  # refused before any work
     started = time.perf_counter()
     source = "given ratings" if human is not None or records is not None else config or rated_config()
-    human = human or (human_scores(records) if records is not None else load_human(config=source))
+    data = None
+    if human is None and records is None:
+        human, data = load_human(config=source)
+    human = human or human_scores(records)
     pred = reference_scores(measure, human, seed) if measure else score_grid(scores, human, allow_missing=allow_missing)
     gold = human.expert_sum  # tau is scale-free; integer sums keep tied system means exactly tied
     result = correlations(gold, pred, bootstrap=bootstrap, seed=seed)
@@ -538,6 +545,8 @@ def evaluate(
             "pairs": bias["pairs"].astype(int).tolist(),
         },
     }
+    if data:
+        out["data"] = data
     if plot:
         plot_bias_matrix(out, Path(plot))
         out["plot"] = str(plot)

@@ -44,10 +44,11 @@ def _not_cached(path: str) -> dict:
 # The stages after the builds, in the order they run. The CLI pins the CPU code path (`numerics`) before any command.
 STAGES = (
     Stage("report", "Agreement and distribution statistics of every built config, beside the papers' figures, with plots.",
-          "cohbench report", ("cohbench.report",), deps=("cohbench/data", "cohbench/stats"),
+          "cohbench report", ("cohbench.report",), deps=("cohbench/data", "cohbench/stats", "catalog/versions"),
           outs=(_not_cached("catalog/stats"),)),
     Stage("validate", "great-expectations suites per config + release-wide leakage; fails (non-zero) on any failed check.",
-          "cohbench validate", ("cohbench.validation",), deps=("cohbench/data", "cohbench/stats", "${validation.expected}"),
+          "cohbench validate", ("cohbench.validation",),
+          deps=("cohbench/data", "cohbench/stats", "${validation.expected}", "catalog/versions"),
           params=("validation",), outs=(_not_cached("cohbench/validation"),)),
     Stage("train", "The bundled baseline, trained on the release's train splits and scored on every applicable config.",
           "cohbench train", ("cohbench.baseline.trainer", "cohbench.numerics"),
@@ -63,7 +64,7 @@ STAGES = (
     Stage("release", "The card, croissant.json and the manifest, which hashes every shipped file: written last.",
           "cohbench index", ("cohbench.release.index",),
           deps=("cohbench/stats", "cohbench/validation", "cohbench/baseline/gate.json", "cohbench/baseline/metrics.md",
-                "cohbench/baseline/metrics.json", "catalog/cards"),
+                "cohbench/baseline/metrics.json", "cohbench/baseline/predictions", "catalog/cards", "catalog/versions"),
           outs=tuple(_not_cached(f"cohbench/{name}") for name in ("README.md", "manifest.json", "croissant.json"))),
 )
 

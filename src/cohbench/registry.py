@@ -59,7 +59,6 @@ class ConfigSpec:
 @dataclass(frozen=True)
 class Corpus:
     name: str
-    version: str
     description: str
     citation: str
     licence: str

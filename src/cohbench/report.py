@@ -403,7 +403,7 @@ def report(output: Path | None = None, release: Path | None = None) -> dict:
     A folder a user names must lie outside the release and be new, empty or an earlier report: the report
     replaces the whole folder, and that must never be someone's other files."""
     output = _report_folder(Path(output)) if output else settings.catalog_dir() / "stats"
-    statistics = release_statistics(db(release))
+    statistics = release_statistics(db(release), release)
     plots = {}
     with atomic_dir(output) as tmp:
         for config, stats in statistics.items():

@@ -10,6 +10,7 @@
 - COHBENCH_NETWORK  set to 0 to never download; the default tries the network last
 - COHBENCH_VALIDATION_DOCS  where `cohbench validate` writes great-expectations' HTML Data Docs (default:
                     <root>/.cache/validation-docs): regenerable and timestamped, so never inside the release
+- COHBENCH_VERSIONS the declared config versions (default: `versions` in params.yaml, else <root>/catalog/versions)
 """
 
 from __future__ import annotations
@@ -72,6 +73,12 @@ def no_release_message(release: Path | None = None) -> str:
 
 def raw_cache_dir() -> Path:
     return Path(os.environ.get("COHBENCH_RAW") or project_root() / "raw").resolve()
+
+
+def versions_dir() -> Path:
+    """Where each config's version is declared beside the fingerprint of its records (`release.versions`)."""
+    configured = os.environ.get("COHBENCH_VERSIONS") or params().get("versions") or "catalog/versions"
+    return (project_root() / configured).resolve()
 
 
 def validation_docs_dir() -> Path:

@@ -85,6 +85,6 @@ def check(*, release: Path | None = None, floors: dict | None = None, margins: d
     checks = _floor_checks(floors, metrics["scores"], built) + _margin_checks(margins, metrics["scores"], metrics.get("references", {}), built)
     failed = [c for c in checks if c["status"] == "FAILED"]
     summary = f"gate {'passed' if not failed else 'FAILED'}: {len(checks) - len(failed)} of {len(checks)} checks cleared or skipped"
-    result = {"ok": not failed, "checks": checks, "lines": [*map(_line, checks), summary]}
+    result = {"ok": not failed, "checks": checks, "lines": [*map(_line, checks), summary], "data": metrics.get("data")}
     jsonout.write(release / "baseline" / "gate.json", result)
     return result

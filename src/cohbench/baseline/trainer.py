@@ -12,6 +12,8 @@ from pathlib import Path
 from .. import jsonout, settings
 from ..atomic import write_text
 from ..display import percent
+from ..release.layout import built_configs
+from ..release.versions import provenance
 from ..schema import TRAIN_SPLITS
 from .data import BaselineError, baseline_params, dev_split, examples_of, release_data, release_vectors, training_sets
 
@@ -87,6 +89,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
         "scores": scores,
         "references": references,
         "published": {c: v for c, v in (p.get("published") or {}).items() if c in scores},
+        "data": provenance(release, {name: stats for name, stats in built_configs(release).items() if name in data}),
     }
     jsonout.write(out_dir / "metrics.json", metrics)
     write_text(out_dir / "metrics.md", metrics_markdown(metrics))

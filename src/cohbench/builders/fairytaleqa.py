@@ -142,7 +142,6 @@ def parse(paths: Mapping[str, Path], config: str, opts: FairytaleOptions, files=
 CORPUS = register(
     Corpus(
         name="fairytaleqa",
-        version="1.0.0",
         description=(
             "Public-domain fairy tales of FairytaleQA (Xu et al., 2022) cut into 8-sentence windows and turned into "
             "narrative incoherence detection instances as in Cai et al. (2020): two sentences removed (MSD) or "

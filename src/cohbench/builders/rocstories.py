@@ -118,7 +118,6 @@ def parse(paths: Mapping[str, Path], config: str, opts: RocStoriesOptions) -> Pa
 CORPUS = register(
     Corpus(
         name="rocstories",
-        version="1.0.0",
         description=(
             "A 5,000-story sample of ROCStories (Mostafazadeh et al., 2016) turned into extra training data for "
             "narrative incoherence detection as in Cai et al. (2020): several instances per story, each with one "

@@ -409,7 +409,6 @@ def parse(paths: Mapping[str, Path], config: str = "snac") -> Parsed:
 CORPUS = register(
     Corpus(
         name="snac",
-        version="1.0.0",
         description=(
             "GPT-3 (175B, 6B) book summaries and BART movie-screenplay summaries with crowd-annotated span-level "
             "coherence and language errors in a seven-type taxonomy (Goyal, Li and Durrett, 2022), with spans "

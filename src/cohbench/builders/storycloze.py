@@ -96,7 +96,6 @@ def held_out_texts(paths: Mapping[str, Path]) -> list[str]:
 CORPUS = register(
     Corpus(
         name="storycloze",
-        version="1.0.0",
         description=(
             "Story Cloze Test spring 2016 (Mostafazadeh et al., 2016): four-sentence stories with a human-written wrong "
             "and right ending, as a non-synthetic discordant sentence detection test."

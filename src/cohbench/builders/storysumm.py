@@ -153,7 +153,6 @@ def parse(paths: Mapping[str, Path], config: str = "storysumm") -> Parsed:
 CORPUS = register(
     Corpus(
         name="storysumm",
-        version="1.0.0",
         description=(
             "LLM summaries of short stories with sentence-level faithfulness labels, written explanations of each "
             "error, and easy/hard difficulty of unfaithful summaries (Subbiah et al., 2024)."

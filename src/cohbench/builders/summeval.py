@@ -270,7 +270,6 @@ def parse(paths: Mapping[str, Path], config: str = "summeval") -> Parsed:
 CORPUS = register(
     Corpus(
         name="summeval",
-        version="1.0.0",
         description=(
             "Expert and crowd Likert ratings of coherence, consistency, fluency and relevance for 1,600 summaries "
             "of 100 CNN/DailyMail articles by 16 systems (Fabbri et al., 2021)."

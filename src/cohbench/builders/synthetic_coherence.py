@@ -93,7 +93,6 @@ def parse(paths: Mapping[str, Path], config: str, opts: SyntheticOptions) -> Par
 CORPUS = register(
     Corpus(
         name="synthetic_coherence",
-        version="1.0.0",
         description=(
             "SNaC-format (context, sentence, label, targeted error type) synthetic coherence training data made from "
             "TimeTravel stories and FairytaleQA windows with SNaC's coref-based and next-sentence recipes and Cai et "

@@ -130,7 +130,6 @@ def parse(paths: Mapping[str, Path], config: str, opts: TimeTravelOptions) -> Pa
 CORPUS = register(
     Corpus(
         name="timetravel",
-        version="1.0.0",
         description=(
             "Original 5-sentence stories of TimeTravel (Qin et al., 2019) turned into narrative incoherence detection "
             "instances as in Cai et al. (2020): one sentence removed (MSD) or replaced by a confounder (DSD)."

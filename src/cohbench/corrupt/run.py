@@ -260,7 +260,7 @@ def _corrupt(input_path, out, options, recipe, params, config, previous, engine)
         made += tally["records"]
         by_generator.update(tally["by_generator"])
     described = {
-        "corpus": options.corpus, "version": None, "licence": "as the input's (cohbench corrupt does not know it)",
+        "corpus": options.corpus, "licence": "as the input's (cohbench corrupt does not know it)",
         "research_only": False, "recipe": recipe.name, "description": recipe.description, "errata": [],
         **{k: run[k] for k in ("cohbench", "parameters", "sentences_per_record", "inputs")},
         "split_ratios": options.splits, "upstream_records": len(stories), "input_stories": len(stories),

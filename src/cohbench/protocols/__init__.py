@@ -29,7 +29,8 @@ import numpy as np
 
 from .. import registry
 from ..display import coefficient, percent
-from ..release.layout import read_config
+from ..release.layout import read_config, require_built
+from ..release.versions import provenance
 from ..schema import COHERENCE_ERROR_TYPES, DEV_SPLITS, ERROR_TYPES, SPLITS, TRAIN_SPLITS, split_sort_key
 from . import metrics
 from .predictions import Prediction, PredictionsError, read_predictions
@@ -37,8 +38,11 @@ from .predictions import examples as _examples
 
 
 
-def _load(config: str, release: Path | None) -> dict[str, list[dict]]:
-    return read_config(release, config).splits
+def _load(config: str, release: Path | None) -> tuple[dict[str, list[dict]], dict]:
+    """The config's records by split, and which data they are (`versions.provenance`)."""
+    registry.spec(config)  # an unknown name: the closest registered one
+    folder, stats = require_built(config, release)
+    return read_config(folder, config, stats).splits, provenance(folder, {config: stats})
 
 
 def _check_missing(config: str, predictions: Mapping, splits: Mapping[str, list[dict]], needed: Iterable[str]) -> None:
@@ -240,15 +244,20 @@ def evaluate(
     splits: Mapping[str, list[dict]] | None = None,
 ) -> dict:
     """Score `predictions` (a JSONL path or dicts) on a built config with its protocol; see the module docstring.
-    `splits` are the config's records when the caller has read them already."""
+    `splits` are the config's records when the caller has read them already (and says which data they are); else the
+    result names the data it was computed on (`data`: release and config version, fingerprint)."""
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold)):
         raise PredictionsError(f"the threshold must be a finite number, not {threshold}")
-    splits = _load(config, release) if splits is None else {s: splits[s] for s in sorted(splits, key=split_sort_key)}
+    data = None
+    if splits is None:
+        splits, data = _load(config, release)
+    else:
+        splits = {s: splits[s] for s in sorted(splits, key=split_sort_key)}
     protocol = protocol_of(config)
     records = {r["id"]: r for rows in splits.values() for r in rows}
     predictions = read_predictions(predictions, protocol, records, config)
     if protocol == METAEVAL:
-        return _metaeval(config, predictions, splits)
+        return _metaeval(config, predictions, splits) | ({"data": data} if data else {})
     compute, criterion = PROTOCOLS[protocol]
     reported = _report_splits(splits, protocol, split)
     has_labels = all(p.label is not None for p in predictions.values())
@@ -270,7 +279,8 @@ def evaluate(
             decision = {"threshold": None, "tuned_on": None, "criterion": None,
                         "needs_threshold": f"binary metrics need --threshold T {'or ' if dev else ''}{how}"}  # fmt: skip
     results = {name: compute(rows, predictions, None if has_labels else threshold) for name, rows in reported.items()}
-    return {"config": config, "protocol": protocol, "predictions": len(predictions), "decision": decision, "splits": results}
+    out = {"config": config, "protocol": protocol, "predictions": len(predictions), "decision": decision, "splits": results}
+    return out | ({"data": data} if data else {})
 
 
 def _metaeval(config: str, predictions: Mapping[str, Prediction], splits) -> dict:

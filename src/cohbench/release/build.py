@@ -40,7 +40,6 @@ def build(config: str, *, corpus=None, release: Path | None = None, paths=None, 
             raise ReleaseError(f"{config} did not build the split sizes its corpus declares ({error}); nothing was written") from None
         described = {
             "corpus": corpus.name,
-            "version": corpus.version,
             "licence": corpus.licence,
             "research_only": spec.research_only,
             **builder.account,

@@ -19,12 +19,21 @@ from .._version import __version__
 from .layout import annotation_of
 from ..registry import corpora, corpus_of
 
-CITATION = """@software{cohbench,
-  title = {cohbench: Reference Corpora and Tools for Evaluating the Coherence and Faithfulness of Narrative Summaries},
-  author = {{cohbench contributors}},
-  version = {""" + __version__ + """},
-  year = {2026}
-}"""
+def cohbench_citation(release: str = __version__, configs: dict | None = None) -> str:
+    """BibTeX of cohbench at a release version; with `configs` (name -> {version, fingerprint}), a note naming the
+    version and records of each config used, so that a citation says which data a result came from."""
+    note = ""
+    if configs:
+        used = "; ".join(f"{name} {c['version']} (records {(c['fingerprint'] or 'unknown')[:12]})" for name, c in sorted(configs.items()))
+        note = f"\n  note = {{configs: {used}}},"
+    return ("@software{cohbench,\n"
+            "  title = {cohbench: Reference Corpora and Tools for Evaluating the Coherence and Faithfulness of Narrative Summaries},\n"
+            "  author = {{cohbench contributors}},\n"
+            f"  version = {{{release}}},{note}\n"
+            "  year = {2026}\n}")
+
+
+CITATION = cohbench_citation()
 
 # In a corpus card, the line that ends the summary the release card shows; what follows is in cards/<corpus>.md only.
 DETAILS = "<!-- details: in the release's cards/<corpus>.md, not in its README -->"
@@ -43,9 +52,11 @@ def citation_keys(bibtex: str) -> list[str]:
     return re.findall(r"^@\w+\{([^,\s]+),", bibtex, flags=re.M)
 
 
-def citation(config: str) -> str:
-    """BibTeX for one config: its corpus's papers, then cohbench itself (`cohbench cite CONFIG`)."""
-    return "\n\n".join([*bibtex_entries(corpus_of(config).citation), CITATION]) + "\n"
+def citation(config: str, data: dict | None = None) -> str:
+    """BibTeX for one config: its corpus's papers, then cohbench itself at the release and config version of `data`
+    (`versions.provenance`) where the config is built (`cohbench cite CONFIG`)."""
+    own = cohbench_citation(data["release"], {config: data["configs"][config]}) if data and config in data["configs"] else CITATION
+    return "\n\n".join([*bibtex_entries(corpus_of(config).citation), own]) + "\n"
 
 
 def licence_of(stats: dict) -> dict:
@@ -91,7 +102,7 @@ def _labelled(stats: dict) -> str:
     return ", ".join(names[key] for key, n in total.items() if n)
 
 
-def front_matter(configs: dict[str, dict]) -> dict:
+def front_matter(configs: dict[str, dict], data: dict) -> dict:
     rows = sum(f["rows"] for stats in configs.values() for f in stats["files"].values())
     return {
         "pretty_name": "cohbench: coherence and faithfulness of narrative summaries",
@@ -104,8 +115,11 @@ def front_matter(configs: dict[str, dict]) -> dict:
         "size_categories": [_size_category(rows)],
         "annotations_creators": ["expert-generated", "crowdsourced", "machine-generated"],
         "tags": ["coherence", "faithfulness", "narrative", "summarization-evaluation", "synthetic"],
+        # Each config's version, which `load_dataset` gives its DatasetInfo (a development version, whose records no
+        # version declares, has no X.Y.Z to give).
         "configs": [
-            {"config_name": name, "data_files": [{"split": split, "path": f["path"]} for split, f in stats["files"].items()]}
+            {"config_name": name, **({"version": v} if "+" not in (v := data["configs"][name]["version"]) else {}),
+             "data_files": [{"split": split, "path": f["path"]} for split, f in stats["files"].items()]}
             for name, stats in configs.items()
         ],
         # The data files' sha256 in the YAML: `load_dataset` keys its cache on the card's YAML, so a rebuilt file
@@ -132,13 +146,15 @@ def _count_table(configs: dict[str, dict]) -> list[str]:
     return lines
 
 
-def card_markdown(configs: dict[str, dict]) -> str:
+def card_markdown(configs: dict[str, dict], data: dict) -> str:
+    """The card of the configs built in a release; `data` is their provenance (`versions.provenance`): the release
+    version and each config's version and fingerprint."""
     from ..schema import split_sort_key
 
     configs = {name: stats | {"files": dict(sorted(stats["files"].items(), key=lambda item: split_sort_key(item[0])))}
                for name, stats in configs.items()}  # fmt: skip
     # flow style for the innermost mappings and lists: one line per split instead of three
-    front = yaml.safe_dump(front_matter(configs), sort_keys=False, allow_unicode=True, width=1000, default_flow_style=None)
+    front = yaml.safe_dump(front_matter(configs, data), sort_keys=False, allow_unicode=True, width=1000, default_flow_style=None)
     lines = [
         "---", front.rstrip(), "---", "",
         "# cohbench",
@@ -146,8 +162,13 @@ def card_markdown(configs: dict[str, dict]) -> str:
         "Corpora for evaluating the **coherence and faithfulness of narrative summaries** and of stories: expert and",
         "crowd annotations of LLM-written book, movie, story and news summaries (SNaC, StorySumm, SummEval), and",
         "synthetic incoherence (a sentence removed or replaced) made from TimeTravel, FairytaleQA and Story Cloze",
-        f"stories. Every config has the same schema (cohbench {__version__}, `catalog/SCHEMA.md` of the project), built",
-        "from pinned upstream files; labels mean the same everywhere: **1 = has an error**, -1 = no label.",
+        f"stories. This is cohbench {data['release']}. Every config has the same schema (`catalog/SCHEMA.md` of the project),",
+        "built from pinned upstream files; labels mean the same everywhere: **1 = has an error**, -1 = no label.",
+        "",
+        "Each config has its own version, bound to a fingerprint of its records (`manifest.json`): a major version when",
+        "records or labels change, a minor one when fields are added, a patch for anything else; a config whose records",
+        "differ from its declared version shows `+dev`. Cite a result with the release and config versions",
+        "(`cohbench cite CONFIG`); the project's CHANGELOG.md says what changed from one release to the next.",
         "",
         "Human and synthetic labels are never mixed silently: a record made by a corruption generator has a non-null",
         "`corruption`, and a config holding any such record is `synthetic` (its unaltered records are labelled by the",
@@ -164,8 +185,8 @@ def card_markdown(configs: dict[str, dict]) -> str:
         "",
         "## Configs",
         "",
-        "| config | labels on | rows | annotations | licence | cite |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| config | version | labels on | rows | annotations | licence | cite |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]  # fmt: skip
     for name, stats in configs.items():
         rows = ", ".join(f"{split} {f['rows']}" for split, f in stats["files"].items())
@@ -173,7 +194,8 @@ def card_markdown(configs: dict[str, dict]) -> str:
         research = " (research only)" if stats["research_only"] else ""
         named = f"[{licence['id']}]({licence['link']})" if licence["link"] else licence["id"]
         keys = ", ".join(f"`{key}`" for key in citation_keys(_bibtex_of(stats["corpus"])))
-        lines.append(f"| `{name}` | {_labelled(stats)} | {rows} | {annotation_of(stats)} | {named}{research} | {keys} |")
+        lines.append(f"| `{name}` | {data['configs'][name]['version']} | {_labelled(stats)} | {rows} | {annotation_of(stats)} "
+                     f"| {named}{research} | {keys} |")
     renamed = [f"`{name}` " + ", ".join(f"{ours} = {theirs}" for ours, theirs in stats["notes"]["upstream_splits"].items())
                for name, stats in configs.items() if stats["notes"].get("upstream_splits")]  # fmt: skip
     lines += ["", "Splits are `train`, `validation`, `test` everywhere" + (f"; upstream names: {'; '.join(renamed)}" if renamed else "") + ".",
@@ -193,7 +215,7 @@ def card_markdown(configs: dict[str, dict]) -> str:
         account += "".join(f", {n} dropped ({reason})" for reason, n in stats["dropped"].items())
         lines.append(account + "".join(f"; erratum `{e['id']}` ({e['records_affected']} record(s), see manifest.json)" for e in stats["errata"]))
     lines.append("")
-    entries = {"cohbench": CITATION}  # one entry per key: configs share papers
+    entries = {"cohbench": cohbench_citation(data["release"])}  # one entry per key: configs share papers
     for corpus in by_corpus:
         for entry in bibtex_entries(_bibtex_of(corpus)):
             entries.setdefault(citation_keys(entry)[0], entry)

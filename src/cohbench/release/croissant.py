@@ -7,8 +7,7 @@ comes from (the pinned upstream files), who annotated it and how many per item, 
 from __future__ import annotations
 
 
-from .._version import __version__
-from .card import CITATION, licence_of
+from .card import cohbench_citation, licence_of
 from .layout import annotation_of
 from ..registry import corpora
 
@@ -66,7 +65,7 @@ _DESCRIPTIONS = {
 }
 
 
-def _record_set(name: str, stats: dict) -> dict:
+def _record_set(name: str, stats: dict, version: dict) -> dict:
     files = f"{name}/parquet-files"
     fields = []
     for field, data_type in FIELDS.items():
@@ -79,7 +78,8 @@ def _record_set(name: str, stats: dict) -> dict:
         "@type": "cr:RecordSet",
         "@id": name,
         "name": name,
-        "description": f"{name}: " + ", ".join(f"{split} {f['rows']}" for split, f in stats["files"].items()) + " records.",
+        "description": f"{name} {version['version']} (records fingerprint {version['fingerprint']}): "
+        + ", ".join(f"{split} {f['rows']}" for split, f in stats["files"].items()) + " records.",
         "field": fields,
     }
 
@@ -95,14 +95,14 @@ def _distribution(name: str, stats: dict) -> list[dict]:
     return out
 
 
-def croissant(configs: dict[str, dict]) -> dict:
-    """The Croissant JSON-LD of the configs built in `release`."""
+def croissant(configs: dict[str, dict], data: dict) -> dict:
+    """The Croissant JSON-LD of the configs built in a release; `data` is their provenance (`versions.provenance`)."""
     known = corpora()
     licences, provenance, annotators, kinds = [], [], [], []
     for name, stats in configs.items():
         licence = licence_of(stats)
         licences.append(licence["link"] or licence["text"])
-        provenance.append(f"{name}: built by cohbench {__version__} from {len(stats['inputs'])} upstream file(s) pinned by URL "
+        provenance.append(f"{name} {data['configs'][name]['version']}: built by cohbench {data['release']} from {len(stats['inputs'])} upstream file(s) pinned by URL "
                           "and sha256 (isBasedOn; each with its checksum in manifest.json)")
         total, altered = sum(f["rows"] for f in stats["files"].values()), stats["records_altered"]
         kinds.append(f"{name}: synthetic labels, made by a corruption generator ({altered} of {total} records altered; the rest "
@@ -111,7 +111,7 @@ def croissant(configs: dict[str, dict]) -> dict:
         corpus = known.get(stats["corpus"])
         who = corpus.annotators if corpus and corpus.annotators else "no human annotators: labels come from the corruption generator"
         annotators.append(f"{name}: {who}")
-    citations = [CITATION] + [known[c].citation.strip() for c in dict.fromkeys(s["corpus"] for s in configs.values()) if c in known]
+    citations = [cohbench_citation(data["release"])] + [known[c].citation.strip() for c in dict.fromkeys(s["corpus"] for s in configs.values()) if c in known]
     return {
         "@context": CONTEXT,
         "@type": "sc:Dataset",
@@ -120,7 +120,7 @@ def croissant(configs: dict[str, dict]) -> dict:
         "description": "Corpora for evaluating the coherence and faithfulness of narrative summaries, in one schema: "
         "human annotations (SNaC, StorySumm, SummEval) and synthetic incoherence (TimeTravel, FairytaleQA, Story Cloze). "
         "Labels: 1 = has an error.",
-        "version": __version__,
+        "version": data["release"],
         "license": list(dict.fromkeys(licences)),
         "citeAs": "\n\n".join(citations),
         "isBasedOn": sorted({i["url"] for s in configs.values() for i in s["inputs"]}),
@@ -130,5 +130,5 @@ def croissant(configs: dict[str, dict]) -> dict:
         "rai:dataAnnotationProtocol": "See each corpus's section of README.md and its whole card, cards/<corpus>.md; "
         "synthetic labels are made by the corruption generator recorded in each record's `corruption` field.",
         "distribution": [entry for name, stats in configs.items() for entry in _distribution(name, stats)],
-        "recordSet": [_record_set(name, stats) for name, stats in configs.items()],
+        "recordSet": [_record_set(name, stats, data["configs"][name]) for name, stats in configs.items()],
     }

@@ -7,21 +7,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import jsonout, settings
-from .._version import __version__
 from ..atomic import atomic_dir, write_text
 from .card import card_markdown, corpus_card
 from .croissant import croissant
-from .layout import MANIFEST, built_configs, shipped_files
+from .layout import MANIFEST, built_configs, remove_leftovers, shipped_files
+from .versions import provenance
 from ..sources import sha256_of
 
 
-def manifest(configs: dict[str, dict], shipped: dict[str, str] | None = None) -> dict:
+def manifest(configs: dict[str, dict], data: dict, shipped: dict[str, str] | None = None) -> dict:
     return {
-        "cohbench_version": __version__,
+        "cohbench_version": data["release"],
         "configs": {
             name: {
                 "corpus": s["corpus"],
-                "version": s["version"],
+                "version": data["configs"][name]["version"],
+                "fingerprint": s["fingerprint"],
                 "licence": s["licence"],
                 "research_only": s["research_only"],
                 "files": s["files"],
@@ -37,16 +38,18 @@ def manifest(configs: dict[str, dict], shipped: dict[str, str] | None = None) ->
 def write_index(release: Path | None = None) -> None:
     """Render README.md, cards/, croissant.json and manifest.json from every config built into the release folder."""
     release = release or settings.release_dir()
+    remove_leftovers(release)
     configs = built_configs(release)
-    jsonout.write(release / "croissant.json", croissant(configs))
+    data = provenance(release, configs)
+    jsonout.write(release / "croissant.json", croissant(configs, data))
     with atomic_dir(release / "cards") as cards:  # the whole folder, so that a corpus no longer built leaves no card
         for corpus in sorted({stats["corpus"] for stats in configs.values()}):
             if card := corpus_card(corpus):
                 write_text(cards / f"{corpus}.md", card[1])
-    card = card_markdown(configs)
+    card = card_markdown(configs, data)
     baseline = release / "baseline" / "metrics.md"  # written by `cohbench train` (the release gate)
     if baseline.is_file():
         card += "\n" + baseline.read_text(encoding="utf-8")
     write_text(release / "README.md", card)
     shipped = {p.relative_to(release).as_posix(): sha256_of(p) for p in shipped_files(release)}
-    jsonout.write(release / MANIFEST, manifest(configs, shipped))
+    jsonout.write(release / MANIFEST, manifest(configs, data, shipped))

@@ -23,16 +23,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import jsonout, settings
-from ..atomic import atomic_dir
+from ..atomic import atomic_dir, remove_orphans
 from ..errors import ReleaseError
 from ..schema import BINARY_LABELS, ERROR_TYPES, GAP_LABELS, split_sort_key
 from ..sources import sha256_of
+from .fingerprint import fingerprint
 
 MANIFEST = "manifest.json"
 # What a release ships besides the Parquet files, hashed in the manifest so that `verify` covers it: the card, the
 # stats, the validation summaries and the baseline's scores (the manifest is written last, by `cohbench index`).
 SHIPPED = ("README.md", "cards/*.md", "croissant.json", "stats/*.json", "validation/*.json", "baseline/metrics.json",
-           "baseline/metrics.md", "baseline/gate.json")  # fmt: skip
+           "baseline/metrics.md", "baseline/gate.json", "baseline/predictions/*.jsonl")  # fmt: skip
 
 
 def stats_path(release: Path, config: str) -> Path:
@@ -57,21 +58,31 @@ def write_config(release: Path, config: str, splits: Mapping[str, object], descr
     Parquet, all or nothing, then its stats: `described` (who made it and how: corpus, licence, the account of
     upstream records, inputs, notes, ...) with the counts of each split, each file's sha256 and how many records a
     corruption generator altered. `row_group` fixes the rows per Parquet row group (default: `datasets`' own
-    choice, one group for a release-sized split). Returns the stats."""
-    files, per_split, altered = {}, {}, 0
+    choice, one group for a release-sized split). The stats also hold the records' content fingerprint, schema and
+    field hashes (`release.fingerprint`), which the config's declared version must match. Returns the stats."""
+    files, per_split, tables = {}, {}, {}
+    remove_leftovers(release)
     with atomic_dir(release / "data" / config) as tmp:
         for split in sorted(splits, key=split_sort_key):
             dataset = splits[split]
             target = tmp / f"{split}.parquet"
             dataset.to_parquet(str(target), batch_size=row_group)
-            table = dataset.data.table
+            tables[split] = table = dataset.data.table
             files[split] = {"path": data_path(config, split), "sha256": sha256_of(target), "rows": table.num_rows,
                             "bytes": target.stat().st_size}
             per_split[split] = split_stats(table)
-            altered += table.num_rows - table.column("corruption").null_count
-    stats = {**described, "config": config, "splits": per_split, "files": files, "records_altered": altered}
+    content = fingerprint(tables)
+    stats = {**described, "config": config, "splits": per_split, "files": files,
+             "records_altered": sum(t.num_rows - t.column("corruption").null_count for t in tables.values()),
+             "fingerprint": content["fingerprint"], "schema": content["schema"], "field_hashes": content["fields"]}
     jsonout.write(stats_path(release, config), stats)
     return stats
+
+
+def remove_leftovers(release: Path) -> list[Path]:
+    """Delete what killed writers left in the release folder (temporary files and folders of dead processes)."""
+    folders = [release, *(p for p in release.iterdir() if p.is_dir() and not p.is_symlink())] if release.is_dir() else []
+    return [path for folder in folders for path in remove_orphans(folder)]
 
 
 def annotation_of(stats: dict) -> str:
@@ -97,7 +108,7 @@ def split_stats(table) -> dict:
         """SELECT count(*), count(DISTINCT doc_id), coalesce(sum(len(sentences)), 0), coalesce(sum(len(spans)), 0),
                   coalesce(sum(len(ratings)), 0), count(*) FILTER (WHERE len(defects) > 0),
                   count(*) FILTER (WHERE label = 0), count(*) FILTER (WHERE label = 1), count(*) FILTER (WHERE label = -1)
-           FROM split""").fetchone()
+           FROM split""").fetchall()[0]
     out = {
         "rows": rows,
         "documents": documents,

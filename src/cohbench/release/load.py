@@ -6,14 +6,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ReleaseError
+from .. import settings
 from .layout import built_configs, read_table, require_built
+from .store import releases_with
+from .versions import declared, matches, provenance
 from ..registry import corpora, spec
 from ..schema import SPLITS, split_sort_key
 
 
 def list_configs(release: Path | None = None) -> list[dict]:
-    """Every registered config with its version, licence and, where built, row counts per split."""
+    """Every registered config with its version (where built, the version of its records; else the declared one),
+    licence and, where built, row counts per split."""
+    release = release or settings.release_dir()
     built = built_configs(release)
+    data = provenance(release, built)["configs"]
     rows = []
     for corpus in corpora().values():
         for config in corpus.configs:
@@ -22,7 +28,7 @@ def list_configs(release: Path | None = None) -> list[dict]:
                 {
                     "config": config.name,
                     "corpus": corpus.name,
-                    "version": corpus.version,
+                    "version": data[config.name]["version"] if config.name in data else (declared(config.name) or {}).get("version", "-"),
                     "licence": corpus.licence + (" (research only)" if config.research_only else ""),
                     "built": bool(files),
                     "rows": {split: f["rows"] for split, f in files.items()},
@@ -31,9 +37,10 @@ def list_configs(release: Path | None = None) -> list[dict]:
     return rows
 
 
-def load(config: str, split: str | None = None, release: Path | None = None):
+def load(config: str, split: str | None = None, release: Path | None = None, version: str | None = None):
     """A built config as a `datasets.DatasetDict` (one split: a `Dataset`) read straight from the release's Parquet
-    files (`release`, else `settings.release_dir()`), from any working directory, in memory, with no cache."""
+    files (`release`, else `settings.release_dir()`), from any working directory, in memory, with no cache. Each split's
+    `info.version` is the config's version; `version` (X.Y.Z, or a pattern such as `2.*.*`) refuses any other."""
     import datasets
 
     if split is not None and split not in SPLITS:
@@ -46,6 +53,16 @@ def load(config: str, split: str | None = None, release: Path | None = None):
         raise ReleaseError(f"{config} was built with split names {', '.join(unknown)} that are no longer used; run `cohbench build {config}`")
     if split is not None and split not in files:
         raise ReleaseError(f"{config} has no split {split!r}; its splits: {', '.join(files)}")
-    out = {name: datasets.Dataset(read_table(folder, config, stats, name))
+    data = provenance(folder, {config: stats})
+    found = data["configs"][config]["version"]
+    if version is not None and not matches(found, version):
+        holders = releases_with(config, version) if "*" not in version else []
+        where = (f"`cohbench pull {holders[-1]}` restores cohbench {holders[-1]}, which has it" if holders else
+                 "`git tag` lists the releases, and CHANGELOG.md says which one has it; `cohbench pull VERSION` restores one")
+        raise ReleaseError(f"{config} in {folder} is version {found} (cohbench {data['release']}), not {version}; {where}")
+    # A development version (records not yet declared) has no X.Y.Z to show: its info carries none.
+    info = datasets.DatasetInfo(version=None if "+" in found else found,
+                                description=f"{config} {found}, cohbench {data['release']} (records {data['configs'][config]['fingerprint']})")
+    out = {name: datasets.Dataset(read_table(folder, config, stats, name), info=info.copy())
            for name in ([split] if split else sorted(files, key=split_sort_key))}
     return out[split] if split else datasets.DatasetDict(out)

@@ -4,7 +4,8 @@
 `suites.py` with great-expectations and returns one verdict per config. Expected statistics are the reviewed,
 committed snapshots `<validation.expected of params.yaml>/<config>.json`, by default `catalog/expected/`
 (written by `record_expected`, i.e. `cohbench validate CONFIG --record-expected`); any drift of row counts or label distributions fails with the
-differing statistics named. Results: `<release>/validation/<config>.json` and `release.json`; great-expectations'
+differing statistics named; a config whose records are not the version `catalog/versions/<config>.json`
+declares fails, with the part of the version that must move (`release.versions`). Results: `<release>/validation/<config>.json` and `release.json`; great-expectations'
 HTML Data Docs go outside the release (`settings.validation_docs_dir()`, default `.cache/validation-docs/`): they
 are regenerable and carry the time of their run, so they are never shared, pushed or exported with it.
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 from .. import jsonout, settings
 from ..atomic import atomic_dir, remove_orphans, write_text
 from ..errors import ReleaseError
+from ..release import versions
 from ..release.layout import ConfigData, built_configs, read_config
 from . import frames
 
@@ -131,11 +133,20 @@ def validate(
             shutil.rmtree(docs_root / name, ignore_errors=True)  # never leave Data Docs of an older run beside new verdicts
     if docs_root.is_dir():
         write_text(docs_root / "index.html", _docs_index(docs_root))
+    results += [_version_result(everything[name]) for name in names]
     report = _report(names, everything, results)
     for name in names:
         jsonout.write(out_dir / f"{name}.json", report["configs"][name])
     jsonout.write(out_dir / "release.json", report["release"])
     return report
+
+
+def _version_result(data: ConfigData) -> dict:
+    """The config's records against its declared version (`catalog/versions/`), as one more check of its verdict."""
+    verdict = versions.check(data.name, data.stats)
+    return {"table": f"{data.name}.version", "check": f"records are version {verdict.declared or '(undeclared)'}",
+            "success": verdict.ok, "unexpected": None, "rows_checked": None, "error": verdict.line,
+            "examples": [], "bump": verdict.bump, "next_version": verdict.next}
 
 
 def _docs_index(docs_root: Path) -> str:

@@ -1,0 +1,149 @@
+"""Config versions bound to content, in the TFDS sense: a version names one fingerprint (`release.fingerprint`).
+
+Each config's version is declared in a reviewed, committed file, `catalog/versions/<config>.json`, beside the
+fingerprint, schema and field hashes of the records it stands for. A build records what it made; where that differs
+from the declaration, the version must move, and the field hashes say which part:
+
+- major: records or labels changed (a field's values, rows added or removed), or a field was removed or retyped;
+- minor: fields were added and every existing field is unchanged (or the config is new: 1.0.0);
+- patch: records unchanged (a card or documentation fix); never required by this check.
+
+A built config whose fingerprint is not its declared one carries the version `<declared>+dev.<fingerprint[:8]>`,
+so nothing built from changed code is ever shown or cited under a released version. The release's own version is
+the package's (`cohbench._version`); CHANGELOG.md says what changed from one to the next.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import jsonout, settings
+from ..errors import ReleaseError
+
+VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+
+
+def declared(config: str, folder: Path | None = None) -> dict | None:
+    """The declaration of `config` (version, fingerprint, schema, field hashes, rows), None where there is none."""
+    path = (folder or settings.versions_dir()) / f"{config}.json"
+    if not path.is_file():
+        return None
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ReleaseError(f"{path} is not valid JSON ({getattr(error, 'msg', error)}); restore it from the repository") from None
+    if not isinstance(entry, dict) or not VERSION.match(str(entry.get("version"))) or not isinstance(entry.get("field_hashes"), dict):
+        raise ReleaseError(f"{path} does not declare a version X.Y.Z with its fingerprint and field hashes; restore it from the repository")
+    return entry
+
+
+@dataclass(frozen=True)
+class Verdict:
+    config: str
+    declared: str | None  # the declared version, None for a config never declared
+    built: str  # the version the built records carry (the declared one, or <declared>+dev.<fingerprint>)
+    bump: str | None  # None (matches), "minor" or "major"
+    next: str | None  # the version to declare
+    reasons: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.bump is None
+
+    @property
+    def line(self) -> str:
+        if self.ok:
+            return f"{self.config} {self.built}: its records are the ones version {self.declared} declares"
+        why = "; ".join(self.reasons)
+        return (f"{self.config}: the built records are not version {self.declared or '(none declared)'} ({why}): declare "
+                f"{self.next} ({self.bump}) with `cohbench version --record {self.config}` and describe it in CHANGELOG.md")
+
+
+def _bumped(version: str, part: str) -> str:
+    major, minor, _ = map(int, VERSION.match(version).groups())
+    return f"{major + 1}.0.0" if part == "major" else f"{major}.{minor + 1}.0"
+
+
+def check(config: str, stats: dict, folder: Path | None = None) -> Verdict:
+    """Whether a built config's records (its stats: fingerprint, schema, field hashes, rows) are its declared version,
+    and if not, which part of the version must move and why."""
+    entry = declared(config, folder)
+    fingerprint = stats.get("fingerprint")
+    if not isinstance(fingerprint, str):
+        raise ReleaseError(f"stats/{config}.json records no fingerprint (built by an older cohbench); rebuild it with `cohbench build {config}`")
+    if entry is None:
+        return Verdict(config, None, f"0.0.0+dev.{fingerprint[:8]}", "minor", "1.0.0", ("a config not declared before",))
+    if entry["fingerprint"] == fingerprint:
+        return Verdict(config, entry["version"], entry["version"], None, None, ())
+    old_schema, new_schema = entry.get("schema") or {}, stats.get("schema") or {}
+    removed = sorted(set(old_schema) - set(new_schema))
+    retyped = sorted(f for f in set(old_schema) & set(new_schema) if old_schema[f] != new_schema[f])
+    added = sorted(set(new_schema) - set(old_schema))
+    changed = sorted(f for f in set(entry["field_hashes"]) & set(stats.get("field_hashes") or {})
+                     if f not in retyped and entry["field_hashes"][f] != stats["field_hashes"][f])
+    rows = {split: f["rows"] for split, f in stats["files"].items()}
+    reasons = [f"{what}: {', '.join(names)}" for what, names in
+               (("fields removed", removed), ("fields retyped", retyped), ("values changed in", changed), ("fields added", added)) if names]
+    if rows != entry.get("rows"):
+        reasons.insert(0, f"rows {entry.get('rows')} -> {rows}")
+    part = "major" if removed or retyped or changed or rows != entry.get("rows") else "minor"
+    return Verdict(config, entry["version"], f"{entry['version']}+dev.{fingerprint[:8]}", part,
+                   _bumped(entry["version"], part), tuple(reasons or ["fingerprint differs"]))
+
+
+def version_of(config: str, stats: dict, folder: Path | None = None) -> str:
+    """The version a built config carries: its declared version where its records are that version's."""
+    return check(config, stats, folder).built
+
+
+def record(config: str, stats: dict, folder: Path | None = None) -> Verdict:
+    """Declare the built records of `config` as its next version (the part the change requires); returns the verdict
+    that was acted on. Nothing is written when the records already are the declared version."""
+    verdict = check(config, stats, folder)
+    if verdict.ok:
+        return verdict
+    rows = {split: f["rows"] for split, f in stats["files"].items()}
+    jsonout.write((folder or settings.versions_dir()) / f"{config}.json", {
+        "config": config, "version": verdict.next, "fingerprint": stats["fingerprint"], "schema": stats["schema"],
+        "field_hashes": stats["field_hashes"], "rows": rows,
+    })
+    return verdict
+
+
+def matches(version: str, wanted: str) -> bool:
+    """Whether `version` is what `wanted` asks for: exactly X.Y.Z, or a pattern with `*` parts (`2.*.*`, TFDS's
+    `mnist:3.*.*`). A development version (`+dev...`) matches nothing."""
+    if "+" in version:
+        return False
+    parts, asked = version.split("."), wanted.split(".")
+    return len(asked) == 3 and all(a in ("*", p) for a, p in zip(asked, parts))
+
+
+def provenance(release: Path, configs: dict[str, dict]) -> dict:
+    """Which data a result was computed on: the release version, and each config's version and fingerprint. A
+    config's version is the one this checkout declares for exactly its records (`catalog/versions/`), else the one the
+    release's own manifest records for them (a release received or restored, used from anywhere), else its
+    development version. Every command that reports figures puts this beside them."""
+    from .._version import __version__
+    from .layout import MANIFEST, read_manifest
+
+    manifest_file = release / MANIFEST
+    manifest = read_manifest(manifest_file) if manifest_file.is_file() else {"configs": {}}
+    out, declared_here = {}, True
+    for name, stats in sorted(configs.items()):
+        fingerprint = stats.get("fingerprint")
+        entry, recorded = declared(name), manifest["configs"].get(name, {})
+        if entry and entry["fingerprint"] == fingerprint:
+            version = entry["version"]
+        else:
+            declared_here = False
+            if recorded.get("fingerprint") == fingerprint and fingerprint and recorded.get("version"):
+                version = recorded["version"]
+            else:
+                version = f"{entry['version'] if entry else '0.0.0'}+dev.{(fingerprint or 'unknown')[:8]}"
+        out[name] = {"version": version, "fingerprint": fingerprint}
+    release_version = __version__ if declared_here else manifest.get("cohbench_version", "unknown")
+    return {"release": release_version, "configs": out}

@@ -1,0 +1,104 @@
+"""Releases you can get back, end to end in a temporary git repository with DVC: a tiny release is built, tagged and
+pushed to a local store; a fixture changes and a second release is tagged; with the local DVC cache gone, the first
+is restored from the store byte-identically and verified, and `cohbench diff` shows exactly the change."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cohbench.cli import main
+from cohbench.release.index import write_index
+from release_fixture import plain_record, write_config
+
+BIN = Path(sys.executable).parent
+
+
+def _run(repo: Path, *args: str) -> str:
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+    tool = str(BIN / "dvc") if args[0] == "dvc" else args[0]
+    run = subprocess.run([tool, *args[1:]], cwd=repo, capture_output=True, text=True, env=env)
+    assert run.returncode == 0, (args, run.stderr[-2000:])
+    return run.stdout
+
+
+def _files(folder: Path) -> dict[str, str]:
+    """The release's files (not git's or DVC's bookkeeping beside them) and their sha256."""
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file() and p.name != ".gitignore" and p.suffix != ".dvc"}
+
+
+def _release(repo: Path, labels: list[int], tag: str) -> None:
+    release = repo / "cohbench"
+    write_config(release, "timetravel_dsd", "timetravel", {"test": [plain_record("a", 1, labels), plain_record("b", 0, [0, 0])]})
+    write_index(release)
+    _run(repo, "dvc", "add", "cohbench/data")
+    _run(repo, "git", "add", "-A")
+    _run(repo, "git", "commit", "-qm", tag)
+    _run(repo, "git", "tag", tag)
+
+
+@pytest.fixture
+def repo(workspace, monkeypatch):
+    if not (BIN / "dvc").is_file() or not shutil.which("git"):
+        pytest.skip("needs git and DVC (the pipeline extra)")
+    repo = workspace / "project"
+    repo.mkdir()
+    _run(repo, "git", "init", "-q")
+    _run(repo, "dvc", "init", "-q")
+    _run(repo, "dvc", "remote", "add", "-d", "store", str(workspace / "store"))
+    monkeypatch.setenv("COHBENCH_RELEASE", str(repo / "cohbench"))
+    return repo
+
+
+def test_a_tagged_release_comes_back_byte_identical_from_the_store(repo, workspace, capsys):
+    _release(repo, [0, 1], "v1.0.0")
+    first = _files(repo / "cohbench")
+    assert main(["push", "--repo", str(repo)]) == 0
+    _release(repo, [1, 1], "v1.1.0")
+    assert main(["push", "--repo", str(repo)]) == 0
+    shutil.rmtree(repo / ".dvc" / "cache")  # only the store holds the data now
+    capsys.readouterr()
+
+    assert main(["pull", "1.0.0", "--repo", str(repo), "--out", str(workspace / "v1"), "--json"]) == 0
+    pulled = json.loads(capsys.readouterr().out)
+    assert pulled["release"] == "1.0.0" and Path(pulled["path"]) == (workspace / "v1").resolve()
+    restored = _files(workspace / "v1")
+    assert restored == first and "data/timetravel_dsd/test.parquet" in restored  # byte for byte
+    assert main(["verify", "--release", str(workspace / "v1")]) == 0
+    assert "of" in capsys.readouterr().out
+
+    assert main(["diff", str(workspace / "v1"), str(repo / "cohbench"), "--json"]) == 1
+    change = json.loads(capsys.readouterr().out)["configs"]["timetravel_dsd"]
+    assert (change["changed"], change["changed_fields"], change["label_transitions"]) == (1, {"sentence_labels": 1}, {"sentence_labels 0 -> 1": 1})
+    assert main(["diff", "1.0.0", "1.1.0", "--repo", str(repo), "--json"]) == 1  # versions, pulled from the store on the way
+    assert json.loads(capsys.readouterr().out)["configs"]["timetravel_dsd"]["changed"] == 1
+
+
+def test_what_the_store_cannot_give_is_one_line_and_writes_nothing(repo, workspace, capsys):
+    _release(repo, [0, 1], "v1.0.0")
+    shutil.rmtree(repo / ".dvc" / "cache")  # tagged, but never pushed
+    for args, message in [
+        (["pull", "9.9.9"], "there is no release v9.9.9"),
+        (["pull", "latest"], "is not a release version"),
+        (["pull", "1.0.0"], "from the release store"),
+        (["pull", "1.0.0", "--out", str(repo / "cohbench" / "inside")], "inside the release folder"),
+    ]:
+        out = workspace / "restored"
+        assert main([*args, "--repo", str(repo), *(() if "--out" in args else ("--out", str(out)))]) == 1, args
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+        assert not out.exists() and not list(workspace.glob(".restored*"))
+    _run(repo, "dvc", "remote", "modify", "store", "url", str(workspace / "a-file" / "store"))
+    (workspace / "a-file").write_text("not a folder")
+    assert main(["push", "--repo", str(repo)]) == 1
+    err = capsys.readouterr().err
+    assert "is not writable" in err and err.count("\n") == 1

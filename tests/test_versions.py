@@ -1,0 +1,126 @@
+"""Versions bound to content: a config's fingerprint follows its records, not the Parquet writer's bytes; a build whose
+records differ from the declared version carries a development version, fails `validate` with the part of the version
+that must move, and `cohbench version --record` declares the next one; results and loads name the data they used."""
+
+from __future__ import annotations
+
+import json
+
+import datasets
+import pyarrow as pa
+import pytest
+
+import cohbench
+from cohbench.cli import main
+from cohbench.release import versions
+from cohbench.release.fingerprint import fingerprint
+from cohbench.release.layout import built_configs, read_config
+from cohbench.schema import FEATURES
+from release_fixture import plain_record, rewrite_split, write_config
+
+
+def tables(records_by_split: dict[str, list[dict]]) -> dict[str, pa.Table]:
+    return {split: datasets.Dataset.from_list(rows, features=FEATURES).data.table for split, rows in records_by_split.items()}
+
+
+def test_the_fingerprint_follows_the_records_not_their_bytes_or_order():
+    records = [plain_record("a", 1, [0, 1]), plain_record("b", 0, [0, 0])]
+    for r in records:
+        r.update(corpus="x", config="x", split="test")
+    base = fingerprint(tables({"test": records}))
+    assert fingerprint(tables({"test": records[::-1]}))["fingerprint"] == base["fingerprint"]  # canonical order
+    chunked = {"test": pa.Table.from_batches(tables({"test": records})["test"].to_batches(max_chunksize=1))}
+    assert fingerprint(chunked)["fingerprint"] == base["fingerprint"]
+    flipped = [dict(records[0], sentence_labels=[1, 1]), records[1]]
+    changed = fingerprint(tables({"test": flipped}))
+    assert changed["fingerprint"] != base["fingerprint"]
+    assert {f for f in base["fields"] if base["fields"][f] != changed["fields"][f]} == {"sentence_labels"}
+
+
+def _corrupted(similarity: float) -> dict:
+    record = plain_record("c", 1, [0, 1], corpus="x", config="x", split="test")
+    record["corruption"] = {"generator": "g", "seed": 1, "source_id": "s", "positions": [1], "inserted_ids": ["i"],
+                            "similarities": [similarity], "ranks": [1]}
+    return record
+
+
+def test_floats_are_content_to_the_declared_precision_and_noise_below_it():
+    base = fingerprint(tables({"test": [_corrupted(0.2489)]}))["fingerprint"]
+    assert fingerprint(tables({"test": [_corrupted(0.24890003)]}))["fingerprint"] == base  # float32 noise
+    assert fingerprint(tables({"test": [_corrupted(0.2490)]}))["fingerprint"] != base
+
+
+def _stats(config: str, fields: dict, schema: dict, rows=None) -> dict:
+    content = {"fingerprint": "f" + json.dumps([fields, schema, rows], sort_keys=True), "schema": schema, "field_hashes": fields}
+    return content | {"files": {"test": {"rows": rows or 2}}}
+
+
+def test_the_part_of_the_version_that_moves_is_read_from_the_field_hashes(workspace):
+    fields, schema = {"id": "1", "label": "2"}, {"id": "string", "label": "int64"}
+    assert versions.record("c", _stats("c", fields, schema)).next == "1.0.0"  # a new config
+    assert versions.check("c", _stats("c", fields, schema)).ok
+    added = versions.check("c", _stats("c", {**fields, "extra": "3"}, {**schema, "extra": "string"}))
+    assert (added.bump, added.next, added.reasons) == ("minor", "1.1.0", ("fields added: extra",))
+    relabelled = versions.check("c", _stats("c", {**fields, "label": "9"}, schema))
+    assert (relabelled.bump, relabelled.next) == ("major", "2.0.0") and "values changed in: label" in relabelled.reasons
+    assert versions.check("c", _stats("c", fields, schema, rows=3)).bump == "major"
+    assert versions.check("c", _stats("c", fields, {**schema, "label": "string"})).bump == "major"
+    assert relabelled.built.startswith("1.0.0+dev.")
+    assert versions.matches("2.3.1", "2.*.*") and versions.matches("2.3.1", "2.3.1") and not versions.matches("2.3.1", "3.*.*")
+    assert not versions.matches("2.3.1+dev.abc", "2.*.*")
+
+
+def _release(workspace):
+    rel = workspace / "release"
+    write_config(rel, "timetravel_dsd", "timetravel", {"test": [plain_record("a", 1, [0, 1]), plain_record("b", 0, [0, 0])]})
+    return rel
+
+
+def test_changed_records_fail_validate_until_their_version_is_declared(workspace, capsys):
+    rel = _release(workspace)
+    assert main(["version", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["configs"]["timetravel_dsd"]["built"] == "1.0.0"
+    table = read_config(rel, "timetravel_dsd").tables["test"]
+    labels = pa.array([[1, 1], [0, 0]], type=table.schema.field("sentence_labels").type)
+    rewrite_split(rel, "timetravel_dsd", "test", table.set_column(table.schema.get_field_index("sentence_labels"), "sentence_labels", labels))
+
+    assert main(["version"]) == 1
+    line = capsys.readouterr().out
+    assert "declare 2.0.0 (major)" in line and "values changed in: sentence_labels" in line
+    from cohbench.validation import validate
+
+    verdict = validate(["timetravel_dsd"], docs=False)["configs"]["timetravel_dsd"]
+    assert not verdict["ok"] and "[version]" in verdict["line"] and "declare 2.0.0 (major)" in verdict["line"]
+    assert main(["version", "--record", "timetravel_dsd"]) == 0
+    assert "declared 2.0.0 (major" in capsys.readouterr().out
+    assert json.loads((workspace / "versions/timetravel_dsd.json").read_text())["version"] == "2.0.0"
+    assert versions.check("timetravel_dsd", built_configs(rel)["timetravel_dsd"]).ok
+
+
+def test_loads_and_results_name_the_version_and_fingerprint_of_their_data(workspace, capsys):
+    rel = _release(workspace)
+    fingerprint_ = built_configs(rel)["timetravel_dsd"]["fingerprint"]
+    assert str(cohbench.load("timetravel_dsd", split="test", version="1.*.*").info.version) == "1.0.0"
+    with pytest.raises(cohbench.errors.ReleaseError, match=r"timetravel_dsd in .* is version 1\.0\.0 .*not 2\.0\.0"):
+        cohbench.load("timetravel_dsd", version="2.0.0")
+    predictions = workspace / "p.jsonl"
+    predictions.write_text("".join(json.dumps({"id": i, "score": [0.1, 0.9]}) + "\n" for i in "ab"))
+    assert main(["evaluate", "timetravel_dsd", "--predictions", str(predictions), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)["data"]
+    assert data["configs"]["timetravel_dsd"] == {"version": "1.0.0", "fingerprint": fingerprint_}
+    assert data["release"] == cohbench.__version__
+    assert main(["cite", "timetravel_dsd"]) == 0
+    assert f"note = {{configs: timetravel_dsd 1.0.0 (records {fingerprint_[:12]})}}" in capsys.readouterr().out
+
+
+def test_the_card_croissant_and_manifest_show_each_configs_version(workspace):
+    from cohbench.release.index import write_index
+
+    rel = _release(workspace)
+    write_index(rel)
+    manifest = json.loads((rel / "manifest.json").read_text())
+    assert manifest["configs"]["timetravel_dsd"]["version"] == "1.0.0" and manifest["cohbench_version"] == cohbench.__version__
+    assert "| `timetravel_dsd` | 1.0.0 |" in (rel / "README.md").read_text()
+    assert "timetravel_dsd 1.0.0" in json.loads((rel / "croissant.json").read_text())["recordSet"][0]["description"]
+    loaded = datasets.load_dataset(str(rel), "timetravel_dsd", split="test", cache_dir=str(workspace / "hf"))
+    assert str(loaded.info.version) == "1.0.0"
