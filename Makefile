@@ -16,8 +16,10 @@ $(STAMP): pyproject.toml requirements.lock
 	touch $@
 
 # Unbuffered so that each stage's progress shows as it happens, also through a pipe.
+# Builds, checks and trains with `dvc repro`, then sends the release's data to the release store (.dvc/config).
 release: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" PYTHONUNBUFFERED=1 dvc repro
+	$(VENV)/bin/cohbench push
 
 # pytest exits 5 when it collects no test: say so plainly instead of failing obscurely.
 test: $(STAMP)
