@@ -62,3 +62,46 @@ def test_report_refuses_a_folder_of_other_files_and_leaves_it(every_protocol, tm
     assert main(["report", "--output", str(tmp_path / "stats")]) == 0
     assert main(["report", "--output", str(tmp_path / "stats")]) == 0  # an earlier report is replaced
     assert (tmp_path / "stats" / "statistics.json").is_file()
+
+
+def _device_copy(folder: Path, name: str) -> Path:
+    """A `mknod` copy of /dev/null: what a careless `--output /dev/null` would otherwise replace with a file."""
+    import os
+    import stat
+
+    path = folder / name
+    try:
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("mknod needs root")
+    return path
+
+
+@pytest.mark.parametrize("target", ["device", "fifo", "folder"])
+def test_an_output_that_is_not_a_regular_file_is_never_replaced(every_protocol, tmp_path, capsys, target):
+    import os
+    import stat
+
+    if target == "device":
+        path = _device_copy(tmp_path, "null")
+    elif target == "fifo":
+        path = tmp_path / "pipe"
+        os.mkfifo(path)
+    else:
+        path = tmp_path / "folder"
+        path.mkdir()
+    kind = stat.S_IFMT(os.lstat(path).st_mode)
+    assert main(["sql", "SELECT 1 AS a", "--output", str(path), "--format", "csv"]) == 1
+    assert "not a regular file" in one_error_line(capsys)
+    assert stat.S_IFMT(os.lstat(path).st_mode) == kind
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_a_link_to_a_device_is_refused_like_the_device(every_protocol, tmp_path, capsys):
+    import os
+
+    device = _device_copy(tmp_path, "null")
+    (tmp_path / "link.csv").symlink_to(device)
+    assert main(["sql", "SELECT 1 AS a", "--output", str(tmp_path / "link.csv"), "--format", "csv"]) == 1
+    assert "not a regular file" in one_error_line(capsys)
+    assert os.path.islink(tmp_path / "link.csv") and os.path.realpath(tmp_path / "link.csv") == str(device)

@@ -5,8 +5,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
+
+from .errors import CohbenchError
 
 
 def _umask() -> int:
@@ -42,9 +45,23 @@ def remove_orphans(folder: Path) -> list[Path]:
     return removed
 
 
+def _refuse_unless(target: Path, is_kind, kind: str) -> None:
+    """A rename replaces whatever `target` is: never a device node, FIFO, socket or folder where a file was asked for."""
+    try:
+        mode = target.stat().st_mode  # follows a link: a link to /dev/null is /dev/null
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise CohbenchError(f"refusing to write {target}: it cannot be inspected ({error.strerror})") from None
+    if not is_kind(mode):
+        raise CohbenchError(f"refusing to write {target}: it exists and is not a {kind}; choose a new path or a {kind}")
+
+
 @contextlib.contextmanager
 def atomic_path(target: Path):
-    """Yield a temporary path beside `target`; rename it onto `target` only if the block succeeds."""
+    """Yield a temporary path beside `target`; rename it onto `target` only if the block succeeds, and only when
+    `target` is new or a regular file."""
+    _refuse_unless(target, stat.S_ISREG, "regular file")
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=_prefix(target), suffix=".tmp", dir=target.parent)
     os.close(fd)
@@ -52,6 +69,7 @@ def atomic_path(target: Path):
     try:
         yield tmp_path
         os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes files private; releases are meant to be read
+        _refuse_unless(target, stat.S_ISREG, "regular file")  # again: it may have appeared while the block ran
         os.replace(tmp_path, target)
     finally:
         tmp_path.unlink(missing_ok=True)
@@ -64,7 +82,9 @@ def write_text(target: Path, text: str) -> None:
 
 @contextlib.contextmanager
 def atomic_dir(target: Path):
-    """Yield an empty temporary folder beside `target`; swap it in for `target` only if the block succeeds."""
+    """Yield an empty temporary folder beside `target`; swap it in for `target` only if the block succeeds, and only
+    when `target` is new or a folder."""
+    _refuse_unless(target, stat.S_ISDIR, "folder")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=_prefix(target), suffix=".tmp", dir=target.parent))
     try:
