@@ -1,5 +1,6 @@
 """Adding a corpus is adding one module (plus its upstream file): in a copy of the project, a tiny corpus module
-dropped into `cohbench/builders/` is built, validated and evaluated through the command line, nothing else edited."""
+dropped into `cohbench/builders/` is built, given its first version, validated and evaluated through the command line,
+nothing else edited."""
 
 from __future__ import annotations
 
@@ -34,6 +35,12 @@ def test_a_corpus_module_and_its_file_are_all_a_new_config_needs(tmp_path):
     assert {split: f["rows"] for split, f in built["files"].items()} == {"train": 2, "validation": 2, "test": 2}
     assert (built["upstream_records"], built["built_records"], built["dropped"]) == (6, 6, {})
 
+    # a new config has no version until one is declared: validate says which, and `version --record` declares it
+    undeclared = subprocess.run([sys.executable, "-m", "cohbench.cli", "version", "tiny_dsd"], env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert undeclared.returncode == 1 and "declare 1.0.0" in undeclared.stdout
+    cohbench("version", "tiny_dsd", "--record")
+    assert json.loads((copy / "catalog/versions/tiny_dsd.json").read_text())["version"] == "1.0.0"
+    assert {row["config"]: row["version"] for row in json.loads(cohbench("list", "--json"))}["tiny_dsd"] == "1.0.0"
     cohbench("validate", "tiny_dsd", "--record-expected")
     verdict = json.loads(cohbench("validate", "tiny_dsd", "--no-docs", "--json"))
     assert verdict["ok"] and verdict["configs"]["tiny_dsd"]["ok"]
