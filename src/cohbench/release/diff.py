@@ -60,19 +60,16 @@ def _compare(con, old: pa.Table, new: pa.Table) -> dict:
     }
     joined = "FROM old_rows o JOIN new_rows n USING (id)"
     rounded = {name: (_rounded(f'o."{name}"', new_types[name]), _rounded(f'n."{name}"', new_types[name])) for name in common}
-    changed_fields, float_noise = {}, {}
-    for name in common:
-        old_value, new_value = rounded[name]
-        differs = one(f"SELECT count(*) {joined} WHERE {old_value} IS DISTINCT FROM {new_value}")
-        if differs:
-            changed_fields[name] = differs
-        if _has_float(new_types[name]):
-            below = one(f'SELECT count(*) {joined} WHERE o."{name}" IS DISTINCT FROM n."{name}" '
-                        f"AND {old_value} IS NOT DISTINCT FROM {new_value}")
-            if below:
-                float_noise[name] = below
-    conditions = " OR ".join(f"{a} IS DISTINCT FROM {b}" for a, b in rounded.values())
-    out["changed"] = one(f"SELECT count(*) {joined} WHERE {conditions}") if common else 0
+    # one pass over the join: per field, rows that differ at the declared precision and (floats) rows that differ only below it
+    counts = [f"count(*) FILTER (WHERE {a} IS DISTINCT FROM {b})" for a, b in rounded.values()]
+    counts += [f'count(*) FILTER (WHERE o."{name}" IS DISTINCT FROM n."{name}" AND {rounded[name][0]} IS NOT DISTINCT FROM {rounded[name][1]})'
+               for name in common if _has_float(new_types[name])]
+    anywhere = " OR ".join(f"{a} IS DISTINCT FROM {b}" for a, b in rounded.values()) or "false"
+    *per_field, changed = con.execute(f"SELECT {', '.join([*counts, f'count(*) FILTER (WHERE {anywhere})'])} {joined}").fetchall()[0]
+    differs, below = per_field[:len(common)], iter(per_field[len(common):])
+    changed_fields = {name: n for name, n in zip(common, differs) if n}
+    float_noise = {name: n for name in common if _has_float(new_types[name]) for n in [next(below)] if n}
+    out["changed"] = changed
     out["changed_fields"] = changed_fields
     out["floats_beyond_precision"] = {n: changed_fields[n] for n in changed_fields if _has_float(new_types[n])}
     out["float_noise_within_precision"] = float_noise
@@ -126,6 +123,9 @@ def diff(old: Path, new: Path, configs: list[str] | None = None) -> dict:
             continue
         tables = {side: _config_tables(sides[side][0], name, sides[side][1][name]) for side in ("old", "new")}
         old_types, new_types = schema_types(tables["old"].schema), schema_types(tables["new"].schema)
+        if old_types.get("id") != "string" or new_types.get("id") != "string":
+            raise ReleaseError(f"{name} cannot be compared row by row: a cohbench config is keyed by a string `id`, and the "
+                               f"{'old' if old_types.get('id') != 'string' else 'new'} release's {name} has none")
         entry["schema"] = {
             "added": sorted(set(new_types) - set(old_types)),
             "removed": sorted(set(old_types) - set(new_types)),
