@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from cohbench._version import __version__
 from cohbench.cli import main
 from cohbench.release.index import write_index
 from release_fixture import plain_record, write_config
@@ -37,8 +38,10 @@ def _files(folder: Path) -> dict[str, str]:
 
 
 def _release(repo: Path, labels: list[int], tag: str) -> None:
+    """Build, declare the records' version, index, commit and tag: what `make release` and its commit do."""
     release = repo / "cohbench"
     write_config(release, "timetravel_dsd", "timetravel", {"test": [plain_record("a", 1, labels), plain_record("b", 0, [0, 0])]})
+    assert main(["version", "--record"]) == 0
     write_index(release)
     _run(repo, "dvc", "add", "cohbench/data")
     _run(repo, "git", "add", "-A")
@@ -80,7 +83,23 @@ def test_a_tagged_release_comes_back_byte_identical_from_the_store(repo, workspa
     change = json.loads(capsys.readouterr().out)["configs"]["timetravel_dsd"]
     assert (change["changed"], change["changed_fields"], change["label_transitions"]) == (1, {"sentence_labels": 1}, {"sentence_labels 0 -> 1": 1})
     assert main(["diff", "1.0.0", "1.1.0", "--repo", str(repo), "--json"]) == 1  # versions, pulled from the store on the way
-    assert json.loads(capsys.readouterr().out)["configs"]["timetravel_dsd"]["changed"] == 1
+    result = json.loads(capsys.readouterr().out)["configs"]["timetravel_dsd"]
+    assert result["changed"] == 1 and (result["old"]["version"], result["new"]["version"]) == ("1.0.0", "2.0.0")
+
+
+def test_a_clone_without_tags_finds_a_release_by_the_version_its_manifest_records(repo, workspace, capsys):
+    _release(repo, [0, 1], "v1.0.0")
+    _release(repo, [1, 1], "v1.1.0")
+    newest = _files(repo / "cohbench")
+    assert main(["push", "--repo", str(repo)]) == 0
+    _run(repo, "git", "tag", "-d", "v1.0.0", "v1.1.0")  # tags that did not travel with the commits
+    shutil.rmtree(repo / ".dvc" / "cache")
+    capsys.readouterr()
+    assert main(["pull", __version__, "--repo", str(repo), "--out", str(workspace / "restored"), "--json"]) == 0
+    pulled = json.loads(capsys.readouterr().out)
+    head = _run(repo, "git", "rev-parse", "HEAD").strip()
+    assert (pulled["release"], pulled["revision"]) == (__version__, head)  # the newest commit that holds the release
+    assert _files(workspace / "restored") == newest
 
 
 def test_what_the_store_cannot_give_is_one_line_and_writes_nothing(repo, workspace, capsys):

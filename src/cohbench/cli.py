@@ -124,7 +124,7 @@ def cmd_version(args) -> int:
     lines = []
     for v in verdicts:
         if args.record and not v.ok:
-            lines.append(f"{v.config}: declared {v.next} ({v.bump}: {'; '.join(v.reasons)}) in catalog/versions/{v.config}.json; "
+            lines.append(f"{v.config}: declared {v.next} ({v.bump}: {'; '.join(v.reasons)}) in {settings.versions_dir() / v.config}.json; "
                          "review the diff, and describe the change in CHANGELOG.md (`cohbench diff OLD NEW --markdown` summarises it)")
         else:
             lines.append(v.line)

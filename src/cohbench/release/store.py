@@ -1,4 +1,5 @@
-"""Releases you can get back: a git tag `vX.Y.Z` per release, its data in a DVC remote (the release store).
+"""Releases you can get back: a git tag `vX.Y.Z` per release (in a clone without tags, the newest commit whose
+manifest records that release), its data in a DVC remote (the release store).
 
 The committed part of a release (card, manifest, stats, summaries, scores) is in git at the tag; its Parquet files
 and the baseline's predictions are DVC outputs whose objects `cohbench push` (`make release`) sends to the store,
@@ -57,20 +58,47 @@ def repository(repo: Path | None = None) -> Path:
 
 def tags(repo: Path) -> list[str]:
     listed = _run(repo, "git", "tag", "--list", "v*", what="listing the release tags").stdout.decode().split()
-    return sorted((t for t in listed if TAG.match(t)), key=lambda t: tuple(map(int, TAG.match(t).group(1).split("."))))
+    return sorted((t for t in listed if TAG.match(t)), key=_version_key)
 
 
-def tag_of(repo: Path, version: str) -> str:
-    """The git tag of release `version` (`0.2.0` or `v0.2.0`); an error listing the tags there are."""
+def _version_key(name: str) -> tuple[int, ...]:
+    return tuple(map(int, TAG.match(name).group(1).split(".")))
+
+
+def _manifest_at(repo: Path, revision: str) -> dict | None:
+    shown = subprocess.run([_tool("git"), "show", f"{revision}:{RELEASE_FOLDER}/manifest.json"], cwd=repo, capture_output=True)
+    try:
+        return json.loads(shown.stdout) if shown.returncode == 0 else None
+    except ValueError:
+        return None
+
+
+def releases(repo: Path) -> dict[str, str]:
+    """Release version -> the git revision that holds it: its tag `vX.Y.Z`; for a version no tag names (a clone made
+    without tags, a submission whose tags did not travel), the newest commit of the checked-out history whose release
+    manifest records that version with every config at a declared version (no development build)."""
+    found = {TAG.match(tag).group(1): tag for tag in tags(repo)}
+    history = _run(repo, "git", "log", "--format=%H", "--", f"{RELEASE_FOLDER}/manifest.json", what="reading the release history").stdout
+    for commit in history.decode().split():
+        manifest = _manifest_at(repo, commit) or {}
+        version, configs = manifest.get("cohbench_version"), manifest.get("configs") or {}
+        if isinstance(version, str) and TAG.match(version) and version not in found and configs and all(
+                isinstance(c, dict) and "+" not in str(c.get("version", "+")) for c in configs.values()):
+            found[version] = commit
+    return dict(sorted(found.items(), key=lambda item: _version_key(item[0])))
+
+
+def revision_of(repo: Path, version: str) -> tuple[str, str]:
+    """The release `version` (`0.2.0` or `v0.2.0`) as (its version X.Y.Z, the git revision holding it); an error
+    listing the releases there are."""
     match = TAG.match(version.strip())
     if not match:
         raise ReleaseError(f"{version!r} is not a release version; give X.Y.Z (e.g. 0.2.0) or its tag vX.Y.Z")
-    tag = f"v{match.group(1)}"
-    known = tags(repo)
-    if tag not in known:
-        raise ReleaseError(f"there is no release {tag} in {repo} (tags: {', '.join(known) or 'none'}); `git fetch --tags` "
-                           "gets the tags of the repository you cloned")
-    return tag
+    known = releases(repo)
+    if match.group(1) not in known:
+        raise ReleaseError(f"there is no release v{match.group(1)} in {repo} (releases: {', '.join(known) or 'none'}); "
+                           "`git fetch --tags` gets the tags of the repository you cloned")
+    return match.group(1), known[match.group(1)]
 
 
 def _committed_part(repo: Path, tag: str, target: Path) -> None:
@@ -87,20 +115,21 @@ def _committed_part(repo: Path, tag: str, target: Path) -> None:
 
 
 def pull(version: str, out: Path, repo: Path | None = None) -> dict:
-    """Restore release `version` into `out` (new or empty): git's part at its tag, the data from the store, every file
+    """Restore release `version` into `out` (new or empty): git's part at its revision, the data from the store, every file
     checked against the manifest before `out` appears. Returns what was restored."""
     repo = repository(repo)
-    tag = tag_of(repo, version)
+    version, revision = revision_of(repo, version)
+    tag = f"v{version}"
     target = settings.user_output(out)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ReleaseError(f"{out} exists and is not empty; pull into a new or empty folder")
     with atomic_dir(target) as tmp:
-        _committed_part(repo, tag, tmp)
+        _committed_part(repo, revision, tmp)
         if not (tmp / "manifest.json").is_file():
             raise ReleaseError(f"{tag} holds no release manifest (cohbench/manifest.json); it is not a release tag")
         for output in DVC_OUTPUTS:
-            if _in_pipeline(repo, tag, output):
-                _run(repo, "dvc", "get", str(repo), f"{RELEASE_FOLDER}/{output}", "--rev", tag, "-o", str(tmp / output), "--force",
+            if _in_pipeline(repo, revision, output):
+                _run(repo, "dvc", "get", str(repo), f"{RELEASE_FOLDER}/{output}", "--rev", revision, "-o", str(tmp / output), "--force",
                      what=f"getting {output} of {tag} from the release store (push it with `cohbench push` on the machine "
                           "that built it; `dvc remote list` shows where the store is)")
         checked = verify(tmp, raw=False)
@@ -108,7 +137,7 @@ def pull(version: str, out: Path, repo: Path | None = None) -> dict:
         if bad:
             raise ReleaseError(f"the restored {tag} does not match its manifest ({len(bad)} file(s), e.g. {bad[0]['path']}: "
                                f"{bad[0]['problem']}); nothing was written")
-    return {"release": tag.removeprefix("v"), "tag": tag, "path": str(target), "files": len(checked["files"])}
+    return {"release": version, "revision": revision, "path": str(target), "files": len(checked["files"])}
 
 
 def _in_pipeline(repo: Path, tag: str, output: str) -> bool:
@@ -136,14 +165,10 @@ def push(repo: Path | None = None) -> dict:
 
 
 def releases_with(config: str, version: str, repo: Path | None = None) -> list[str]:
-    """The releases (tags) whose manifest records `config` at `version`: where a user gets that version back."""
+    """The releases whose manifest records `config` at `version`: where a user gets that version back."""
     try:
         repo = repository(repo)
-        found = []
-        for tag in tags(repo):
-            shown = subprocess.run([_tool("git"), "show", f"{tag}:{RELEASE_FOLDER}/manifest.json"], cwd=repo, capture_output=True)
-            if shown.returncode == 0 and json.loads(shown.stdout).get("configs", {}).get(config, {}).get("version") == version:
-                found.append(tag.removeprefix("v"))
-        return found
-    except (ReleaseError, ValueError):
+        return [release for release, revision in releases(repo).items()
+                if ((_manifest_at(repo, revision) or {}).get("configs") or {}).get(config, {}).get("version") == version]
+    except ReleaseError:
         return []
