@@ -5,6 +5,7 @@ without a real build."""
 from __future__ import annotations
 
 from collections import Counter
+import os
 from pathlib import Path
 
 import datasets
@@ -20,7 +21,8 @@ def write_config(
     declare: bool = True,
 ) -> Path:
     """Write a config through the release's writer; `declare` also declares its records as a version (in the test's
-    COHBENCH_VERSIONS folder), as a released config's are."""
+    COHBENCH_VERSIONS folder, where the test has one: never in the checkout's catalog/versions), as a released config's
+    are."""
     datasets.disable_progress_bars()
     for split, records in splits.items():
         for record in records:
@@ -32,7 +34,7 @@ def write_config(
     }  # fmt: skip
     stats = write_records(release, config, {split: datasets.Dataset.from_list(records, features=FEATURES)
                                             for split, records in splits.items()}, described)
-    if declare:
+    if declare and os.environ.get("COHBENCH_VERSIONS"):  # only in a test's own folder (the `workspace` fixture), never the checkout's
         versions.record(config, stats)
     return release
 
