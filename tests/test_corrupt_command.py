@@ -149,6 +149,62 @@ def test_bad_input_is_refused_in_one_line_and_nothing_is_written(workspace, caps
     assert not out.exists()
 
 
+@pytest.mark.parametrize("name", ["../../elsewhere/stats/evil", "my/dsd", "records", "spans", "select", "Shuffle", "2nd", "a-b"])
+def test_a_config_name_that_is_not_an_identifier_or_is_a_view_is_refused_before_anything_is_written(workspace, capsys, name):
+    before = sorted(workspace.rglob("*"))
+    assert corrupt(STORIES, "--recipe", "shuffle", "--out", workspace / "a" / "b" / "out", "--config", name) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"cohbench: error: --config {name!r} ") and err.count("\n") == 1
+    assert sorted(workspace.rglob("*")) == before
+
+
+def test_an_out_inside_the_release_in_use_or_any_release_is_refused_and_the_release_is_unchanged(every_protocol, workspace, capsys):
+    from release_fixture import write_every_protocol
+
+    other = write_every_protocol(workspace / "other-release")  # a release that is not the one in use
+    linked = workspace / "link"
+    linked.symlink_to(other / "data")
+    for release, out in [(every_protocol, every_protocol / "mine"), (every_protocol, every_protocol / "data" / "new" / ".." / "x"),
+                         (other, other / "mine"), (other, linked / "deep" / "mine")]:
+        before = fingerprint(release)
+        assert corrupt(STORIES, "--recipe", "shuffle", "--out", out) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"cohbench: error: refusing to write {out}: it is inside the release folder {release}"), err
+        assert fingerprint(release) == before
+
+
+def fingerprint(folder: Path) -> list[tuple[str, bytes]]:
+    return [(p.relative_to(folder).as_posix(), p.read_bytes() if p.is_file() else b"") for p in sorted(folder.rglob("*"))]
+
+
+def test_a_run_killed_while_writing_where_the_release_would_be_resumes(workspace, monkeypatch, capsys):
+    """`--out cohbench` from a folder without a release is accepted; a run killed after writing its stats makes the
+    folder look like a release (the one in use), yet it is the user's own run, and resuming it must finish it."""
+    monkeypatch.delenv("COHBENCH_RELEASE")
+    monkeypatch.setenv("COHBENCH_ROOT", str(workspace / "project"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(workspace / "data-home"))
+    (workspace / "here").mkdir()
+    monkeypatch.chdir(workspace / "here")
+    from cohbench.corrupt import run
+
+    real_write = run.write_config
+
+    def killed_after_writing_the_stats(*args, **kwargs):
+        real_write(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run, "write_config", killed_after_writing_the_stats)
+    assert corrupt(STORIES, "--recipe", "shuffle", "--out", "cohbench") == 130
+    assert (workspace / "here" / "cohbench" / "stats" / "shuffle.json").is_file()  # it now looks like the release
+    monkeypatch.setattr(run, "write_config", real_write)
+    assert corrupt(STORIES, "--recipe", "shuffle", "--out", "cohbench") == 1
+    assert "inside the release folder" in capsys.readouterr().err  # only the user's own unfinished run may go on there
+    assert corrupt(STORIES, "--recipe", "shuffle", "--out", "cohbench", "--resume") == 0
+    assert corrupt(STORIES, "--recipe", "shuffle", "--out", workspace / "fresh") == 0
+    assert data_bytes(workspace / "here" / "cohbench") == data_bytes(workspace / "fresh")
+    assert not (workspace / "here" / "cohbench" / ".partial").exists()
+
+
 def test_an_unreachable_ray_address_is_refused_in_one_line(workspace, capsys):
     pytest.importorskip("ray")
     out = workspace / "out"

@@ -21,23 +21,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import settings
 from .._version import __version__
 from ..atomic import atomic_path, write_text
 from ..generators import recipes
-from ..errors import CorruptError
-from ..release.layout import write_config
+from ..errors import CohbenchError, CorruptError
+from ..release.layout import MANIFEST, write_config
 from ..schema import OK, SPLITS, empty_record
 from . import inputs
 from ..text import normalise
 from .leakage import held_out_texts
 
 PARTIAL = ".partial"
+CONFIG_NAME = re.compile(r"[a-z][a-z0-9_]*")  # a file name under data/ and stats/, and a SQL view name
 ROW_GROUP = 10_000  # rows per Parquet row group, fixed so that files do not depend on the partitioning
 
 
@@ -86,6 +89,37 @@ def split_of(doc_id: str, ratios: dict[str, float]) -> str:
         if point < total:
             return name
     return next(name for name, ratio in reversed(ratios.items()) if ratio > 0)
+
+
+def check_config_name(config: str) -> None:
+    """A config name becomes OUT/data/<config>/, OUT/stats/<config>.json and a view of `cohbench sql --release OUT`:
+    a lowercase identifier (no path can escape OUT) that is neither a view the release defines nor a word SQL reserves."""
+    import duckdb
+
+    from ..sql import LONG_VIEWS
+
+    if not CONFIG_NAME.fullmatch(config):
+        raise CorruptError(f"--config {config!r} is not a config name: use lowercase letters, digits and _, starting with a letter")
+    if config in LONG_VIEWS:
+        raise CorruptError(f"--config {config!r} is the name of a view every release defines ({', '.join(LONG_VIEWS)}); choose another name")
+    if duckdb.execute("SELECT 1 FROM duckdb_keywords() WHERE keyword_category = 'reserved' AND keyword_name = ?", [config]).fetchall():
+        raise CorruptError(f"--config {config!r} is a word SQL reserves, which `cohbench sql` could not name as a view; choose another name")
+
+
+def _check_place(out: Path, resume: bool) -> None:
+    """Refuse an --out inside a release: the release in use, or any folder holding a release manifest (its files
+    are the release's alone). The one exception is resuming the user's own unfinished run where the release in use
+    would be (`./cohbench`, say): that folder was accepted when the run started."""
+    try:
+        target = settings.user_output(out)
+    except CohbenchError:
+        own_run = resume and (out / PARTIAL / "run.json").is_file() and out.resolve() == settings.release_dir()
+        if not own_run:
+            raise
+        target = out.resolve()
+    for folder in (target, *target.parents):
+        if (folder / MANIFEST).is_file() and (folder / "data").is_dir():  # a web project's manifest.json is no release
+            raise CorruptError(f"refusing to write {out}: it is inside the release folder {folder}; choose a path outside it")
 
 
 def _check_out(out: Path, resume: bool) -> dict | None:
@@ -186,12 +220,14 @@ def corrupt(input_path: Path, out: Path, options: Options) -> dict:
     recipe = recipes.get_recipe(options.recipe)
     params = recipes.parameters(recipe, options.params)
     config = options.config or options.recipe
+    check_config_name(config)
     if options.partition_size < 1:
         raise CorruptError(f"--partition-size must be at least 1, got {options.partition_size}")
     if options.sentences_per_record is not None and options.sentences_per_record < 1:
         raise CorruptError(f"N (sentences per record) must be at least 1, got {options.sentences_per_record}")
     if options.engine not in ("local", "ray"):
         raise CorruptError(f"unknown engine {options.engine!r}; choose local or ray")
+    _check_place(out, options.resume)
     previous = _check_out(out, options.resume)
     engine = None
     if options.engine == "ray":
