@@ -135,6 +135,10 @@ BAD_INPUTS = {
     "unknown split": (lambda d: STORIES, "--splits names 'dev'", "--splits", "train=0.9,dev=0.1"),
     "not JSON": (lambda d: _write(d / "a.jsonl", b'{"id": "x", "text": \n'), "a.jsonl line 1 is not valid JSON"),
     "not Parquet": (lambda d: _write(d / "a.parquet", b"PAR1 but not really"), "cannot be read as Parquet"),
+    "a NaN split ratio": (lambda d: STORIES, "must be finite and positive", "--splits", "train=nan,validation=0.5,test=0.5"),
+    "a NaN and a zero split ratio": (lambda d: STORIES, "must be finite and positive", "--splits", "train=nan,test=0"),
+    "a zero split ratio": (lambda d: STORIES, "leave out a split that gets nothing", "--splits", "train=1,test=0"),
+    "ratios that do not sum to 1": (lambda d: STORIES, "must sum to 1", "--splits", "train=0.5,test=0.4"),
 }
 
 

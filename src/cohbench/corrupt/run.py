@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import shutil
 import sys
@@ -64,7 +65,7 @@ class Options:
 
 
 def parse_splits(text: str) -> dict[str, float]:
-    """`train=0.8,validation=0.1,test=0.1` -> ratios that sum to 1."""
+    """`train=0.8,validation=0.1,test=0.1` -> {split: ratio}, checked by `check_splits`."""
     ratios = {}
     for part in text.split(","):
         name, _, value = part.partition("=")
@@ -72,12 +73,20 @@ def parse_splits(text: str) -> dict[str, float]:
             ratios[name.strip()] = float(value)
         except ValueError:
             raise CorruptError(f"--splits must look like train=0.8,validation=0.1,test=0.1, got {text!r}") from None
+    return ratios
+
+
+def check_splits(ratios: dict[str, float]) -> None:
+    """Known split names with finite, positive ratios that sum to 1 (a split that gets nothing is left out: a zero
+    or NaN ratio would leave `split_of` no split to choose, or write NaN into the stats)."""
     unknown = sorted(set(ratios) - set(SPLITS))
     if unknown:
         raise CorruptError(f"--splits names {unknown[0]!r}; the splits are {', '.join(SPLITS)}")
-    if any(v < 0 for v in ratios.values()) or abs(sum(ratios.values()) - 1) > 1e-9:
-        raise CorruptError(f"--splits ratios must be non-negative and sum to 1, got {text!r}")
-    return ratios
+    shown = ",".join(f"{name}={ratio}" for name, ratio in ratios.items())
+    if not all(math.isfinite(v) and v > 0 for v in ratios.values()):
+        raise CorruptError(f"--splits ratios must be finite and positive (leave out a split that gets nothing), got {shown}")
+    if abs(sum(ratios.values()) - 1) > 1e-9:
+        raise CorruptError(f"--splits ratios must sum to 1, got {shown}")
 
 
 def split_of(doc_id: str, ratios: dict[str, float]) -> str:
@@ -88,7 +97,7 @@ def split_of(doc_id: str, ratios: dict[str, float]) -> str:
         total += ratio
         if point < total:
             return name
-    return next(name for name, ratio in reversed(ratios.items()) if ratio > 0)
+    return next(reversed(ratios))  # a point that rounding left past the last bound
 
 
 def check_config_name(config: str) -> None:
@@ -221,6 +230,7 @@ def corrupt(input_path: Path, out: Path, options: Options) -> dict:
     params = recipes.parameters(recipe, options.params)
     config = options.config or options.recipe
     check_config_name(config)
+    check_splits(options.splits)
     if options.partition_size < 1:
         raise CorruptError(f"--partition-size must be at least 1, got {options.partition_size}")
     if options.sentences_per_record is not None and options.sentences_per_record < 1:
@@ -306,7 +316,7 @@ def _corrupt(input_path, out, options, recipe, params, config, previous, engine)
         "dropped": dict(sorted((k, v) for k, v in dropped.items() if v)),
         "notes": dict(sorted(notes.items())),
     }
-    splits = _by_split(partial, len(partitions), [s for s, ratio in options.splits.items() if ratio > 0])
+    splits = _by_split(partial, len(partitions), list(options.splits))
     summary = write_config(out, config, splits, described, row_group=ROW_GROUP)
     shutil.rmtree(partial)
     return summary
