@@ -4,6 +4,7 @@ resuming, independence from the partitioning, and one-line refusals of bad input
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -207,6 +208,35 @@ def test_a_run_killed_while_writing_where_the_release_would_be_resumes(workspace
     assert corrupt(STORIES, "--recipe", "shuffle", "--out", workspace / "fresh") == 0
     assert data_bytes(workspace / "here" / "cohbench") == data_bytes(workspace / "fresh")
     assert not (workspace / "here" / "cohbench" / ".partial").exists()
+
+
+@pytest.mark.parametrize("damage", ["run.json truncated", "run.json a list", "run.json not UTF-8", "a tally truncated", "a partition truncated"])
+def test_resuming_a_damaged_unfinished_run_says_so_and_how_to_start_over(workspace, monkeypatch, capsys, damage):
+    out = workspace / "killed"
+    real_run, calls = recipes.run, []
+
+    def dies_on_the_third_partition(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(recipes, "run", dies_on_the_third_partition)
+    args = ("--recipe", "shuffle", "--partition-size", 3, "--out", out)
+    assert corrupt(STORIES, *args) == 130
+    monkeypatch.setattr(recipes, "run", real_run)
+    partial = out / ".partial"
+    damaged, data = {"run.json truncated": ("run.json", b'{"recipe": '), "run.json a list": ("run.json", b"[1]"),
+                     "run.json not UTF-8": ("run.json", b"\xff"), "a tally truncated": ("part-00000.json", b'{"sources"'),
+                     "a partition truncated": ("part-00001.parquet", b"PAR1")}[damage]  # fmt: skip
+    (partial / damaged).write_bytes(data)
+    capsys.readouterr()
+    assert corrupt(STORIES, *args, "--resume") == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"cohbench: error: the unfinished run in {out} is damaged (.partial/{damaged}: ") and err.count("\n") == 1, err
+    assert f"delete {partial} and run again without --resume" in err
+    shutil.rmtree(partial)
+    assert corrupt(STORIES, *args) == 0
 
 
 def test_an_unreachable_ray_address_is_refused_in_one_line(workspace, capsys):

@@ -29,7 +29,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import settings
+from .. import jsonlines, settings
 from .._version import __version__
 from ..atomic import atomic_path, write_text
 from ..generators import recipes
@@ -142,7 +142,26 @@ def _check_out(out: Path, resume: bool) -> dict | None:
         raise CorruptError(f"--out {out} is not empty; pass --resume to continue an unfinished run there, or choose a new folder")
     if not state.is_file():
         raise CorruptError(f"--out {out} holds no unfinished `cohbench corrupt` run to resume; choose a new folder")
-    return json.loads(state.read_text(encoding="utf-8"))
+    return _partial_json(state)
+
+
+def _damaged(path: Path, problem) -> CorruptError:
+    """A file of an unfinished run that cannot be read back (edited, truncated by a failing disk): the run cannot be
+    resumed, only started over."""
+    out = path.parent.parent
+    return CorruptError(f"the unfinished run in {out} is damaged ({PARTIAL}/{path.name}: {problem}); delete "
+                        f"{out / PARTIAL} and run again without --resume to start over")
+
+
+def _partial_json(path: Path, keys: tuple[str, ...] = ()) -> dict:
+    """A JSON object the unfinished run wrote (its description, or a partition's tally), holding `keys`."""
+    try:
+        value = jsonlines.parse(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise _damaged(path, error) from None
+    if not isinstance(value, dict) or not all(key in value for key in keys):
+        raise _damaged(path, "not the object cohbench wrote")
+    return value
 
 
 def source_records(stories, options: Options, config: str, dropped: Counter, notes: dict, progress: bool,
@@ -216,7 +235,10 @@ def _by_split(partial: Path, count: int, splits) -> dict:
     paths = {split: partial / f"split-{split}.arrow" for split in splits}
     writers = {split: pa.ipc.new_stream(str(path), ARROW_SCHEMA) for split, path in paths.items()}
     for number in range(count):
-        table = pq.read_table(partial / f"part-{number:05d}.parquet", schema=ARROW_SCHEMA)
+        try:
+            table = pq.read_table(partial / f"part-{number:05d}.parquet", schema=ARROW_SCHEMA)
+        except (pa.ArrowInvalid, FileNotFoundError) as error:
+            raise _damaged(partial / f"part-{number:05d}.parquet", str(error).splitlines()[0]) from None
         for split, writer in writers.items():
             writer.write_table(table.filter(pc.equal(table["split"], split)))
     for writer in writers.values():
@@ -301,7 +323,7 @@ def _corrupt(input_path, out, options, recipe, params, config, previous, engine)
 
     made, by_generator = 0, Counter()
     for n in range(len(partitions)):
-        tally = json.loads((partial / f"part-{n:05d}.json").read_text(encoding="utf-8"))
+        tally = _partial_json(partial / f"part-{n:05d}.json", ("dropped", "records", "by_generator"))
         dropped.update(tally["dropped"])
         made += tally["records"]
         by_generator.update(tally["by_generator"])
