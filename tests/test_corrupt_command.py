@@ -4,6 +4,7 @@ resuming, independence from the partitioning, and one-line refusals of bad input
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -136,6 +137,13 @@ BAD_INPUTS = {
     "unknown split": (lambda d: STORIES, "--splits names 'dev'", "--splits", "train=0.9,dev=0.1"),
     "not JSON": (lambda d: _write(d / "a.jsonl", b'{"id": "x", "text": \n'), "a.jsonl line 1 is not valid JSON"),
     "not Parquet": (lambda d: _write(d / "a.parquet", b"PAR1 but not really"), "cannot be read as Parquet"),
+    "JSON nested 100k deep": (lambda d: _write(d / "a.jsonl", b'{"id": "x", "text": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"),
+                              "a.jsonl line 1 is not valid JSON (it is nested too deeply)"),
+    "a JSON array nested 100k deep": (lambda d: _write(d / "a.json", b"[" * 100_000 + b"]" * 100_000), "a.json is not valid JSON"),
+    "a text longer than the sentence splitter takes": (
+        lambda d: _write(d / "a.jsonl", json.dumps({"id": "book", "text": "Tom ran. " * 111_112}).encode() + b"\n"),
+        "a.jsonl line 1 (id 'book'): the text has 1,000,008 characters, more than the sentence splitter takes (1,000,000)"),
+    "a FIFO": (lambda d: (os.mkfifo(d / "a.jsonl"), d / "a.jsonl")[1], "a.jsonl is a FIFO (a pipe), not a regular file"),
     "a NaN split ratio": (lambda d: STORIES, "must be finite and positive", "--splits", "train=nan,validation=0.5,test=0.5"),
     "a NaN and a zero split ratio": (lambda d: STORIES, "must be finite and positive", "--splits", "train=nan,test=0"),
     "a zero split ratio": (lambda d: STORIES, "leave out a split that gets nothing", "--splits", "train=1,test=0"),
@@ -152,6 +160,13 @@ def test_bad_input_is_refused_in_one_line_and_nothing_is_written(workspace, caps
     err = capsys.readouterr().err
     assert err.startswith("cohbench: error: ") and err.count("\n") == 1 and expected in err
     assert not out.exists()
+
+
+def test_sentences_longer_than_the_splitter_takes_are_refused_at_the_splitter_s_own_limit():
+    from cohbench.corrupt.inputs import MAX_TEXT_CHARS
+    from cohbench.text import _senter
+
+    assert _senter().max_length == MAX_TEXT_CHARS
 
 
 @pytest.mark.parametrize("name", ["../../elsewhere/stats/evil", "my/dsd", "records", "spans", "select", "Shuffle", "2nd", "a-b"])
