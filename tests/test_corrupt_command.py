@@ -4,6 +4,8 @@ resuming, independence from the partitioning, and one-line refusals of bad input
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -135,6 +137,17 @@ BAD_INPUTS = {
     "unknown split": (lambda d: STORIES, "--splits names 'dev'", "--splits", "train=0.9,dev=0.1"),
     "not JSON": (lambda d: _write(d / "a.jsonl", b'{"id": "x", "text": \n'), "a.jsonl line 1 is not valid JSON"),
     "not Parquet": (lambda d: _write(d / "a.parquet", b"PAR1 but not really"), "cannot be read as Parquet"),
+    "JSON nested 100k deep": (lambda d: _write(d / "a.jsonl", b'{"id": "x", "text": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"),
+                              "a.jsonl line 1 is not valid JSON (it is nested too deeply)"),
+    "a JSON array nested 100k deep": (lambda d: _write(d / "a.json", b"[" * 100_000 + b"]" * 100_000), "a.json is not valid JSON"),
+    "a text longer than the sentence splitter takes": (
+        lambda d: _write(d / "a.jsonl", json.dumps({"id": "book", "text": "Tom ran. " * 111_112}).encode() + b"\n"),
+        "a.jsonl line 1 (id 'book'): the text has 1,000,008 characters, more than the sentence splitter takes (1,000,000)"),
+    "a FIFO": (lambda d: (os.mkfifo(d / "a.jsonl"), d / "a.jsonl")[1], "a.jsonl is a FIFO (a pipe), not a regular file"),
+    "a NaN split ratio": (lambda d: STORIES, "must be finite and positive", "--splits", "train=nan,validation=0.5,test=0.5"),
+    "a NaN and a zero split ratio": (lambda d: STORIES, "must be finite and positive", "--splits", "train=nan,test=0"),
+    "a zero split ratio": (lambda d: STORIES, "leave out a split that gets nothing", "--splits", "train=1,test=0"),
+    "ratios that do not sum to 1": (lambda d: STORIES, "must sum to 1", "--splits", "train=0.5,test=0.4"),
 }
 
 
@@ -147,6 +160,98 @@ def test_bad_input_is_refused_in_one_line_and_nothing_is_written(workspace, caps
     err = capsys.readouterr().err
     assert err.startswith("cohbench: error: ") and err.count("\n") == 1 and expected in err
     assert not out.exists()
+
+
+def test_sentences_longer_than_the_splitter_takes_are_refused_at_the_splitter_s_own_limit():
+    from cohbench.corrupt.inputs import MAX_TEXT_CHARS
+    from cohbench.text import _senter
+
+    assert _senter().max_length == MAX_TEXT_CHARS
+
+
+@pytest.mark.parametrize("name", ["../../elsewhere/stats/evil", "my/dsd", "records", "spans", "select", "Shuffle", "2nd", "a-b"])
+def test_a_config_name_that_is_not_an_identifier_or_is_a_view_is_refused_before_anything_is_written(workspace, capsys, name):
+    before = sorted(workspace.rglob("*"))
+    assert corrupt(STORIES, "--recipe", "shuffle", "--out", workspace / "a" / "b" / "out", "--config", name) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"cohbench: error: --config {name!r} ") and err.count("\n") == 1
+    assert sorted(workspace.rglob("*")) == before
+
+
+def test_an_out_inside_the_release_in_use_or_any_release_is_refused_and_the_release_is_unchanged(every_protocol, workspace, capsys):
+    from release_fixture import write_every_protocol
+
+    other = write_every_protocol(workspace / "other-release")  # a release that is not the one in use
+    linked = workspace / "link"
+    linked.symlink_to(other / "data")
+    for release, out in [(every_protocol, every_protocol / "mine"), (every_protocol, every_protocol / "data" / "new" / ".." / "x"),
+                         (other, other / "mine"), (other, linked / "deep" / "mine")]:
+        before = fingerprint(release)
+        assert corrupt(STORIES, "--recipe", "shuffle", "--out", out) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"cohbench: error: refusing to write {out}: it is inside the release folder {release}"), err
+        assert fingerprint(release) == before
+
+
+def fingerprint(folder: Path) -> list[tuple[str, bytes]]:
+    return [(p.relative_to(folder).as_posix(), p.read_bytes() if p.is_file() else b"") for p in sorted(folder.rglob("*"))]
+
+
+def test_a_run_killed_while_writing_where_the_release_would_be_resumes(workspace, monkeypatch, capsys):
+    """`--out cohbench` from a folder without a release is accepted; a run killed after writing its stats makes the
+    folder look like a release (the one in use), yet it is the user's own run, and resuming it must finish it."""
+    monkeypatch.delenv("COHBENCH_RELEASE")
+    monkeypatch.setenv("COHBENCH_ROOT", str(workspace / "project"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(workspace / "data-home"))
+    (workspace / "here").mkdir()
+    monkeypatch.chdir(workspace / "here")
+    from cohbench.corrupt import run
+
+    real_write = run.write_config
+
+    def killed_after_writing_the_stats(*args, **kwargs):
+        real_write(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run, "write_config", killed_after_writing_the_stats)
+    assert corrupt(STORIES, "--recipe", "shuffle", "--out", "cohbench") == 130
+    assert (workspace / "here" / "cohbench" / "stats" / "shuffle.json").is_file()  # it now looks like the release
+    monkeypatch.setattr(run, "write_config", real_write)
+    assert corrupt(STORIES, "--recipe", "shuffle", "--out", "cohbench") == 1
+    assert "inside the release folder" in capsys.readouterr().err  # only the user's own unfinished run may go on there
+    assert corrupt(STORIES, "--recipe", "shuffle", "--out", "cohbench", "--resume") == 0
+    assert corrupt(STORIES, "--recipe", "shuffle", "--out", workspace / "fresh") == 0
+    assert data_bytes(workspace / "here" / "cohbench") == data_bytes(workspace / "fresh")
+    assert not (workspace / "here" / "cohbench" / ".partial").exists()
+
+
+@pytest.mark.parametrize("damage", ["run.json truncated", "run.json a list", "run.json not UTF-8", "a tally truncated", "a partition truncated"])
+def test_resuming_a_damaged_unfinished_run_says_so_and_how_to_start_over(workspace, monkeypatch, capsys, damage):
+    out = workspace / "killed"
+    real_run, calls = recipes.run, []
+
+    def dies_on_the_third_partition(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(recipes, "run", dies_on_the_third_partition)
+    args = ("--recipe", "shuffle", "--partition-size", 3, "--out", out)
+    assert corrupt(STORIES, *args) == 130
+    monkeypatch.setattr(recipes, "run", real_run)
+    partial = out / ".partial"
+    damaged, data = {"run.json truncated": ("run.json", b'{"recipe": '), "run.json a list": ("run.json", b"[1]"),
+                     "run.json not UTF-8": ("run.json", b"\xff"), "a tally truncated": ("part-00000.json", b'{"sources"'),
+                     "a partition truncated": ("part-00001.parquet", b"PAR1")}[damage]  # fmt: skip
+    (partial / damaged).write_bytes(data)
+    capsys.readouterr()
+    assert corrupt(STORIES, *args, "--resume") == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"cohbench: error: the unfinished run in {out} is damaged (.partial/{damaged}: ") and err.count("\n") == 1, err
+    assert f"delete {partial} and run again without --resume" in err
+    shutil.rmtree(partial)
+    assert corrupt(STORIES, *args) == 0
 
 
 def test_an_unreachable_ray_address_is_refused_in_one_line(workspace, capsys):

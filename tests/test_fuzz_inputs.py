@@ -31,6 +31,7 @@ def release(tmp_path_factory):
         mp.setenv("COHBENCH_NETWORK", "0")
         mp.setenv("HF_DATASETS_OFFLINE", "1")
         mp.setenv("HF_DATASETS_CACHE", str(root / "hf"))
+        mp.setenv("COHBENCH_VERSIONS", str(root / "versions"))  # the fixture declares its configs there, not in the checkout
         yield write_every_protocol(root / "release")
 
 
@@ -61,8 +62,10 @@ VALID = {
 JUNK = st.one_of(
     st.none(), st.booleans(), st.text(max_size=8), st.just(math.nan), st.just(math.inf), st.just(-math.inf),
     st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
-    st.floats(allow_nan=False, allow_infinity=False).map(lambda f: [f]),
-)  # fmt: skip  (every one of these is outside the schema as a score or a score-list entry)
+    st.floats(allow_nan=False, allow_infinity=False).map(lambda f: [f]), st.just(10**400),
+)  # fmt: skip  (every one of these is outside the schema as a score or a score-list entry; 10**400: 401 digits)
+
+DEEP_LINE = st.just('{"id": "s1", "score": ' + "[" * 100_000 + "]" * 100_000 + "}")  # nesting json.dumps cannot write
 
 
 def harmful(config: str):
@@ -88,7 +91,7 @@ def harmful(config: str):
         st.builds(replace_score, index, JUNK),
         st.builds(replace_id, index, st.one_of(st.integers(), st.none(), st.lists(st.text(max_size=3), max_size=2))),
         st.builds(lambda i, text: lambda rs: [json.dumps(r) for r in rs[:i]] + [text] + [json.dumps(r) for r in rs[i:]],
-                  index, st.text(min_size=1, max_size=20).filter(lambda t: t.strip() and "\n" not in t and "\r" not in t)),
+                  index, st.text(min_size=1, max_size=20).filter(lambda t: t.strip() and "\n" not in t and "\r" not in t) | DEEP_LINE),
         st.builds(lambda i: lambda rs: [json.dumps(r) for k, r in enumerate(rs) if k != i], index),  # a record left out
         st.builds(lambda i: lambda rs: [json.dumps(r) for r in rs] + [json.dumps(rs[i])], index),  # a duplicate
     )  # fmt: skip
@@ -148,7 +151,7 @@ def csv_text(cells: list[str], spaced: bool = False, reordered: bool = False) ->
 
 
 NOT_A_NUMBER = st.one_of(
-    st.sampled_from(["nan", "NaN", "inf", "-inf", "Infinity", "true", "high", "0.5.1", "1e999", "--1", "0x10"]),
+    st.sampled_from(["nan", "NaN", "inf", "-inf", "Infinity", "true", "high", "0.5.1", "1e999", "--1", "0x10", "1" * 401]),
     st.text(alphabet="abcxyz!?%", min_size=1, max_size=6),
 )
 

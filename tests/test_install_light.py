@@ -17,7 +17,7 @@ import pytest
 from cohbench import settings
 from cohbench.release.index import write_index
 
-from release_fixture import record, write_config
+from release_fixture import plain_record, record, write_config
 
 ROOT = settings.project_root()
 
@@ -53,7 +53,12 @@ def _tiny_release(folder):
         return record(f"s{i}", f"story-{i}", ["Ann left.", "She came back."], label=label, sentence_labels=[0, label], system="gpt-4")
 
     splits = {"validation": [summary(i, i % 2, "validation") for i in range(4)], "test": [summary(i, i % 2, "test") for i in range(4, 10)]}
-    write_config(folder, "storysumm", "storysumm", splits)
+    # undeclared: declaring would write their versions into this checkout's catalog/versions, which the wheel never reads
+    write_config(folder, "storysumm", "storysumm", splits, declare=False)
+    # a sentence and a gap config, for the reference scorers
+    write_config(folder, "timetravel_dsd", "timetravel", {"test": [plain_record("d1", 1, [0, 1, 0])]}, declare=False)
+    gaps = record("g1", "g1", ["Ann left.", "She came back.", "It rained."], gap_labels=[0, 1])
+    write_config(folder, "timetravel_msd", "timetravel", {"test": [gaps]}, declare=False)
     write_index(folder)
     return folder
 
@@ -107,3 +112,9 @@ print(json.dumps({{"rows": test.num_rows, "sql": rows[0][0], "auc": result["spli
 
     validate = subprocess.run([cli, "validate", "--release", str(release)], cwd=elsewhere, env=env, capture_output=True, text=True)
     assert validate.returncode == 1 and "cohbench[validate]" in validate.stderr and "Traceback" not in validate.stderr, validate.stderr
+
+    for config, scorer in (("timetravel_dsd", "tfidf_dissimilarity"), ("timetravel_msd", "tfidf_gap_drop")):  # scikit-learn's TF-IDF
+        scored = subprocess.run([cli, "evaluate", config, "--scorer", scorer, "--release", str(release)], cwd=elsewhere, env=env,
+                                capture_output=True, text=True)  # fmt: skip
+        assert scored.returncode == 1 and len(scored.stderr.splitlines()) == 1, scored.stderr
+        assert "needs sklearn, which the [train] extra installs: pip install 'cohbench[train]'" in scored.stderr, scored.stderr

@@ -128,6 +128,7 @@ def test_scores_files_in_both_layouts_give_the_same_result(human, tmp_path):
     [
         (lambda s: s.pop("dm-test-aaaa/M8"), r"1 of 6 summaries have no score \(dm-test-aaaa/M8\).*--allow-missing"),
         (lambda s: s.update({"dm-test-aaaa/M8": float("nan")}), r"1 score\(s\) are NaN, infinite or not numbers \(dm-test-aaaa/M8\)"),
+        (lambda s: s.update({"dm-test-aaaa/M8": 10**400}), r"1 score\(s\) are NaN, infinite or not numbers \(dm-test-aaaa/M8\)"),
         (lambda s: s.update({"dm-test-zzzz/M8": 1.0, "dm-test-aaaa/M99": 2.0}), r"2 id\(s\) are not SummEval summaries .*dm-test-zzzz/M8, dm-test-aaaa/M99"),
     ],
 )

@@ -97,6 +97,46 @@ def bad_invocations(tmp: Path) -> list[list[str]]:
         ["corrupt", str(tmp / "missing.jsonl"), "--recipe", "shuffle", "--out", str(tmp / "out")],
         ["corrupt", p("bad.jsonl", b"{not json\n"), "--recipe", "shuffle", "--out", str(tmp / "out2")],
         ["schema", "extra"],
+        *hostile_invocations(tmp, p),
+    ]
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000  # nested past any recursion limit
+HUGE = b"1" * 401  # an integer past any float
+
+
+def hostile_invocations(tmp: Path, p) -> list[list[str]]:
+    """Oversized integers, deep nesting, paths that are not regular files, hostile ids, writes into a release."""
+    import os
+
+    os.mkfifo(tmp / "fifo.jsonl")
+    release = os.environ["COHBENCH_RELEASE"]
+    stories = p("stories.jsonl", b'{"id": "a", "text": "Ann left. She came back. It rained."}\n')
+    damaged = tmp / "damaged-run"
+    (damaged / ".partial").mkdir(parents=True)
+    (damaged / ".partial" / "run.json").write_bytes(b'{"recipe": ')
+    corrupt = ["corrupt", stories, "--recipe", "shuffle", "--keep-test-overlap", "--out"]
+    return [
+        ["evaluate", "storysumm", "--predictions", p("huge.jsonl", b'{"id": "s1", "score": ' + HUGE + b"}\n")],
+        ["evaluate", "storysumm", "--predictions", p("deep.jsonl", b'{"id": "s1", "score": ' + DEEP + b"}\n")],
+        ["evaluate", "storysumm", "--predictions", p("ansi.jsonl", b'{"id": "s1\\n\\u001b[2J", "label": 1}\n')],
+        ["evaluate", "storysumm", "--predictions", str(tmp / "fifo.jsonl")],
+        ["evaluate", "storysumm", "--predictions", "/dev/null"],
+        ["metaeval", "summeval", "--scores", p("huge.csv", b"id,score\nd0/M1," + HUGE + b"\n")],
+        ["metaeval", "summeval", "--scores", p("huge-scores.jsonl", b'{"id": "d0/M1", "score": ' + HUGE + b"}\n")],
+        ["metaeval", "summeval", "--scores", p("deep-scores.jsonl", b'{"id": "d0/M1", "score": ' + DEEP + b"}\n")],
+        ["metaeval", "summeval", "--scores", str(tmp)],
+        ["metaeval", "summeval", "--scores", str(tmp / "fifo.jsonl")],
+        ["corrupt", p("deep-story.jsonl", b'{"id": "a", "text": ' + DEEP + b"}\n"), "--recipe", "shuffle", "--out", str(tmp / "o1")],
+        ["corrupt", p("deep-array.json", DEEP), "--recipe", "shuffle", "--out", str(tmp / "o2")],
+        ["corrupt", p("book.jsonl", b'{"id": "book", "text": "' + b"Ann ran. " * 111_112 + b'"}\n'), "--recipe", "shuffle", "--out", str(tmp / "o3")],
+        ["corrupt", str(tmp / "fifo.jsonl"), "--recipe", "shuffle", "--out", str(tmp / "o4")],
+        [*corrupt, str(tmp / "o5"), "--config", "../../elsewhere/stats/evil"],
+        [*corrupt, str(tmp / "o6"), "--config", "records"],
+        [*corrupt, str(tmp / "o7"), "--splits", "train=nan,validation=0.5,test=0.5"],
+        [*corrupt, str(tmp / "o8"), "--splits", "train=nan,test=0"],
+        [*corrupt, str(Path(release) / "mine")],
+        [*corrupt, str(damaged), "--resume"],
     ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,12 @@ def scores(**changed):
     return [{"id": i, "score": changed.get(i, 0.1 * n)} for n, i in enumerate(STORYSUMM)]
 
 
+def raw_score(text: str) -> list:
+    """Rows of scores whose fifth line holds `text` as its score, written as it is (JSON that json.dumps cannot write)."""
+    rows = scores()
+    return [*rows[:4], f'{{"id": "s5", "score": {text}}}', *rows[5:]]
+
+
 BAD_SUMMARY_PREDICTIONS = {
     "NaN score on a test record": (scores(s6=math.nan), "line 6 is not valid JSON (NaN is not a number JSON allows)"),
     "infinite score": (scores(s7=math.inf), "line 7 is not valid JSON (Infinity is not a number JSON allows)"),
@@ -56,6 +63,8 @@ BAD_SUMMARY_PREDICTIONS = {
     "types on the summary protocol": ([{"id": "s1", "label": 1, "types": []}] + labels()[1:], '"types" is only scored by the typed_sentences protocol'),
     "a bare NaN literal": (["NaN"], "line 1 is not valid JSON (NaN is not a number JSON allows)"),
     "a JSON array line": ([[1, 2]], "must be a JSON object"),
+    "a score of 401 digits": (raw_score("1" * 401), "line 5 is not valid JSON (an integer of 401 digits is out of range)"),
+    "a score nested 100k deep": (raw_score("[" * 100_000 + "]" * 100_000), "line 5 is not valid JSON (it is nested too deeply)"),
 }  # fmt: skip
 
 
@@ -189,3 +198,56 @@ def test_score_files_that_are_empty_or_not_utf8_are_one_line(every_protocol, tmp
         path.write_bytes(content)
         assert main(["metaeval", "summeval", "--scores", str(path), "--bootstrap", "5"]) == 1
         assert message in one_error_line(capsys), content
+
+
+def test_python_predictions_with_a_score_beyond_the_float_range_are_refused(every_protocol):
+    from cohbench import protocols
+    from cohbench.protocols.predictions import PredictionsError
+
+    with pytest.raises(PredictionsError, match="s5\\): score must be a finite number, found an integer beyond the float range"):
+        protocols.evaluate("storysumm", [dict(r, score=10**400) if r["id"] == "s5" else r for r in scores()])
+
+
+def test_a_score_of_401_digits_or_nested_100k_deep_in_a_scores_file_is_one_line(every_protocol, tmp_path, capsys):
+    for value, message in [("1" * 401, "s.jsonl line 1 is not valid JSON (an integer of 401 digits is out of range)"),
+                           ("[" * 100_000 + "]" * 100_000, "s.jsonl line 1 is not valid JSON (it is nested too deeply)")]:  # fmt: skip
+        (tmp_path / "s.jsonl").write_text(f'{{"id": "d0/M1", "score": {value}}}\n')
+        assert main(["metaeval", "summeval", "--scores", str(tmp_path / "s.jsonl"), "--bootstrap", "5"]) == 1
+        assert message in one_error_line(capsys)
+    assert main(["metaeval", "summeval", "--scores", str(score_csv(tmp_path, "1" * 401)), "--bootstrap", "5"]) == 1
+    assert "line 6: score Infinity is not a finite number" in one_error_line(capsys)
+
+
+def not_files(tmp_path: Path) -> dict[str, tuple[str, str]]:
+    os.mkfifo(tmp_path / "fifo.jsonl")
+    return {"a folder": (str(tmp_path), "is a folder"), "a FIFO": (str(tmp_path / "fifo.jsonl"), "is a FIFO (a pipe), not a regular file"),
+            "a device": ("/dev/null", "is a character device, not a regular file")}  # fmt: skip
+
+
+@pytest.mark.parametrize("option", ["--predictions", "--scores"])
+def test_a_folder_fifo_or_device_given_as_the_file_is_named_for_what_it_is(every_protocol, tmp_path, capsys, option):
+    command = ["evaluate", "storysumm"] if option == "--predictions" else ["metaeval", "summeval", "--bootstrap", "5"]
+    for what, (path, message) in not_files(tmp_path).items():
+        assert main([*command, option, path]) == 1
+        line = one_error_line(capsys)
+        assert f"{path} {message}; give the path of a" in line and "does not exist" not in line, what
+
+
+def test_ids_with_newlines_or_terminal_escapes_are_shown_escaped(every_protocol, tmp_path, capsys):
+    hostile = "s1\n\x1b[31mred\u202e"
+    assert main(["evaluate", "storysumm", "--predictions", str(write(tmp_path / "p.jsonl", [{"id": hostile, "label": 1}]))]) == 1
+    assert one_error_line(capsys).endswith("are not records of storysumm: s1\\n\\x1b[31mred\\u202e")
+    (tmp_path / "s.csv").write_text(f'id,score\n"d0/M1{hostile}",1\n')
+    assert main(["metaeval", "summeval", "--scores", str(tmp_path / "s.csv"), "--bootstrap", "5"]) == 1
+    assert one_error_line(capsys).endswith("d0/M1s1\\n\\x1b[31mred\\u202e")
+
+
+def test_a_score_csv_saved_with_a_byte_order_mark_scores_like_one_without(every_protocol, tmp_path, capsys):
+    plain = score_csv(tmp_path, "2")
+    marked = tmp_path / "bom.csv"
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    results = []
+    for path in (plain, marked):
+        assert main(["metaeval", "summeval", "--scores", str(path), "--bootstrap", "5", "--json"]) == 0
+        results.append(strict_json(capsys.readouterr().out)["metrics"])
+    assert results[0] == results[1]

@@ -382,8 +382,11 @@ def cmd_gate(args) -> int:
     return 0 if result["ok"] else 1
 
 
+DISTRIBUTION_OF = {"sklearn": "scikit_learn"}  # modules an extra installs under another name than the module's
+
+
 def _extra_providing(module: str) -> str | None:
-    """The extra of cohbench's own metadata whose distribution provides `module` (named alike), if any."""
+    """The first extra of cohbench's own metadata whose distribution provides `module`, if any."""
     from importlib import metadata
 
     try:
@@ -394,7 +397,7 @@ def _extra_providing(module: str) -> str | None:
         name, _, marker = requirement.partition(";")
         distribution = re.split(r"[\s=<>!~\[(]", name.strip(), maxsplit=1)[0]
         extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)", marker)
-        if extra and distribution.lower().replace("-", "_") == module:
+        if extra and distribution.lower().replace("-", "_") == DISTRIBUTION_OF.get(module, module):
             return extra.group(1)
     return None
 

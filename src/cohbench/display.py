@@ -1,8 +1,11 @@
 """How figures are shown to people, the same in every table: a proportion (accuracy, P/R/F1, AUC, rates; kept as
 fractions in JSON) as a percentage with one decimal, a coefficient (κ, τ, α) with three decimals, "-" where a figure
-is undefined."""
+is undefined; and how what a user gave is named in an error line (an id from their file, a path that is no file)."""
 
 from __future__ import annotations
+
+import os
+import stat
 
 
 def percent(value: float | None, signed: bool = False) -> str:
@@ -15,3 +18,31 @@ def coefficient(value: float | None, signed: bool = False) -> str:
     if value is None:
         return "-"
     return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
+def escaped(text: str) -> str:
+    """`text` (an id from a user's file, say) with every character that is not printable written as its escape
+    (a newline as \\n, the ESC of a terminal colour code as \\x1b), so that it can neither break an error line
+    nor drive the terminal; letters of any script stay as they are."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def not_a_file(path) -> str | None:
+    """Why `path` cannot be read as a file a user gave ("does not exist", "is a folder", "is a FIFO (a pipe), not a
+    regular file", ...), or None when it is a regular file (through symlinks). The caller says what to give instead."""
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as error:  # a path through a file, a name too long, no permission
+        return f"cannot be read ({error.strerror})"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a folder"
+    kinds = {stat.S_ISFIFO: "a FIFO (a pipe)", stat.S_ISCHR: "a character device", stat.S_ISBLK: "a block device", stat.S_ISSOCK: "a socket"}
+    kind = next((name for test, name in kinds.items() if test(mode)), "something else")
+    return f"is {kind}, not a regular file"

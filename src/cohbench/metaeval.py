@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
-import numbers
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -35,7 +33,9 @@ from pathlib import Path
 import numpy as np
 
 from . import jsonlines, settings
+from .display import escaped, not_a_file
 from .errors import CohbenchError
+from .protocols.predictions import finite
 
 DIMENSION = "coherence"
 EXPERTS = 3
@@ -139,11 +139,12 @@ def read_scores(path: Path) -> Iterator[dict]:
     line by line. A score is a finite number; an empty CSV cell or a JSON null is no score (see --allow-missing);
     anything else stops the reading with one line naming the file and line."""
     path = Path(path)
-    if not path.is_file():
-        raise ScoresError(f"scores file {path} does not exist")
+    problem = not_a_file(path)
+    if problem:
+        raise ScoresError(f"scores file {path} {problem}; give the path of a CSV or JSONL file")
     rows = 0
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
+        with open(path, encoding="utf-8-sig", newline="") as handle:  # a spreadsheet's CSV may start with a BOM
             lines = _jsonl_rows(path) if path.suffix.lower() in (".jsonl", ".json", ".ndjson") else _csv_rows(path, handle)
             for number, row in lines:
                 rows += 1
@@ -190,13 +191,13 @@ def _score_row(path: Path, number: int, row: dict) -> dict:
     if not all(isinstance(row[k], str) and row[k] for k in keys):
         raise ScoresError(f"{where}: {' and '.join(keys)} must be non-empty strings")
     score = row["score"]
-    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score)):
+    if score is not None and finite(score) is None:
         raise ScoresError(f"{where}: score {json.dumps(score)[:30]} is not a finite number")
     return {"id": row["id"] if "id" in row else f"{row['doc_id']}/{row['system']}", "score": score}
 
 
 def _first(items: list, n: int = 5) -> str:
-    return ", ".join(map(str, items[:n])) + (", ..." if len(items) > n else "")
+    return ", ".join(escaped(str(item)) for item in items[:n]) + (", ..." if len(items) > n else "")
 
 
 def score_grid(scores, human: HumanScores, *, allow_missing: bool = False) -> np.ndarray:
@@ -229,7 +230,7 @@ def score_grid(scores, human: HumanScores, *, allow_missing: bool = False) -> np
         value = row.get("score")
         if value is None:
             continue  # no score: missing
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+        if finite(value) is None:
             not_numbers.append(key)
             continue
         grid[index[key]] = float(value)

@@ -10,10 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import jsonlines
+from ..display import not_a_file
 from ..errors import CohbenchError
 from ..sources import sha256_of
 
 SUFFIXES = (".jsonl", ".json", ".parquet")
+# The sentence splitter's limit (spaCy's `nlp.max_length`, which `cohbench.text` keeps at its default). A longer
+# text is refused rather than cut: where it were cut would decide sentence boundaries, and a list of sentences
+# (the `sentences` column) is never split, whatever its length.
+MAX_TEXT_CHARS = 1_000_000
 
 
 class InputError(CohbenchError):
@@ -28,9 +33,10 @@ class Story:
 
 
 def files_of(path: Path) -> list[Path]:
-    if not path.exists():
-        raise InputError(f"input {path} does not exist; give a JSONL or Parquet file, a folder of them, or a saved dataset")
-    if path.is_file():
+    if not path.is_dir():
+        problem = not_a_file(path)  # a FIFO could not be read twice (hashed, then read)
+        if problem:
+            raise InputError(f"input {path} {problem}; give a JSONL or Parquet file, a folder of them, or a saved dataset")
         if path.suffix not in SUFFIXES:
             raise InputError(f"input {path} is not .jsonl, .json or .parquet; convert it to one of them")
         return [path]
@@ -121,6 +127,10 @@ def read(path: Path, id_column: str = "id", text_column: str | None = None) -> l
                 raise InputError(f"id {rid!r} occurs twice ({seen[rid]} and {file.name} {where}); ids must be unique")
             seen[rid] = f"{file.name} {where}"
             value = row.get(column)
+            if isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
+                raise InputError(f"{file.name} {where} (id {rid!r}): the text has {len(value):,} characters, more than the "
+                                 f"sentence splitter takes ({MAX_TEXT_CHARS:,}); cut it into several stories, or give its "
+                                 "sentences as a list (a `sentences` column)")
             if isinstance(value, str) or value is None:
                 stories.append(Story(rid, value or "", None))
             elif isinstance(value, list) and all(isinstance(s, str) for s in value):

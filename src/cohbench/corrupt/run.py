@@ -21,23 +21,27 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 import shutil
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import jsonlines, settings
 from .._version import __version__
 from ..atomic import atomic_path, write_text
 from ..generators import recipes
-from ..errors import CorruptError
-from ..release.layout import write_config
+from ..errors import CohbenchError, CorruptError
+from ..release.layout import MANIFEST, write_config
 from ..schema import OK, SPLITS, empty_record
 from . import inputs
 from ..text import normalise
 from .leakage import held_out_texts
 
 PARTIAL = ".partial"
+CONFIG_NAME = re.compile(r"[a-z][a-z0-9_]*")  # a file name under data/ and stats/, and a SQL view name
 ROW_GROUP = 10_000  # rows per Parquet row group, fixed so that files do not depend on the partitioning
 
 
@@ -61,7 +65,7 @@ class Options:
 
 
 def parse_splits(text: str) -> dict[str, float]:
-    """`train=0.8,validation=0.1,test=0.1` -> ratios that sum to 1."""
+    """`train=0.8,validation=0.1,test=0.1` -> {split: ratio}, checked by `check_splits`."""
     ratios = {}
     for part in text.split(","):
         name, _, value = part.partition("=")
@@ -69,12 +73,20 @@ def parse_splits(text: str) -> dict[str, float]:
             ratios[name.strip()] = float(value)
         except ValueError:
             raise CorruptError(f"--splits must look like train=0.8,validation=0.1,test=0.1, got {text!r}") from None
+    return ratios
+
+
+def check_splits(ratios: dict[str, float]) -> None:
+    """Known split names with finite, positive ratios that sum to 1 (a split that gets nothing is left out: a zero
+    or NaN ratio would leave `split_of` no split to choose, or write NaN into the stats)."""
     unknown = sorted(set(ratios) - set(SPLITS))
     if unknown:
         raise CorruptError(f"--splits names {unknown[0]!r}; the splits are {', '.join(SPLITS)}")
-    if any(v < 0 for v in ratios.values()) or abs(sum(ratios.values()) - 1) > 1e-9:
-        raise CorruptError(f"--splits ratios must be non-negative and sum to 1, got {text!r}")
-    return ratios
+    shown = ",".join(f"{name}={ratio}" for name, ratio in ratios.items())
+    if not all(math.isfinite(v) and v > 0 for v in ratios.values()):
+        raise CorruptError(f"--splits ratios must be finite and positive (leave out a split that gets nothing), got {shown}")
+    if abs(sum(ratios.values()) - 1) > 1e-9:
+        raise CorruptError(f"--splits ratios must sum to 1, got {shown}")
 
 
 def split_of(doc_id: str, ratios: dict[str, float]) -> str:
@@ -85,7 +97,38 @@ def split_of(doc_id: str, ratios: dict[str, float]) -> str:
         total += ratio
         if point < total:
             return name
-    return next(name for name, ratio in reversed(ratios.items()) if ratio > 0)
+    return next(reversed(ratios))  # a point that rounding left past the last bound
+
+
+def check_config_name(config: str) -> None:
+    """A config name becomes OUT/data/<config>/, OUT/stats/<config>.json and a view of `cohbench sql --release OUT`:
+    a lowercase identifier (no path can escape OUT) that is neither a view the release defines nor a word SQL reserves."""
+    import duckdb
+
+    from ..sql import LONG_VIEWS
+
+    if not CONFIG_NAME.fullmatch(config):
+        raise CorruptError(f"--config {config!r} is not a config name: use lowercase letters, digits and _, starting with a letter")
+    if config in LONG_VIEWS:
+        raise CorruptError(f"--config {config!r} is the name of a view every release defines ({', '.join(LONG_VIEWS)}); choose another name")
+    if duckdb.execute("SELECT 1 FROM duckdb_keywords() WHERE keyword_category = 'reserved' AND keyword_name = ?", [config]).fetchall():
+        raise CorruptError(f"--config {config!r} is a word SQL reserves, which `cohbench sql` could not name as a view; choose another name")
+
+
+def _check_place(out: Path, resume: bool) -> None:
+    """Refuse an --out inside a release: the release in use, or any folder holding a release manifest (its files
+    are the release's alone). The one exception is resuming the user's own unfinished run where the release in use
+    would be (`./cohbench`, say): that folder was accepted when the run started."""
+    try:
+        target = settings.user_output(out)
+    except CohbenchError:
+        own_run = resume and (out / PARTIAL / "run.json").is_file() and out.resolve() == settings.release_dir()
+        if not own_run:
+            raise
+        target = out.resolve()
+    for folder in (target, *target.parents):
+        if (folder / MANIFEST).is_file() and (folder / "data").is_dir():  # a web project's manifest.json is no release
+            raise CorruptError(f"refusing to write {out}: it is inside the release folder {folder}; choose a path outside it")
 
 
 def _check_out(out: Path, resume: bool) -> dict | None:
@@ -99,7 +142,26 @@ def _check_out(out: Path, resume: bool) -> dict | None:
         raise CorruptError(f"--out {out} is not empty; pass --resume to continue an unfinished run there, or choose a new folder")
     if not state.is_file():
         raise CorruptError(f"--out {out} holds no unfinished `cohbench corrupt` run to resume; choose a new folder")
-    return json.loads(state.read_text(encoding="utf-8"))
+    return _partial_json(state)
+
+
+def _damaged(path: Path, problem) -> CorruptError:
+    """A file of an unfinished run that cannot be read back (edited, truncated by a failing disk): the run cannot be
+    resumed, only started over."""
+    out = path.parent.parent
+    return CorruptError(f"the unfinished run in {out} is damaged ({PARTIAL}/{path.name}: {problem}); delete "
+                        f"{out / PARTIAL} and run again without --resume to start over")
+
+
+def _partial_json(path: Path, keys: tuple[str, ...] = ()) -> dict:
+    """A JSON object the unfinished run wrote (its description, or a partition's tally), holding `keys`."""
+    try:
+        value = jsonlines.parse(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise _damaged(path, error) from None
+    if not isinstance(value, dict) or not all(key in value for key in keys):
+        raise _damaged(path, "not the object cohbench wrote")
+    return value
 
 
 def source_records(stories, options: Options, config: str, dropped: Counter, notes: dict, progress: bool,
@@ -173,7 +235,10 @@ def _by_split(partial: Path, count: int, splits) -> dict:
     paths = {split: partial / f"split-{split}.arrow" for split in splits}
     writers = {split: pa.ipc.new_stream(str(path), ARROW_SCHEMA) for split, path in paths.items()}
     for number in range(count):
-        table = pq.read_table(partial / f"part-{number:05d}.parquet", schema=ARROW_SCHEMA)
+        try:
+            table = pq.read_table(partial / f"part-{number:05d}.parquet", schema=ARROW_SCHEMA)
+        except (pa.ArrowInvalid, FileNotFoundError) as error:
+            raise _damaged(partial / f"part-{number:05d}.parquet", str(error).splitlines()[0]) from None
         for split, writer in writers.items():
             writer.write_table(table.filter(pc.equal(table["split"], split)))
     for writer in writers.values():
@@ -186,12 +251,15 @@ def corrupt(input_path: Path, out: Path, options: Options) -> dict:
     recipe = recipes.get_recipe(options.recipe)
     params = recipes.parameters(recipe, options.params)
     config = options.config or options.recipe
+    check_config_name(config)
+    check_splits(options.splits)
     if options.partition_size < 1:
         raise CorruptError(f"--partition-size must be at least 1, got {options.partition_size}")
     if options.sentences_per_record is not None and options.sentences_per_record < 1:
         raise CorruptError(f"N (sentences per record) must be at least 1, got {options.sentences_per_record}")
     if options.engine not in ("local", "ray"):
         raise CorruptError(f"unknown engine {options.engine!r}; choose local or ray")
+    _check_place(out, options.resume)
     previous = _check_out(out, options.resume)
     engine = None
     if options.engine == "ray":
@@ -255,7 +323,7 @@ def _corrupt(input_path, out, options, recipe, params, config, previous, engine)
 
     made, by_generator = 0, Counter()
     for n in range(len(partitions)):
-        tally = json.loads((partial / f"part-{n:05d}.json").read_text(encoding="utf-8"))
+        tally = _partial_json(partial / f"part-{n:05d}.json", ("dropped", "records", "by_generator"))
         dropped.update(tally["dropped"])
         made += tally["records"]
         by_generator.update(tally["by_generator"])
@@ -270,7 +338,7 @@ def _corrupt(input_path, out, options, recipe, params, config, previous, engine)
         "dropped": dict(sorted((k, v) for k, v in dropped.items() if v)),
         "notes": dict(sorted(notes.items())),
     }
-    splits = _by_split(partial, len(partitions), [s for s, ratio in options.splits.items() if ratio > 0])
+    splits = _by_split(partial, len(partitions), list(options.splits))
     summary = write_config(out, config, splits, described, row_group=ROW_GROUP)
     shutil.rmtree(partial)
     return summary

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import jsonlines
+from ..display import escaped, not_a_file
 from ..errors import CohbenchError
 from ..schema import ERROR_TYPES
 
@@ -48,16 +50,29 @@ class Prediction:
 
 
 def examples(items) -> str:
-    items = sorted(map(str, items))
+    items = sorted(escaped(str(item)) for item in items)
     return ", ".join(items[:EXAMPLES]) + (", ..." if len(items) > EXAMPLES else "")
+
+
+def finite(value) -> float | None:
+    """A real number (not a bool) as a finite float, else None; an integer beyond the float range (one given in
+    Python: the JSON reader refuses it first) is not finite."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _number(value, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise PredictionsError(f"{what} must be a number, found {json.dumps(value)[:40]}")
-    number = float(value)
-    if not math.isfinite(number):
-        raise PredictionsError(f"{what} must be a finite number, found {value}")
+    number = finite(value)
+    if number is None:
+        shown = "an integer beyond the float range" if isinstance(value, int) else value
+        raise PredictionsError(f"{what} must be a finite number, found {shown}")
     return number
 
 
@@ -153,8 +168,9 @@ def _rows(source) -> Iterable[tuple[str, object]]:
             yield f"predictions entry {number}", row
         return
     path = Path(source)
-    if not path.is_file():
-        raise PredictionsError(f"predictions file {path} does not exist")
+    problem = not_a_file(path)
+    if problem:
+        raise PredictionsError(f"predictions file {path} {problem}; give the path of a JSONL file")
     lines = 0
     for number, row in jsonlines.read(path, PredictionsError, "write one JSON object per line", name=str(path)):
         lines += 1
@@ -183,7 +199,7 @@ def read_predictions(source, protocol: str, records: Mapping[str, Mapping], conf
         try:
             out[record_id] = check(row, protocol, records[record_id])
         except PredictionsError as error:
-            raise PredictionsError(f"{where} ({record_id}): {error}") from None
+            raise PredictionsError(f"{where} ({escaped(record_id)}): {error}") from None
     if not out and not unknown and not duplicates:
         raise PredictionsError("the predictions are empty; give one prediction per record")
     name = str(source) if isinstance(source, (str, Path)) else "predictions"
