@@ -105,3 +105,15 @@ def test_a_link_to_a_device_is_refused_like_the_device(every_protocol, tmp_path,
     assert main(["sql", "SELECT 1 AS a", "--output", str(tmp_path / "link.csv"), "--format", "csv"]) == 1
     assert "not a regular file" in one_error_line(capsys)
     assert os.path.islink(tmp_path / "link.csv") and os.path.realpath(tmp_path / "link.csv") == str(device)
+
+
+def test_a_folder_of_another_release_is_refused_like_the_release_in_use(every_protocol, tmp_path, capsys):
+    import shutil
+
+    other = tmp_path / "received"
+    shutil.copytree(every_protocol, other)  # a release received from elsewhere, not the one in use
+    before = fingerprint(other)
+    for argv in (["sql", "SELECT 1 AS a", "--output", str(other / "out.csv"), "--format", "csv"], ["export", str(other / "copy")]):
+        assert main(argv) == 1
+        assert f"inside the release folder {other.resolve()}" in one_error_line(capsys)
+    assert fingerprint(other) == before

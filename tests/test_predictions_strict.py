@@ -140,6 +140,18 @@ def test_bytes_that_are_not_utf8_are_one_line(every_protocol, tmp_path, capsys):
     assert "line 1 is not UTF-8" in one_error_line(capsys)
 
 
+def test_a_byte_order_mark_before_the_first_line_is_no_data(every_protocol, tmp_path, capsys):
+    plain, marked = tmp_path / "plain.jsonl", tmp_path / "marked.jsonl"
+    lines = "".join(f'{{"id": "s{i}", "label": {i % 2}}}\n' for i in range(1, 10))
+    plain.write_text(lines)
+    marked.write_bytes(b"\xef\xbb\xbf" + lines.encode())
+    results = []
+    for path in (plain, marked):
+        assert main(["evaluate", "storysumm", "--predictions", str(path), "--json"]) == 0
+        results.append(capsys.readouterr().out.replace(str(path), "FILE"))
+    assert results[0] == results[1]
+
+
 @pytest.mark.parametrize("content", ["", "\n\n  \n"])
 def test_an_empty_predictions_file_says_it_is_empty(every_protocol, tmp_path, capsys, content):
     path = tmp_path / "p.jsonl"

@@ -24,9 +24,7 @@ def export(target: Path, *, include_research_only: bool = False, release: Path |
     configs = built_configs(release)
     if not configs:
         raise ReleaseError(f"nothing is built in {release}; run make release (or cohbench build CONFIG) first")
-    target = Path(target).resolve()
-    if target == release.resolve() or release.resolve() in target.parents:
-        raise ReleaseError(f"export to a folder outside the release {release}, not {target}")
+    target = settings.user_output(target)  # never inside the release in use, nor inside any other release
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ReleaseError(f"{target} exists and is not empty; export writes a new folder, choose another or remove it")
     kept = {n: s for n, s in configs.items() if include_research_only or not s["research_only"]}

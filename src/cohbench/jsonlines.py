@@ -38,7 +38,7 @@ def read(path: Path, error: type[Exception], advice: str, name: str | None = Non
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, 1):
             try:
-                line = raw.decode("utf-8")
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")  # a byte-order mark (Windows editors) is no data
             except UnicodeDecodeError as failure:
                 raise error(f"{name} line {number} is not UTF-8 text (byte {failure.start} of the line); {advice}") from None
             if not line.strip():

@@ -102,8 +102,9 @@ def network_allowed() -> bool:
 
 
 def user_output(path) -> Path:
-    """A file or folder a user named for cohbench to write, refused when it lies inside the release folder
-    (the release changes only through `cohbench build`, `index` and `validate`)."""
+    """A file or folder a user named for cohbench to write, refused when it lies inside the release folder in use or
+    inside any other release (a folder holding a release manifest.json beside its data/): a release changes only
+    through `cohbench build`, `index`, `validate`, `train` and `gate`."""
     from .errors import CohbenchError
 
     try:
@@ -111,6 +112,8 @@ def user_output(path) -> Path:
     except (ValueError, RuntimeError) as error:  # a NUL byte in the name, a symlink loop
         raise CohbenchError(f"{path!r} is not a usable path ({error})") from None
     release = release_dir()
-    if target == release or release in target.parents:
-        raise CohbenchError(f"refusing to write {path}: it is inside the release folder {release}; choose a path outside it")
+    inside = next((folder for folder in (target, *target.parents) if folder == release or (
+        (folder / "manifest.json").is_file() and (folder / "data").is_dir())), None)  # a web project's manifest.json is no release
+    if inside is not None:
+        raise CohbenchError(f"refusing to write {path}: it is inside the release folder {inside}; choose a path outside it")
     return target

@@ -34,7 +34,7 @@ from .._version import __version__
 from ..atomic import atomic_path, write_text
 from ..generators import recipes
 from ..errors import CohbenchError, CorruptError
-from ..release.layout import MANIFEST, write_config
+from ..release.layout import write_config
 from ..schema import OK, SPLITS, empty_record
 from . import inputs
 from ..text import normalise
@@ -120,15 +120,11 @@ def _check_place(out: Path, resume: bool) -> None:
     are the release's alone). The one exception is resuming the user's own unfinished run where the release in use
     would be (`./cohbench`, say): that folder was accepted when the run started."""
     try:
-        target = settings.user_output(out)
+        settings.user_output(out)
     except CohbenchError:
         own_run = resume and (out / PARTIAL / "run.json").is_file() and out.resolve() == settings.release_dir()
         if not own_run:
             raise
-        target = out.resolve()
-    for folder in (target, *target.parents):
-        if (folder / MANIFEST).is_file() and (folder / "data").is_dir():  # a web project's manifest.json is no release
-            raise CorruptError(f"refusing to write {out}: it is inside the release folder {folder}; choose a path outside it")
 
 
 def _check_out(out: Path, resume: bool) -> dict | None:
