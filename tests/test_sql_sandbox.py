@@ -128,22 +128,39 @@ def test_a_query_over_the_memory_limit_is_one_line(release, capsys):
 
 
 SLOW = "SELECT count(*) FROM range(100000000) a, range(100000) b WHERE (a.range * b.range) % 7 = 3"
+# The join of issue 22 that hung through SIGINT: its executor never handed control back to Python's signal handler
+JOIN = "SELECT count(*) FROM range(1000000) a, range(1000000) b WHERE a.range + b.range = -1"
 
 
-def test_ctrl_c_stops_a_running_query_with_one_line_and_130(release):
+def interrupted(statement: str, after: float, *options: str) -> tuple[int, float, str]:
+    """Run `cohbench sql statement` in a subprocess, send SIGINT `after` seconds into it; its exit status, the
+    seconds it took to stop after the signal, and its stderr."""
     process = subprocess.Popen(
-        [sys.executable, "-c", "import sys, cohbench.cli as c; print('started', file=sys.stderr, flush=True); sys.exit(c.main(sys.argv[1:]))", "sql", SLOW],
+        [sys.executable, "-c", "import sys, cohbench.cli as c; print('started', file=sys.stderr, flush=True); sys.exit(c.main(sys.argv[1:]))",
+         "sql", statement, *options],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)},
     )  # fmt: skip
     assert process.stderr.readline().strip() == b"started"
-    time.sleep(4)  # imports, loading the release, and well into the query
+    time.sleep(after)
     process.send_signal(signal.SIGINT)
+    signalled = time.perf_counter()
     try:
         code = process.wait(timeout=15)
     finally:
         process.kill()
-    err = process.stderr.read().decode()
+    return code, time.perf_counter() - signalled, process.stderr.read().decode()
+
+
+def test_ctrl_c_stops_a_running_query_with_one_line_and_130(release):
+    code, _, err = interrupted(SLOW, 4)  # imports, loading the release, and well into the query
     assert code == 130 and err.strip() == "cohbench: interrupted", err
+
+
+@pytest.mark.parametrize("options", [(), ("--format", "csv")])
+def test_ctrl_c_stops_the_join_every_time_within_two_seconds(release, options):
+    for after in (1.0, 1.5, 2.0):  # before issue 22, about half of such trials never stopped
+        code, took, err = interrupted(JOIN, after, *options)
+        assert code == 130 and err.strip() == "cohbench: interrupted" and took < 2, (after, code, took, err)
 
 
 def test_ctrl_c_in_the_prompt_stops_the_query_and_keeps_the_prompt(release, capsys):

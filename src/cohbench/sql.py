@@ -22,7 +22,9 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import sys
+import threading
 from pathlib import Path
 
 import duckdb
@@ -284,24 +286,49 @@ def _statement(sql: str) -> str:
 
 @contextlib.contextmanager
 def interruptible(*cons: duckdb.DuckDBPyConnection):
-    """Ctrl-C interrupts the queries running on `cons` (DuckDB would otherwise finish them first); the
-    interrupted statement raises KeyboardInterrupt."""
+    """Ctrl-C interrupts the queries running on `cons` and ends the block with KeyboardInterrupt.
 
-    def interrupt(*_):
-        for con in cons:
-            con.interrupt()
-
+    Python runs a signal handler only between bytecodes of the main thread, which a long DuckDB call may not reach
+    for minutes; so the C-level handler's wake-up byte wakes a watchdog thread instead, which interrupts the
+    connections until the block ends (an interrupt stops only the statement running at that moment, and the next
+    batch of a streamed result is a new one)."""
     try:
-        previous = signal.signal(signal.SIGINT, interrupt)
+        previous = signal.signal(signal.SIGINT, lambda *_: None)  # the watchdog acts; Python code just goes on
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
+    receiver, sender = socket.socketpair()
+    sender.setblocking(False)
+    previous_fd = signal.set_wakeup_fd(sender.fileno(), warn_on_full_buffer=False)
+    fired, done = threading.Event(), threading.Event()
+
+    def watch():
+        while not done.is_set():
+            if signal.SIGINT not in receiver.recv(64):
+                continue  # another signal's byte, or the block ending
+            fired.set()
+            while not done.wait(0.05):
+                for con in cons:
+                    con.interrupt()
+
+    watchdog = threading.Thread(target=watch, name="cohbench-sql-interrupt", daemon=True)
+    watchdog.start()
     try:
         yield
-    except duckdb.InterruptException:
-        raise KeyboardInterrupt from None
+    except (duckdb.Error, QueryError) as error:
+        if fired.is_set() or isinstance(error, duckdb.InterruptException):
+            raise KeyboardInterrupt from None
+        raise
     finally:
+        signal.set_wakeup_fd(previous_fd)
         signal.signal(signal.SIGINT, previous)
+        done.set()
+        sender.send(b"\0")
+        watchdog.join()
+        receiver.close()
+        sender.close()
+    if fired.is_set():  # Ctrl-C while Python code ran: stop all the same
+        raise KeyboardInterrupt
 
 
 def _relation(sql: str, con: duckdb.DuckDBPyConnection):
