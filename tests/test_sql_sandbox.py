@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -123,8 +124,30 @@ def test_output_is_written_in_batches_within_the_memory_limit(release, tmp_path,
 def test_a_query_over_the_memory_limit_is_one_line(release, capsys):
     assert cli.main(["sql", "SELECT list(range) FROM range(50000000)", "--memory-limit", "32MB"]) == 1
     assert "memory" in one_error_line(capsys).lower()
-    assert cli.main(["sql", "SELECT 1", "--memory-limit", "lots"]) == 1
-    assert "memory limit 'lots'" in one_error_line(capsys)
+
+
+def usage_error(argv, capsys) -> str:
+    with pytest.raises(SystemExit) as exit:
+        cli.main(argv)
+    assert exit.value.code == 2
+    return capsys.readouterr().err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("limit", ["lots", "-1", "0MB", "80%", "4"])
+def test_a_memory_limit_that_is_not_a_positive_size_is_refused(release, capsys, monkeypatch, limit):
+    # DuckDB itself reads -1 as no limit at all and 80% as 80 bytes
+    assert f"memory limit {limit!r} is not a positive size" in usage_error(["sql", "SELECT 1", f"--memory-limit={limit}"], capsys)
+    monkeypatch.setenv("COHBENCH_SQL_MEMORY", limit)
+    assert cli.main(["sql", "SELECT 1"]) == 1
+    assert f"COHBENCH_SQL_MEMORY: memory limit {limit!r}" in one_error_line(capsys)
+
+
+def test_a_memory_limit_beyond_the_machine_is_capped_with_a_note(release, capsys):
+    machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert sql.memory_limit("100000TB") == machine
+    assert "is more than this machine's" in capsys.readouterr().err
+    assert cli.main(["sql", "SELECT current_setting('memory_limit') AS m", "--memory-limit", "1.5GiB", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"m": "1.5 GiB"}]
 
 
 SLOW = "SELECT count(*) FROM range(100000000) a, range(100000) b WHERE (a.range * b.range) % 7 = 3"

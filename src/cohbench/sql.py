@@ -2,8 +2,8 @@
 
 The connection is a sandbox: the release is loaded into memory, then file access, extensions and configuration are
 locked, so a query can read the release and nothing else and write nowhere (`--output` is written by cohbench from
-the streamed result, not by DuckDB). A memory limit (`COHBENCH_SQL_MEMORY`, default 4GB) bounds every query, with
-no spilling to disk.
+the streamed result, not by DuckDB). A memory limit (`COHBENCH_SQL_MEMORY`, default 4GB, at most the machine's memory) bounds
+every query, with no spilling to disk.
 
 Views (documented with example queries in `catalog/SQL.md`):
 - one per built config, named like the config (`"name"` quoting where it has a hyphen), one row per record;
@@ -21,6 +21,7 @@ import code
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import sys
@@ -153,8 +154,44 @@ def config_files(release: Path | None = None) -> tuple[dict[str, list[Path]], di
     return files, built
 
 
-def memory_limit() -> str:
-    return os.environ.get("COHBENCH_SQL_MEMORY") or DEFAULT_MEMORY_LIMIT
+_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(b|bytes?|[kmgt]b?|[kmgt]ib)\s*", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """The bytes of a memory size such as 4GB, 500MB or 1.5GiB (KB, MB, GB, TB count powers of 1000; KiB, MiB,
+    GiB, TiB of 1024). Our own parser: DuckDB reads -1 as no limit at all, and 80% as 80 bytes."""
+    match = _SIZE.fullmatch(text)
+    if match:
+        unit = match[2].lower()
+        power = 0 if unit.startswith("b") else "kmgt".index(unit[0]) + 1
+        size = int(float(match[1]) * (1024 if "i" in unit else 1000) ** power)
+        if size > 0:
+            return size
+    raise ValueError(f"memory limit {text!r} is not a positive size; use e.g. 4GB or 500MB")
+
+
+def _gib(size: int) -> str:
+    return f"{size / 2**30:.1f} GiB"
+
+
+def memory_limit(requested: int | str | None = None) -> int:
+    """The bytes a query may use: `requested`, else COHBENCH_SQL_MEMORY, else 4GB; at most the machine's memory
+    (a note on stderr says so), since a limit beyond it would not stop a runaway query before the system does."""
+    if requested is None:
+        try:
+            requested = parse_size(os.environ.get("COHBENCH_SQL_MEMORY") or DEFAULT_MEMORY_LIMIT)
+        except ValueError as error:
+            raise QueryError(f"COHBENCH_SQL_MEMORY: {error}") from None
+    elif isinstance(requested, str):
+        try:
+            requested = parse_size(requested)
+        except ValueError as error:
+            raise QueryError(str(error)) from None
+    machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if requested <= machine:
+        return requested
+    print(f"cohbench: note: a memory limit of {_gib(requested)} is more than this machine's {_gib(machine)}; using {_gib(machine)}", file=sys.stderr)
+    return machine
 
 
 def _tables_named(statement: str) -> set[str] | None:
@@ -207,7 +244,7 @@ def _needed(files: dict[str, list[Path]], built: dict[str, dict], statement: str
     return {config: paths for config, paths in files.items() if config in wanted}
 
 
-def db(release: Path | None = None, *, memory: str | None = None, statement: str | None = None) -> duckdb.DuckDBPyConnection:
+def db(release: Path | None = None, *, memory: int | str | None = None, statement: str | None = None) -> duckdb.DuckDBPyConnection:
     """A sandboxed in-memory DuckDB connection with a view per built config and the long views over them; with
     `statement`, only what that statement reads (the views of the configs it names, when it names only those).
 
@@ -233,15 +270,12 @@ def db(release: Path | None = None, *, memory: str | None = None, statement: str
     con.execute(f"CREATE VIEW records AS {union}")
     for name, body in _LONG_VIEW_SQL.items():
         con.execute(f"CREATE VIEW {name} AS {body.replace('__SOURCE__', 'records')}")
-    _lock(con, memory or memory_limit())
+    _lock(con, memory_limit(memory))
     return con
 
 
-def _lock(con: duckdb.DuckDBPyConnection, memory: str) -> None:
-    try:
-        con.execute(f"SET memory_limit = {_literal(memory)}")
-    except duckdb.Error:
-        raise QueryError(f"memory limit {memory!r} is not a size DuckDB understands; use e.g. 4GB or 500MB") from None
+def _lock(con: duckdb.DuckDBPyConnection, memory: int) -> None:
+    con.execute(f"SET memory_limit = '{memory}B'")
     con.execute("SET temp_directory = ''")  # no spilling: a query over the limit fails instead of writing files
     con.execute("SET autoinstall_known_extensions = false")  # nothing is downloaded or loaded on demand
     con.execute("SET autoload_known_extensions = false")
