@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -196,3 +198,35 @@ def test_ctrl_c_in_the_prompt_stops_the_query_and_keeps_the_prompt(release, caps
     assert capsys.readouterr().out.strip() == "interrupted"
     prompt.push("SELECT count(*) AS n FROM snac;")
     assert "2" in capsys.readouterr().out
+
+
+def test_a_query_on_stdin_is_read_with_a_bound(release, monkeypatch, capsys):
+    with open("/dev/zero", encoding="utf-8") as zeros:  # an endless stdin: read whole, it was a MemoryError
+        monkeypatch.setattr("sys.stdin", zeros)
+        assert cli.main(["sql"]) == 1
+    assert "the query on stdin is longer than 4,000,000 characters" in one_error_line(capsys)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"SELECT 1 AS \xff"), encoding="utf-8", errors="surrogateescape"))
+    assert cli.main(["sql"]) == 1
+    assert "the query on stdin is not UTF-8 text" in one_error_line(capsys)
+
+
+def test_max_rows_counts_the_rows_it_shows(release, capsys):
+    assert "--max-rows: '-1' is not a positive number of rows" in usage_error(["sql", "SELECT 1", "--max-rows", "-1"], capsys)
+    assert cli.main(["sql", "SELECT range FROM range(100)", "--max-rows", "25"]) == 0
+    out = capsys.readouterr().out
+    shown = [int(n) for n in re.findall(r"^│\s+(\d+) │$", out, re.MULTILINE)]
+    assert shown == list(range(25)) and out.endswith("(first 25 rows shown)\n")  # DuckDB's box alone showed 20
+
+
+def test_a_huge_value_is_cut_in_the_terminal_table_and_written_whole(release, tmp_path, capsys):
+    statement = "SELECT repeat('x', 50000000) AS x, 7 AS n"  # drawn whole, the box took ~0.1 s per million characters
+    started = time.perf_counter()
+    assert cli.main(["sql", statement]) == 0
+    out = capsys.readouterr().out
+    box, note = out.split("(values over 1000 characters cut")
+    assert time.perf_counter() - started < 20 and 999 <= box.count("x") <= 1001 and "…" in box
+    assert note == " for display in x; --output or --format gives them whole)\n"
+    assert cli.main(["sql", statement, "--output", str(tmp_path / "x.parquet")]) == 0
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(tmp_path / "x.parquet").to_pylist() == [{"x": "x" * 50000000, "n": 7}]

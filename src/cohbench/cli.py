@@ -274,7 +274,7 @@ def cmd_sql(args) -> int:
 
     statement = args.query
     if statement is None and not sys.stdin.isatty():
-        statement = sys.stdin.read()
+        statement = _stdin_query(sql.MAX_QUERY_CHARS)
     if args.format == "parquet" and not args.output:
         raise CohbenchError("--format parquet needs --output FILE")
     if args.output:
@@ -295,6 +295,18 @@ def cmd_sql(args) -> int:
         else:
             print(sql.render(*sql.head(statement, args.max_rows, con), max_rows=args.max_rows), end="")
     return 0
+
+
+def _stdin_query(bound: int) -> str:
+    """The query piped to `cohbench sql`, read no further than `bound` characters (`< /dev/zero` never ends)."""
+    try:
+        text = sys.stdin.read(bound + 1)
+        text.encode("utf-8")  # some locales read undecodable bytes as surrogates
+    except (UnicodeDecodeError, UnicodeEncodeError):
+        raise CohbenchError("the query on stdin is not UTF-8 text") from None
+    if len(text) > bound:
+        raise CohbenchError(f"the query on stdin is longer than {bound:,} characters; pipe one SQL statement")
+    return text
 
 
 def _memory_size(text: str) -> int:

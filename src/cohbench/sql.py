@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import code
 import contextlib
+import io
 import json
 import os
 import re
@@ -41,6 +42,7 @@ LONG_VIEWS = ("records", "spans", "sentences", "ratings", "corruptions", "snac_t
 FORMATS = ("csv", "json", "parquet")
 DEFAULT_MEMORY_LIMIT = "4GB"
 BATCH_ROWS = 10_000
+MAX_QUERY_CHARS = 4_000_000  # a query text read from stdin; more is not a query
 _DATA_SCHEMA = "release_data"  # the loaded tables; users query the views over them
 
 
@@ -468,11 +470,30 @@ def stream_to(sql: str, sink, fmt: str, con: duckdb.DuckDBPyConnection | None = 
     return rows
 
 
+CELL_CHARS = 1000  # longest value drawn in a terminal table: DuckDB's box takes ~0.1 s per million characters
+
+
 def render(table, more: bool = False, max_rows: int = 40) -> str:
-    """A text table for the terminal (DuckDB's own box rendering); `more`: the result has rows not shown."""
+    """A text table for the terminal (DuckDB's own box rendering) of the first `max_rows` rows; `more`: the result
+    has rows not shown. Values longer than CELL_CHARS are cut, as text, and the table says so."""
     if not table.num_columns:
         return "(no result)\n"  # a statement such as CHECKPOINT
-    return str(duckdb.from_arrow(table).limit(max_rows)) + (f"(first {min(table.num_rows, max_rows)} rows shown)\n" if more else "")
+    table = table.slice(0, max_rows)
+    con = duckdb.connect()  # holds only the fetched rows, under positional names (a result's names may repeat)
+    con.register("shown", table.rename_columns([f"c{i}" for i in range(table.num_columns)]))
+    text = [f"CAST(c{i} AS VARCHAR)" for i in range(table.num_columns)]
+    (lengths,) = con.execute(f"SELECT {', '.join(f'coalesce(max(length({t})), 0)' for t in text)} FROM shown").fetchall()
+    long = [i for i, length in enumerate(lengths) if length > CELL_CHARS]
+    cells = [f"CASE WHEN length({text[i]}) > {CELL_CHARS} THEN left({text[i]}, {CELL_CHARS - 1}) || '…' ELSE {text[i]} END"
+             if i in long else f"c{i}" for i in range(table.num_columns)]  # fmt: skip
+    box = io.StringIO()
+    with contextlib.redirect_stdout(box):
+        con.sql(f"SELECT {', '.join(f'{cell} AS {_ident(name)}' for cell, name in zip(cells, table.column_names))} FROM shown").show(max_rows=max_rows)
+    notes = [f"(first {table.num_rows} rows shown)"] if more else []
+    if long:
+        names = ", ".join(table.column_names[i] for i in long)
+        notes.append(f"(values over {CELL_CHARS} characters cut for display in {names}; --output or --format gives them whole)")
+    return box.getvalue().rstrip("\n") + "\n" + "".join(note + "\n" for note in notes)
 
 
 class _Shell(code.InteractiveConsole):
