@@ -15,8 +15,8 @@ from snac_toy import write_toy_release
 
 
 @pytest.fixture
-def release(tmp_path, monkeypatch):
-    root = write_toy_release(tmp_path / "release")
+def release(workspace, monkeypatch):  # the workspace keeps catalog/versions/ of the checkout out of reach
+    root = write_toy_release(workspace / "release")
     ratings = {f"expert_{i}": {"coherence": i, "fluency": 5} for i in (1, 2, 3)}
     ratings |= {f"crowd_{i}": {"coherence": 1 + i % 5} for i in range(1, 6)} | {"expert_mean": {"coherence": 2.0}}
     corrupted = plain_record("c1", 1, [0, 1, 0], corruption={
@@ -131,8 +131,8 @@ def test_a_span_or_rating_query_loads_only_the_configs_that_hold_some_and_answer
     assert sql.config_views(con) == sorted(config for view, config in holding.items() if f" {view} " in statement)
 
 
-def test_views_work_with_only_some_configs_built(tmp_path):
-    root = write_release(tmp_path / "release", {"storysumm": ("storysumm", {"validation": [plain_record("s", 1, [1, 0])]})})
+def test_views_work_with_only_some_configs_built(workspace):
+    root = write_release(workspace / "release", {"storysumm": ("storysumm", {"validation": [plain_record("s", 1, [1, 0])]})})
     con = sql.db(root)
     assert con.execute("SELECT count(*) FROM spans").fetchone()[0] == 0
     assert con.execute("SELECT count(*) FROM sentences").fetchone()[0] == 2
