@@ -167,6 +167,36 @@ def test_query_results_export_to_files(release, tmp_path, fmt):
         assert target.read_text().splitlines()[:2] == ["type,n", "CharE,5"]
 
 
+def one_error_line(capsys) -> str:
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cohbench: error: "), captured.err
+    return lines[0]
+
+
+def test_csv_of_list_or_struct_columns_is_refused_naming_them(release, tmp_path, capsys):
+    # pyarrow's CSV writer raised ArrowInvalid; DuckDB's COPY wrote lists as text that no reader parses back
+    statement = "SELECT list(DISTINCT system) AS systems, {'n': 1} AS counts, 1 AS n FROM records"
+    for destination in (["--format", "csv"], ["--output", str(tmp_path / "x.csv")]):
+        assert cli.main(["sql", statement, *destination]) == 1
+        assert "CSV cannot hold the list or struct column(s) systems, counts; use --format parquet or json" in one_error_line(capsys)
+    assert not (tmp_path / "x.csv").exists()
+    assert cli.main(["sql", "SELECT array_to_string(list(DISTINCT system ORDER BY system), '|') AS systems FROM records", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == '"systems"'
+
+
+JSON_VALUES = "SELECT 'nan'::DOUBLE AS nan, 'inf'::DOUBLE AS inf, ['-inf'::DOUBLE, 0.5] AS floats, sum(range) AS total, 1.25::DECIMAL(5,2) AS price FROM range(4)"
+JSON_ROWS = [{"nan": None, "inf": None, "floats": [None, 0.5], "total": 6, "price": 1.25}]
+
+
+def test_json_holds_null_for_nan_and_numbers_for_sums_on_stdout_and_in_files(release, tmp_path, capsys):
+    # DuckDB's COPY wrote NaN and Infinity (not JSON); sum() is a HUGEINT, which was printed as a string
+    assert cli.main(["sql", JSON_VALUES, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == JSON_ROWS
+    assert cli.main(["sql", JSON_VALUES, "--output", str(tmp_path / "x.json"), "--format", "json"]) == 0
+    assert json.loads((tmp_path / "x.json").read_text()) == JSON_ROWS
+
+
 def test_cli_prints_a_table_and_json(release, capsys):
     assert cli.main(["sql", "SELECT count(*) AS spans FROM spans"]) == 0
     assert "spans" in capsys.readouterr().out

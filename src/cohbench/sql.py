@@ -27,6 +27,7 @@ import signal
 import socket
 import sys
 import threading
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -381,11 +382,13 @@ def batches(sql: str, con: duckdb.DuckDBPyConnection | None = None, rows: int = 
     result, such as CREATE, yields nothing). Errors become one-line `QueryError`s."""
     con = con or db()
     relation = _relation(sql, con)
-    if relation is None:
-        return
+    if relation is not None:
+        yield from _batches(relation, con, rows)
+
+
+def _batches(relation, con: duckdb.DuckDBPyConnection, rows: int = BATCH_ROWS):
     try:
-        reader = relation.to_arrow_reader(rows)
-        yield from reader
+        yield from relation.to_arrow_reader(rows)
     except duckdb.InterruptException:
         raise
     except duckdb.Error as error:
@@ -430,11 +433,17 @@ def write(sql: str, output: Path, fmt: str, con: duckdb.DuckDBPyConnection | Non
     relation = _relation(sql, con)
     if relation is None:
         raise QueryError("the statement returns no rows to write; give a SELECT")
+    if fmt == "json":  # the rows of --json on stdout: DuckDB's COPY writes NaN and Infinity, which are not JSON
+        with atomic_path(output) as tmp, open(tmp, "wb") as sink, interruptible(con):
+            return _write_rows(_batches(relation, con), sink, fmt)
     writer = duckdb.connect()
     writer.execute("SET enable_progress_bar = false")
     with atomic_path(output) as tmp, interruptible(con, writer):
         try:
-            writer.register("result", relation.to_arrow_reader(BATCH_ROWS))
+            reader = relation.to_arrow_reader(BATCH_ROWS)
+            if fmt == "csv":
+                _refuse_nested_in_csv(reader.schema)
+            writer.register("result", reader)
             (rows,) = writer.execute(f"COPY (SELECT * FROM result) TO {_literal(str(tmp))} ({_COPY_OPTIONS[fmt]})").fetchone()
         except duckdb.InterruptException:
             raise KeyboardInterrupt from None
@@ -448,18 +457,51 @@ export = write  # the Python API's name for it
 
 def stream_to(sql: str, sink, fmt: str, con: duckdb.DuckDBPyConnection | None = None) -> int:
     """Write a query's result to a binary stream (stdout) as csv or json, batch by batch; returns the row count."""
+    return _write_rows(batches(sql, con or db()), sink, fmt)
+
+
+def _refuse_nested_in_csv(schema: pa.Schema) -> None:
+    """CSV has no lists or structs: pyarrow refuses them, and DuckDB's COPY writes text that no reader parses back."""
+    nested = [field.name for field in schema if pa.types.is_nested(field.type)]
+    if nested:
+        raise QueryError(f"CSV cannot hold the list or struct column(s) {', '.join(nested)}; use --format parquet or json, "
+                         "or turn them into text in the query (e.g. array_to_string(col, '|'))")
+
+
+def _holds_decimals(kind: pa.DataType) -> bool:
+    return pa.types.is_decimal(kind) or any(_holds_decimals(kind.field(i).type) for i in range(kind.num_fields))
+
+
+def _numbers(value):
+    """`value` with its Decimals as JSON numbers (DuckDB's sum() is a HUGEINT or DECIMAL, which reach Python as
+    Decimal and `jsonout` would write as strings): whole ones as ints, exactly; the others as floats."""
+    if isinstance(value, Decimal):
+        return int(value) if value.as_tuple().exponent >= 0 else float(value)
+    if isinstance(value, dict):
+        return {key: _numbers(v) for key, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_numbers(v) for v in value]
+    return value
+
+
+def _write_rows(batches, sink, fmt: str) -> int:
+    """Record batches to a binary stream as csv, or as json: an array of objects with NaN and infinities as null."""
     import pyarrow.csv
 
     rows, writer = 0, None
     if fmt == "json":
         sink.write(b"[")
-    for batch in batches(sql, con or db()):
+    for batch in batches:
         if fmt == "json":
+            decimals = any(_holds_decimals(field.type) for field in batch.schema)
             for row in batch.to_pylist():
+                row = _numbers(row) if decimals else row
                 sink.write(((",\n  " if rows else "\n  ") + jsonout.dumps(row)).encode("utf-8"))
                 rows += 1
             continue
-        writer = writer or pyarrow.csv.CSVWriter(sink, batch.schema)
+        if writer is None:
+            _refuse_nested_in_csv(batch.schema)
+            writer = pyarrow.csv.CSVWriter(sink, batch.schema)
         writer.write_batch(batch)
         rows += batch.num_rows
     if fmt == "json":
