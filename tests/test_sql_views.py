@@ -197,6 +197,20 @@ def test_json_holds_null_for_nan_and_numbers_for_sums_on_stdout_and_in_files(rel
     assert json.loads((tmp_path / "x.json").read_text()) == JSON_ROWS
 
 
+def test_more_than_one_statement_is_refused_before_any_runs(release, capsys):
+    assert cli.main(["sql", "SELECT 1; SELECT 2"]) == 1
+    assert "give one SQL statement; this query has 2" in one_error_line(capsys)
+    assert cli.main(["sql", "SELECT 1 AS one;", "--json"]) == 0  # a closing ';' is no second statement
+    assert json.loads(capsys.readouterr().out) == [{"one": 1}]
+
+
+def test_a_reserved_word_naming_a_column_gets_the_hint_to_quote_it(release, capsys):
+    assert cli.main(["sql", "SELECT references FROM records"]) == 1
+    assert one_error_line(capsys).endswith('(references is a reserved word in SQL: quote the column name, "references")')
+    assert cli.main(["sql", 'SELECT count("references") AS n FROM summeval', "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"n": 1}]
+
+
 def test_cli_prints_a_table_and_json(release, capsys):
     assert cli.main(["sql", "SELECT count(*) AS spans FROM spans"]) == 0
     assert "spans" in capsys.readouterr().out

@@ -311,7 +311,17 @@ def _one_line(error: duckdb.Error, con: duckdb.DuckDBPyConnection) -> str:
         message += " " + hint
     if isinstance(error, duckdb.CatalogException):
         message += f" (views: {', '.join(views(con))})"
+    near = re.search(r'syntax error at or near "(\w+)"', message)
+    if near and near[1].lower() in _reserved_columns(con):
+        message += f' ({near[1]} is a reserved word in SQL: quote the column name, "{near[1]}")'
     return message
+
+
+def _reserved_columns(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Column names of the views that SQL reserves (`references`, `end`), which a query must quote."""
+    return {name for (name,) in con.execute(
+        "SELECT DISTINCT c.column_name FROM duckdb_columns() c JOIN duckdb_keywords() k ON lower(c.column_name) = k.keyword_name "
+        "WHERE k.keyword_category = 'reserved'").fetchall()}  # fmt: skip
 
 
 def _statement(sql: str) -> str:
@@ -369,8 +379,12 @@ def interruptible(*cons: duckdb.DuckDBPyConnection):
 
 
 def _relation(sql: str, con: duckdb.DuckDBPyConnection):
+    statement = _statement(sql)
     try:
-        return con.sql(_statement(sql))
+        count = len(con.extract_statements(statement))  # parsed, not run
+        if count > 1:  # DuckDB would run every one and return only the last one's rows
+            raise QueryError(f"give one SQL statement; this query has {count} (separated by ';')")
+        return con.sql(statement)
     except duckdb.InterruptException:
         raise
     except duckdb.Error as error:
