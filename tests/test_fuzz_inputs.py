@@ -31,6 +31,7 @@ def release(tmp_path_factory):
         mp.setenv("COHBENCH_NETWORK", "0")
         mp.setenv("HF_DATASETS_OFFLINE", "1")
         mp.setenv("HF_DATASETS_CACHE", str(root / "hf"))
+        mp.setenv("COHBENCH_VERSIONS", str(root / "versions"))  # writing the index must not touch the checkout
         yield write_every_protocol(root / "release")
 
 
