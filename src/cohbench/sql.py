@@ -2,8 +2,8 @@
 
 The connection is a sandbox: the release is loaded into memory, then file access, extensions and configuration are
 locked, so a query can read the release and nothing else and write nowhere (`--output` is written by cohbench from
-the streamed result, not by DuckDB). A memory limit (`COHBENCH_SQL_MEMORY`, default 4GB, at most the machine's memory) bounds
-every query, with no spilling to disk.
+the streamed result, not by DuckDB). A memory limit (`COHBENCH_SQL_MEMORY`, default 4GB, at most the machine's
+memory) bounds every query, with no spilling to disk.
 
 Views (documented with example queries in `catalog/SQL.md`):
 - one per built config, named like the config (`"name"` quoting where it has a hyphen), one row per record;
@@ -193,7 +193,8 @@ def memory_limit(requested: int | str | None = None) -> int:
     machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     if requested <= machine:
         return requested
-    print(f"cohbench: note: a memory limit of {_gib(requested)} is more than this machine's {_gib(machine)}; using {_gib(machine)}", file=sys.stderr)
+    print(f"cohbench: note: a memory limit of {_gib(requested)} is more than this machine's {_gib(machine)}; "
+          f"using {_gib(machine)}", file=sys.stderr)
     return machine
 
 
@@ -542,9 +543,10 @@ def render(table, more: bool = False, max_rows: int = 40) -> str:
     long = [i for i, length in enumerate(lengths) if length > CELL_CHARS]
     cells = [f"CASE WHEN length({text[i]}) > {CELL_CHARS} THEN left({text[i]}, {CELL_CHARS - 1}) || '…' ELSE {text[i]} END"
              if i in long else f"c{i}" for i in range(table.num_columns)]  # fmt: skip
+    shown = con.sql(f"SELECT {', '.join(f'{cell} AS {_ident(name)}' for cell, name in zip(cells, table.column_names))} FROM shown")
     box = io.StringIO()
-    with contextlib.redirect_stdout(box):
-        con.sql(f"SELECT {', '.join(f'{cell} AS {_ident(name)}' for cell, name in zip(cells, table.column_names))} FROM shown").show(max_rows=max_rows)
+    with contextlib.redirect_stdout(box):  # show() is the public form of the box that takes a row count
+        shown.show(max_rows=max_rows)
     notes = [f"(first {table.num_rows} rows shown)"] if more else []
     if long:
         names = ", ".join(table.column_names[i] for i in long)
