@@ -15,8 +15,8 @@ from snac_toy import write_toy_release
 
 
 @pytest.fixture
-def release(tmp_path, monkeypatch):
-    root = write_toy_release(tmp_path / "release")
+def release(workspace, monkeypatch):  # the workspace keeps catalog/versions/ of the checkout out of reach
+    root = write_toy_release(workspace / "release")
     ratings = {f"expert_{i}": {"coherence": i, "fluency": 5} for i in (1, 2, 3)}
     ratings |= {f"crowd_{i}": {"coherence": 1 + i % 5} for i in range(1, 6)} | {"expert_mean": {"coherence": 2.0}}
     corrupted = plain_record("c1", 1, [0, 1, 0], corruption={
@@ -131,8 +131,8 @@ def test_a_span_or_rating_query_loads_only_the_configs_that_hold_some_and_answer
     assert sql.config_views(con) == sorted(config for view, config in holding.items() if f" {view} " in statement)
 
 
-def test_views_work_with_only_some_configs_built(tmp_path):
-    root = write_release(tmp_path / "release", {"storysumm": ("storysumm", {"validation": [plain_record("s", 1, [1, 0])]})})
+def test_views_work_with_only_some_configs_built(workspace):
+    root = write_release(workspace / "release", {"storysumm": ("storysumm", {"validation": [plain_record("s", 1, [1, 0])]})})
     con = sql.db(root)
     assert con.execute("SELECT count(*) FROM spans").fetchone()[0] == 0
     assert con.execute("SELECT count(*) FROM sentences").fetchone()[0] == 2
@@ -165,6 +165,50 @@ def test_query_results_export_to_files(release, tmp_path, fmt):
         assert json.loads(target.read_text())[0] == {"type": "CharE", "n": 5}
     else:
         assert target.read_text().splitlines()[:2] == ["type,n", "CharE,5"]
+
+
+def one_error_line(capsys) -> str:
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cohbench: error: "), captured.err
+    return lines[0]
+
+
+def test_csv_of_list_or_struct_columns_is_refused_naming_them(release, tmp_path, capsys):
+    # pyarrow's CSV writer raised ArrowInvalid; DuckDB's COPY wrote lists as text that no reader parses back
+    statement = "SELECT list(DISTINCT system) AS systems, {'n': 1} AS counts, 1 AS n FROM records"
+    for destination in (["--format", "csv"], ["--output", str(tmp_path / "x.csv")]):
+        assert cli.main(["sql", statement, *destination]) == 1
+        assert "CSV cannot hold the list or struct column(s) systems, counts; use --format parquet or json" in one_error_line(capsys)
+    assert not (tmp_path / "x.csv").exists()
+    assert cli.main(["sql", "SELECT array_to_string(list(DISTINCT system ORDER BY system), '|') AS systems FROM records", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == '"systems"'
+
+
+JSON_VALUES = "SELECT 'nan'::DOUBLE AS nan, 'inf'::DOUBLE AS inf, ['-inf'::DOUBLE, 0.5] AS floats, sum(range) AS total, 1.25::DECIMAL(5,2) AS price FROM range(4)"
+JSON_ROWS = [{"nan": None, "inf": None, "floats": [None, 0.5], "total": 6, "price": 1.25}]
+
+
+def test_json_holds_null_for_nan_and_numbers_for_sums_on_stdout_and_in_files(release, tmp_path, capsys):
+    # DuckDB's COPY wrote NaN and Infinity (not JSON); sum() is a HUGEINT, which was printed as a string
+    assert cli.main(["sql", JSON_VALUES, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == JSON_ROWS
+    assert cli.main(["sql", JSON_VALUES, "--output", str(tmp_path / "x.json"), "--format", "json"]) == 0
+    assert json.loads((tmp_path / "x.json").read_text()) == JSON_ROWS
+
+
+def test_more_than_one_statement_is_refused_before_any_runs(release, capsys):
+    assert cli.main(["sql", "SELECT 1; SELECT 2"]) == 1
+    assert "give one SQL statement; this query has 2" in one_error_line(capsys)
+    assert cli.main(["sql", "SELECT 1 AS one;", "--json"]) == 0  # a closing ';' is no second statement
+    assert json.loads(capsys.readouterr().out) == [{"one": 1}]
+
+
+def test_a_reserved_word_naming_a_column_gets_the_hint_to_quote_it(release, capsys):
+    assert cli.main(["sql", "SELECT references FROM records"]) == 1
+    assert one_error_line(capsys).endswith('(references is a reserved word in SQL: quote the column name, "references")')
+    assert cli.main(["sql", 'SELECT count("references") AS n FROM summeval', "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"n": 1}]
 
 
 def test_cli_prints_a_table_and_json(release, capsys):

@@ -274,7 +274,7 @@ def cmd_sql(args) -> int:
 
     statement = args.query
     if statement is None and not sys.stdin.isatty():
-        statement = sys.stdin.read()
+        statement = _stdin_query(sql.MAX_QUERY_CHARS)
     if args.format == "parquet" and not args.output:
         raise CohbenchError("--format parquet needs --output FILE")
     if args.output:
@@ -295,6 +295,33 @@ def cmd_sql(args) -> int:
         else:
             print(sql.render(*sql.head(statement, args.max_rows, con), max_rows=args.max_rows), end="")
     return 0
+
+
+def _stdin_query(bound: int) -> str:
+    """The query piped to `cohbench sql`, read no further than `bound` characters (`< /dev/zero` never ends)."""
+    try:
+        text = sys.stdin.read(bound + 1)
+        text.encode("utf-8")  # some locales read undecodable bytes as surrogates
+    except (UnicodeDecodeError, UnicodeEncodeError):
+        raise CohbenchError("the query on stdin is not UTF-8 text") from None
+    if len(text) > bound:
+        raise CohbenchError(f"the query on stdin is longer than {bound:,} characters; pipe one SQL statement")
+    return text
+
+
+def _memory_size(text: str) -> int:
+    from .sql import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _row_count(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of rows")
+    return int(text)
 
 
 def cmd_agreement(args) -> int:
@@ -530,8 +557,9 @@ def parser() -> argparse.ArgumentParser:
     sql.add_argument("query", nargs="?", help="one SQL statement (read from stdin when piped)")
     sql.add_argument("--format", choices=("csv", "json", "parquet"), help="output format (default: a table on the terminal)")
     sql.add_argument("--output", help="write the result to this file instead of stdout")
-    sql.add_argument("--max-rows", type=int, default=40, help="rows shown in the terminal table (default 40)")
-    sql.add_argument("--memory-limit", help="DuckDB memory limit for the query, e.g. 8GB (default: COHBENCH_SQL_MEMORY or 4GB)")
+    sql.add_argument("--max-rows", type=_row_count, default=40, help="rows shown in the terminal table (default 40)")
+    sql.add_argument("--memory-limit", type=_memory_size, help="DuckDB memory limit for the query, e.g. 8GB "
+                     "(default: COHBENCH_SQL_MEMORY or 4GB; at most the machine's memory)")
     agreement = add("agreement", cmd_agreement, "agreement and distribution statistics of one built config")
     agreement.add_argument("config")
     corrupt = add("corrupt", cmd_corrupt, "make synthetic training data (MSD, DSD, SNaC-style, ...) from your own narratives")

@@ -2,8 +2,8 @@
 
 The connection is a sandbox: the release is loaded into memory, then file access, extensions and configuration are
 locked, so a query can read the release and nothing else and write nowhere (`--output` is written by cohbench from
-the streamed result, not by DuckDB). A memory limit (`COHBENCH_SQL_MEMORY`, default 4GB) bounds every query, with
-no spilling to disk.
+the streamed result, not by DuckDB). A memory limit (`COHBENCH_SQL_MEMORY`, default 4GB, at most the machine's
+memory) bounds every query, with no spilling to disk.
 
 Views (documented with example queries in `catalog/SQL.md`):
 - one per built config, named like the config (`"name"` quoting where it has a hyphen), one row per record;
@@ -19,10 +19,15 @@ from __future__ import annotations
 
 import code
 import contextlib
+import io
 import json
 import os
+import re
 import signal
+import socket
 import sys
+import threading
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -38,6 +43,7 @@ LONG_VIEWS = ("records", "spans", "sentences", "ratings", "corruptions", "snac_t
 FORMATS = ("csv", "json", "parquet")
 DEFAULT_MEMORY_LIMIT = "4GB"
 BATCH_ROWS = 10_000
+MAX_QUERY_CHARS = 4_000_000  # a query text read from stdin; more is not a query
 _DATA_SCHEMA = "release_data"  # the loaded tables; users query the views over them
 
 
@@ -151,8 +157,45 @@ def config_files(release: Path | None = None) -> tuple[dict[str, list[Path]], di
     return files, built
 
 
-def memory_limit() -> str:
-    return os.environ.get("COHBENCH_SQL_MEMORY") or DEFAULT_MEMORY_LIMIT
+_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(b|bytes?|[kmgt]b?|[kmgt]ib)\s*", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """The bytes of a memory size such as 4GB, 500MB or 1.5GiB (KB, MB, GB, TB count powers of 1000; KiB, MiB,
+    GiB, TiB of 1024). Our own parser: DuckDB reads -1 as no limit at all, and 80% as 80 bytes."""
+    match = _SIZE.fullmatch(text)
+    if match:
+        unit = match[2].lower()
+        power = 0 if unit.startswith("b") else "kmgt".index(unit[0]) + 1
+        size = int(float(match[1]) * (1024 if "i" in unit else 1000) ** power)
+        if size > 0:
+            return size
+    raise ValueError(f"memory limit {text!r} is not a positive size; use e.g. 4GB or 500MB")
+
+
+def _gib(size: int) -> str:
+    return f"{size / 2**30:.1f} GiB"
+
+
+def memory_limit(requested: int | str | None = None) -> int:
+    """The bytes a query may use: `requested`, else COHBENCH_SQL_MEMORY, else 4GB; at most the machine's memory
+    (a note on stderr says so), since a limit beyond it would not stop a runaway query before the system does."""
+    if requested is None:
+        try:
+            requested = parse_size(os.environ.get("COHBENCH_SQL_MEMORY") or DEFAULT_MEMORY_LIMIT)
+        except ValueError as error:
+            raise QueryError(f"COHBENCH_SQL_MEMORY: {error}") from None
+    elif isinstance(requested, str):
+        try:
+            requested = parse_size(requested)
+        except ValueError as error:
+            raise QueryError(str(error)) from None
+    machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if requested <= machine:
+        return requested
+    print(f"cohbench: note: a memory limit of {_gib(requested)} is more than this machine's {_gib(machine)}; "
+          f"using {_gib(machine)}", file=sys.stderr)
+    return machine
 
 
 def _tables_named(statement: str) -> set[str] | None:
@@ -205,7 +248,7 @@ def _needed(files: dict[str, list[Path]], built: dict[str, dict], statement: str
     return {config: paths for config, paths in files.items() if config in wanted}
 
 
-def db(release: Path | None = None, *, memory: str | None = None, statement: str | None = None) -> duckdb.DuckDBPyConnection:
+def db(release: Path | None = None, *, memory: int | str | None = None, statement: str | None = None) -> duckdb.DuckDBPyConnection:
     """A sandboxed in-memory DuckDB connection with a view per built config and the long views over them; with
     `statement`, only what that statement reads (the views of the configs it names, when it names only those).
 
@@ -231,15 +274,12 @@ def db(release: Path | None = None, *, memory: str | None = None, statement: str
     con.execute(f"CREATE VIEW records AS {union}")
     for name, body in _LONG_VIEW_SQL.items():
         con.execute(f"CREATE VIEW {name} AS {body.replace('__SOURCE__', 'records')}")
-    _lock(con, memory or memory_limit())
+    _lock(con, memory_limit(memory))
     return con
 
 
-def _lock(con: duckdb.DuckDBPyConnection, memory: str) -> None:
-    try:
-        con.execute(f"SET memory_limit = {_literal(memory)}")
-    except duckdb.Error:
-        raise QueryError(f"memory limit {memory!r} is not a size DuckDB understands; use e.g. 4GB or 500MB") from None
+def _lock(con: duckdb.DuckDBPyConnection, memory: int) -> None:
+    con.execute(f"SET memory_limit = '{memory}B'")
     con.execute("SET temp_directory = ''")  # no spilling: a query over the limit fails instead of writing files
     con.execute("SET autoinstall_known_extensions = false")  # nothing is downloaded or loaded on demand
     con.execute("SET autoload_known_extensions = false")
@@ -272,7 +312,17 @@ def _one_line(error: duckdb.Error, con: duckdb.DuckDBPyConnection) -> str:
         message += " " + hint
     if isinstance(error, duckdb.CatalogException):
         message += f" (views: {', '.join(views(con))})"
+    near = re.search(r'syntax error at or near "(\w+)"', message)
+    if near and near[1].lower() in _reserved_columns(con):
+        message += f' ({near[1]} is a reserved word in SQL: quote the column name, "{near[1]}")'
     return message
+
+
+def _reserved_columns(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Column names of the views that SQL reserves (`references`, `end`), which a query must quote."""
+    return {name for (name,) in con.execute(
+        "SELECT DISTINCT c.column_name FROM duckdb_columns() c JOIN duckdb_keywords() k ON lower(c.column_name) = k.keyword_name "
+        "WHERE k.keyword_category = 'reserved'").fetchall()}  # fmt: skip
 
 
 def _statement(sql: str) -> str:
@@ -284,29 +334,58 @@ def _statement(sql: str) -> str:
 
 @contextlib.contextmanager
 def interruptible(*cons: duckdb.DuckDBPyConnection):
-    """Ctrl-C interrupts the queries running on `cons` (DuckDB would otherwise finish them first); the
-    interrupted statement raises KeyboardInterrupt."""
+    """Ctrl-C interrupts the queries running on `cons` and ends the block with KeyboardInterrupt.
 
-    def interrupt(*_):
-        for con in cons:
-            con.interrupt()
-
+    Python runs a signal handler only between bytecodes of the main thread, which a long DuckDB call may not reach
+    for minutes; so the C-level handler's wake-up byte wakes a watchdog thread instead, which interrupts the
+    connections until the block ends (an interrupt stops only the statement running at that moment, and the next
+    batch of a streamed result is a new one)."""
     try:
-        previous = signal.signal(signal.SIGINT, interrupt)
+        previous = signal.signal(signal.SIGINT, lambda *_: None)  # the watchdog acts; Python code just goes on
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
+    receiver, sender = socket.socketpair()
+    sender.setblocking(False)
+    previous_fd = signal.set_wakeup_fd(sender.fileno(), warn_on_full_buffer=False)
+    fired, done = threading.Event(), threading.Event()
+
+    def watch():
+        while not done.is_set():
+            if signal.SIGINT not in receiver.recv(64):
+                continue  # another signal's byte, or the block ending
+            fired.set()
+            while not done.wait(0.05):
+                for con in cons:
+                    con.interrupt()
+
+    watchdog = threading.Thread(target=watch, name="cohbench-sql-interrupt", daemon=True)
+    watchdog.start()
     try:
         yield
-    except duckdb.InterruptException:
-        raise KeyboardInterrupt from None
+    except (duckdb.Error, QueryError) as error:
+        if fired.is_set() or isinstance(error, duckdb.InterruptException):
+            raise KeyboardInterrupt from None
+        raise
     finally:
+        signal.set_wakeup_fd(previous_fd)
         signal.signal(signal.SIGINT, previous)
+        done.set()
+        sender.send(b"\0")
+        watchdog.join()
+        receiver.close()
+        sender.close()
+    if fired.is_set():  # Ctrl-C while Python code ran: stop all the same
+        raise KeyboardInterrupt
 
 
 def _relation(sql: str, con: duckdb.DuckDBPyConnection):
+    statement = _statement(sql)
     try:
-        return con.sql(_statement(sql))
+        count = len(con.extract_statements(statement))  # parsed, not run
+        if count > 1:  # DuckDB would run every one and return only the last one's rows
+            raise QueryError(f"give one SQL statement; this query has {count} (separated by ';')")
+        return con.sql(statement)
     except duckdb.InterruptException:
         raise
     except duckdb.Error as error:
@@ -318,11 +397,13 @@ def batches(sql: str, con: duckdb.DuckDBPyConnection | None = None, rows: int = 
     result, such as CREATE, yields nothing). Errors become one-line `QueryError`s."""
     con = con or db()
     relation = _relation(sql, con)
-    if relation is None:
-        return
+    if relation is not None:
+        yield from _batches(relation, con, rows)
+
+
+def _batches(relation, con: duckdb.DuckDBPyConnection, rows: int = BATCH_ROWS):
     try:
-        reader = relation.to_arrow_reader(rows)
-        yield from reader
+        yield from relation.to_arrow_reader(rows)
     except duckdb.InterruptException:
         raise
     except duckdb.Error as error:
@@ -367,11 +448,17 @@ def write(sql: str, output: Path, fmt: str, con: duckdb.DuckDBPyConnection | Non
     relation = _relation(sql, con)
     if relation is None:
         raise QueryError("the statement returns no rows to write; give a SELECT")
+    if fmt == "json":  # the rows of --json on stdout: DuckDB's COPY writes NaN and Infinity, which are not JSON
+        with atomic_path(output) as tmp, open(tmp, "wb") as sink, interruptible(con):
+            return _write_rows(_batches(relation, con), sink, fmt)
     writer = duckdb.connect()
     writer.execute("SET enable_progress_bar = false")
     with atomic_path(output) as tmp, interruptible(con, writer):
         try:
-            writer.register("result", relation.to_arrow_reader(BATCH_ROWS))
+            reader = relation.to_arrow_reader(BATCH_ROWS)
+            if fmt == "csv":
+                _refuse_nested_in_csv(reader.schema)
+            writer.register("result", reader)
             (rows,) = writer.execute(f"COPY (SELECT * FROM result) TO {_literal(str(tmp))} ({_COPY_OPTIONS[fmt]})").fetchone()
         except duckdb.InterruptException:
             raise KeyboardInterrupt from None
@@ -385,18 +472,51 @@ export = write  # the Python API's name for it
 
 def stream_to(sql: str, sink, fmt: str, con: duckdb.DuckDBPyConnection | None = None) -> int:
     """Write a query's result to a binary stream (stdout) as csv or json, batch by batch; returns the row count."""
+    return _write_rows(batches(sql, con or db()), sink, fmt)
+
+
+def _refuse_nested_in_csv(schema: pa.Schema) -> None:
+    """CSV has no lists or structs: pyarrow refuses them, and DuckDB's COPY writes text that no reader parses back."""
+    nested = [field.name for field in schema if pa.types.is_nested(field.type)]
+    if nested:
+        raise QueryError(f"CSV cannot hold the list or struct column(s) {', '.join(nested)}; use --format parquet or json, "
+                         "or turn them into text in the query (e.g. array_to_string(col, '|'))")
+
+
+def _holds_decimals(kind: pa.DataType) -> bool:
+    return pa.types.is_decimal(kind) or any(_holds_decimals(kind.field(i).type) for i in range(kind.num_fields))
+
+
+def _numbers(value):
+    """`value` with its Decimals as JSON numbers (DuckDB's sum() is a HUGEINT or DECIMAL, which reach Python as
+    Decimal and `jsonout` would write as strings): whole ones as ints, exactly; the others as floats."""
+    if isinstance(value, Decimal):
+        return int(value) if value.as_tuple().exponent >= 0 else float(value)
+    if isinstance(value, dict):
+        return {key: _numbers(v) for key, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_numbers(v) for v in value]
+    return value
+
+
+def _write_rows(batches, sink, fmt: str) -> int:
+    """Record batches to a binary stream as csv, or as json: an array of objects with NaN and infinities as null."""
     import pyarrow.csv
 
     rows, writer = 0, None
     if fmt == "json":
         sink.write(b"[")
-    for batch in batches(sql, con or db()):
+    for batch in batches:
         if fmt == "json":
+            decimals = any(_holds_decimals(field.type) for field in batch.schema)
             for row in batch.to_pylist():
+                row = _numbers(row) if decimals else row
                 sink.write(((",\n  " if rows else "\n  ") + jsonout.dumps(row)).encode("utf-8"))
                 rows += 1
             continue
-        writer = writer or pyarrow.csv.CSVWriter(sink, batch.schema)
+        if writer is None:
+            _refuse_nested_in_csv(batch.schema)
+            writer = pyarrow.csv.CSVWriter(sink, batch.schema)
         writer.write_batch(batch)
         rows += batch.num_rows
     if fmt == "json":
@@ -407,11 +527,31 @@ def stream_to(sql: str, sink, fmt: str, con: duckdb.DuckDBPyConnection | None = 
     return rows
 
 
+CELL_CHARS = 1000  # longest value drawn in a terminal table: DuckDB's box takes ~0.1 s per million characters
+
+
 def render(table, more: bool = False, max_rows: int = 40) -> str:
-    """A text table for the terminal (DuckDB's own box rendering); `more`: the result has rows not shown."""
+    """A text table for the terminal (DuckDB's own box rendering) of the first `max_rows` rows; `more`: the result
+    has rows not shown. Values longer than CELL_CHARS are cut, as text, and the table says so."""
     if not table.num_columns:
         return "(no result)\n"  # a statement such as CHECKPOINT
-    return str(duckdb.from_arrow(table).limit(max_rows)) + (f"(first {min(table.num_rows, max_rows)} rows shown)\n" if more else "")
+    table = table.slice(0, max_rows)
+    con = duckdb.connect()  # holds only the fetched rows, under positional names (a result's names may repeat)
+    con.register("shown", table.rename_columns([f"c{i}" for i in range(table.num_columns)]))
+    text = [f"CAST(c{i} AS VARCHAR)" for i in range(table.num_columns)]
+    (lengths,) = con.execute(f"SELECT {', '.join(f'coalesce(max(length({t})), 0)' for t in text)} FROM shown").fetchall()
+    long = [i for i, length in enumerate(lengths) if length > CELL_CHARS]
+    cells = [f"CASE WHEN length({text[i]}) > {CELL_CHARS} THEN left({text[i]}, {CELL_CHARS - 1}) || '…' ELSE {text[i]} END"
+             if i in long else f"c{i}" for i in range(table.num_columns)]  # fmt: skip
+    shown = con.sql(f"SELECT {', '.join(f'{cell} AS {_ident(name)}' for cell, name in zip(cells, table.column_names))} FROM shown")
+    box = io.StringIO()
+    with contextlib.redirect_stdout(box):  # show() is the public form of the box that takes a row count
+        shown.show(max_rows=max_rows)
+    notes = [f"(first {table.num_rows} rows shown)"] if more else []
+    if long:
+        names = ", ".join(table.column_names[i] for i in long)
+        notes.append(f"(values over {CELL_CHARS} characters cut for display in {names}; --output or --format gives them whole)")
+    return box.getvalue().rstrip("\n") + "\n" + "".join(note + "\n" for note in notes)
 
 
 class _Shell(code.InteractiveConsole):
