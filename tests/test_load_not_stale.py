@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 
 import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import cohbench
@@ -68,3 +70,20 @@ def test_a_release_loads_by_path_from_any_directory(workspace, monkeypatch):
         cohbench.load("storysumm", split="train", release=root)
     with pytest.raises(ReleaseError, match="'dev' is not a cohbench split: every config uses train, validation, test"):
         cohbench.load("storysumm", split="dev", release=root)
+
+
+def test_load_dataset_refuses_a_file_with_other_rows_than_the_card_but_only_cohbench_load_sees_a_flipped_label(every_protocol):
+    # what the README says `load_dataset` detects: each split's row count, from the card's dataset_info
+    snac_test = every_protocol / "data" / "snac" / "test.parquet"
+    original = snac_test.read_bytes()
+    snac_test.write_bytes((every_protocol / "data" / "storysumm" / "test.parquet").read_bytes())
+    with pytest.raises(datasets.exceptions.NonMatchingSplitsSizesError):
+        datasets.load_dataset(str(every_protocol), "snac", split="test", verification_mode="all_checks")
+    snac_test.write_bytes(original)
+    # and what it does not: the same rows with a label changed load without complaint; cohbench.load refuses them
+    storysumm_test = every_protocol / "data" / "storysumm" / "test.parquet"
+    table = pq.read_table(storysumm_test)
+    datasets.Dataset(table.set_column(table.schema.get_field_index("label"), "label", pa.array([0, 1, 1, 0, 0], pa.int64()))).to_parquet(str(storysumm_test))
+    assert list(datasets.load_dataset(str(every_protocol), "storysumm", split="test", verification_mode="all_checks")["label"])[:2] == [0, 1]
+    with pytest.raises(ReleaseError, match="differs from the sha256 recorded in stats/storysumm.json"):
+        cohbench.load("storysumm", split="test")

@@ -61,3 +61,46 @@ def test_a_damaged_manifest_is_one_line(release, capsys, content):
     assert main(["verify"]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("cohbench: error: ") and "\n" not in err and "manifest.json" in err
+
+
+def release_with_inputs(root):
+    """A tiny storysumm release whose stats record the corpus's real upstream inputs, as a build records them."""
+    import datasets
+
+    from cohbench.registry import lookup
+    from cohbench.release.layout import write_config
+    from cohbench.schema import FEATURES
+    from release_fixture import plain_record
+
+    sources = lookup("storysumm").sources
+    records = [plain_record("s1", 1, [0, 1]) | {"corpus": "storysumm", "config": "storysumm", "split": "test"}]
+    write_config(root, "storysumm", {"test": datasets.Dataset.from_list(records, features=FEATURES)}, {
+        "corpus": "storysumm", "licence": "test fixture", "research_only": False, "upstream_records": 1, "built_records": 1,
+        "dropped": {}, "errata": [], "notes": {},
+        "inputs": [{"name": s.name, "url": s.url, "sha256": s.sha256, "bytes": s.size, "licence": s.licence} for s in sources],
+    })  # fmt: skip
+    write_index(root)
+    return root
+
+
+def test_a_release_received_without_the_raw_cache_passes_and_says_what_it_did_not_check(workspace, capsys):
+    release = release_with_inputs(workspace / "release")
+    assert not (workspace / "raw").exists()
+    assert main(["verify"]) == 0
+    out = capsys.readouterr().out
+    assert "FAILED" not in out and "not checked: 1 upstream input file(s) of corpora the raw cache" in out
+    assert not {"raw", "erratum"} & {r["kind"] for r in verify(release)["files"]}
+
+
+def test_in_a_checkout_that_fetched_the_corpus_its_upstream_files_are_checked_too(mirror, workspace, capsys):
+    from cohbench.fetch import fetch
+    from cohbench.registry import lookup
+
+    release = release_with_inputs(workspace / "release")
+    fetch(lookup("storysumm"))
+    result = verify(release)
+    assert result["ok"] and not result["not_checked"] and {"raw", "erratum"} <= {r["kind"] for r in result["files"]}
+    raw = next(r["path"] for r in result["files"] if r["kind"] == "raw")
+    with open(raw, "ab") as damaged:
+        damaged.write(b" ")
+    assert main(["verify"]) == 1 and f"FAILED  raw      {raw}" in capsys.readouterr().out

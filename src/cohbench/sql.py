@@ -36,7 +36,7 @@ import pyarrow as pa
 from . import jsonout, settings
 from .atomic import atomic_path
 from .errors import CohbenchError, ReleaseError
-from .release.layout import annotation_of, require_release
+from .release.layout import annotation_of, data_files, require_release
 from .schema import BINARY_LABELS, CATEGORIES, ERROR_TYPES, GAP_LABELS
 
 LONG_VIEWS = ("records", "spans", "sentences", "ratings", "corruptions", "snac_training")
@@ -144,17 +144,12 @@ _LONG_VIEW_SQL = {
 }
 
 
-def config_files(release: Path | None = None) -> tuple[dict[str, list[Path]], dict[str, dict]]:
-    """Parquet files of every built config, and the stats the build wrote (the release's own record)."""
+def config_files(release: Path | None = None, statement: str | None = None) -> tuple[dict[str, list[Path]], dict[str, dict]]:
+    """Parquet files of the built configs `statement` reads (`_needed`), each checked against the sha256 its stats
+    record (DuckDB reads them after the check), and the stats the build wrote (the release's own record)."""
     release, built = require_release(release)
-    files = {}
-    for config, stats in built.items():
-        paths = [release / f["path"] for f in stats["files"].values()]
-        missing = [p for p in paths if not p.is_file()]
-        if missing:
-            raise ReleaseError(f"{missing[0]} is missing although {config} is recorded as built; run `cohbench build {config}`")
-        files[config] = paths
-    return files, built
+    needed = _needed(dict.fromkeys(built), built, statement)
+    return {config: data_files(release, config, built[config]) for config in needed}, built
 
 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(b|bytes?|[kmgt]b?|[kmgt]ib)\s*", re.IGNORECASE)
@@ -254,8 +249,7 @@ def db(release: Path | None = None, *, memory: int | str | None = None, statemen
 
     The records are copied into memory before the sandbox is locked: DuckDB's allowed paths would let a query
     overwrite the very files it may read."""
-    files, built = config_files(release)
-    files = _needed(files, built, statement)
+    files, built = config_files(release, statement)
     clash = sorted(set(files) & set(LONG_VIEWS))
     if clash:
         raise ReleaseError(f"config {clash[0]!r} has the name of a SQL view; rename the config")

@@ -124,8 +124,14 @@ def front_matter(configs: dict[str, dict], data: dict) -> dict:
         ],
         # The data files' sha256 in the YAML: `load_dataset` keys its cache on the card's YAML, so a rebuilt file
         # (even of the same size) gets a fresh cache instead of the rows cached before (huggingface/datasets#2956).
+        # `datasets` (5.2) never checks them itself, not even under verification_mode="all_checks" (only
+        # `datasets-cli test` records a file's checksum); what it does check, by default, is each split's row count,
+        # so a data file with other rows than the card says is refused. `num_bytes`, which it requires and does not
+        # compare, is the Parquet file's size.
         "dataset_info": [
-            {"config_name": name, "download_checksums": {f["path"]: {"num_bytes": f["bytes"], "checksum": f["sha256"]} for f in stats["files"].values()}}
+            {"config_name": name,
+             "splits": [{"name": split, "num_bytes": f["bytes"], "num_examples": f["rows"]} for split, f in stats["files"].items()],
+             "download_checksums": {f["path"]: {"num_bytes": f["bytes"], "checksum": f["sha256"]} for f in stats["files"].values()}}
             for name, stats in configs.items()
         ],
     }

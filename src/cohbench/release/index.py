@@ -39,7 +39,7 @@ def write_index(release: Path | None = None) -> None:
     """Render README.md, cards/, croissant.json and manifest.json from every config built into the release folder."""
     release = release or settings.release_dir()
     remove_leftovers(release)
-    configs = built_configs(release)
+    configs = built_configs(release, recorded=False)  # the manifest is rewritten from the stats as they are
     data = provenance(release, configs)
     jsonout.write(release / "croissant.json", croissant(configs, data))
     with atomic_dir(release / "cards") as cards:  # the whole folder, so that a corpus no longer built leaves no card

@@ -10,8 +10,9 @@ A release (and the output of `cohbench corrupt`, laid out the same way) is a Hug
                                     `validate`, `train`, `gate`)
 
 `write_config` is the one way records reach a release folder (`cohbench build` and `cohbench corrupt` both use it),
-so every config has the same stats shape; `read_config` / `read_table` are the one way the package reads them back
-(DuckDB reads the same files for `cohbench sql`)."""
+so every config has the same stats shape; `built_configs`, `read_config` / `read_table` are the one way the package
+reads them back, each file checked against its recorded sha256 first (DuckDB reads the same files for `cohbench sql`
+after `data_files` has checked them); `built_configs` says the rule."""
 
 from __future__ import annotations
 
@@ -134,6 +135,30 @@ def _named(counts: dict, names) -> dict:
 
 # --- reading -------------------------------------------------------------------------------------------------
 
+INDEXED = ("README.md", "croissant.json")  # written by `cohbench index` with the manifest, never by a build
+
+_VERIFIED: dict[tuple, str] = {}  # (path, size, mtime) -> sha256 already checked in this process
+
+
+def checked(path: Path, sha256: str | None, recorded_in: str, fix: str) -> bytes | None:
+    """`path`'s bytes, checked against `sha256` as `recorded_in` records it (None: it records none); None when this
+    process already checked this very file (same path, size and mtime). A missing or different file is refused in
+    one line naming it and `fix`."""
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        raise ReleaseError(f"{path} is missing although {recorded_in} records it; {fix}") from None
+    if sha256 is None:
+        raise ReleaseError(f"{path} is not recorded in {recorded_in}; {fix}")
+    key = (str(path.resolve()), status.st_size, status.st_mtime_ns)
+    if _VERIFIED.get(key) == sha256:
+        return None
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise ReleaseError(f"{path} differs from the sha256 recorded in {recorded_in}; {fix}")
+    _VERIFIED[key] = sha256
+    return data
+
 
 def read_stats(path: Path) -> dict:
     """A config's stats file, checked where the release's readers rely on it (its data files lie in data/)."""
@@ -152,12 +177,49 @@ def read_stats(path: Path) -> dict:
     return stats
 
 
-def built_configs(release: Path | None = None) -> dict[str, dict]:
+def release_manifest(release: Path) -> dict | None:
+    """The release's manifest, None for a release never indexed; refused when invalid, or missing from a release
+    that was indexed (it holds a file of INDEXED)."""
+    path = release / MANIFEST
+    if path.is_file():
+        return read_manifest(path)
+    fix = "restore it from the release, or rewrite it with `cohbench index`"
+    if path.exists() or path.is_symlink():
+        raise ReleaseError(f"{path} is not a file; {fix}")
+    indexed = [name for name in INDEXED if (release / name).exists()]
+    if indexed:
+        raise ReleaseError(f"{path} is missing although {release / indexed[0]} shows the release was indexed; {fix}")
+    return None
+
+
+def built_configs(release: Path | None = None, *, recorded: bool = True) -> dict[str, dict]:
+    """Every config built in the release: name -> stats, checked as every reader relies on them.
+
+    The rule (`recorded`): each stats file is checked against the sha256 the manifest records for it (`shipped`),
+    once per file per process, and a config the manifest lists whose stats are missing is refused; the data files
+    are checked against the stats when read (`read_table`, `data_files`). A stats file newer than manifest.json is a
+    config built since the last `cohbench index` (dvc.yaml builds, then reports, validates and trains, then indexes):
+    it is read on its own record, its data still checked against it, and `verify` fails until `cohbench index`
+    records it. A release without manifest.json was never indexed (a build in progress); one holding a file only
+    `cohbench index` writes (INDEXED) lost its manifest, and is refused, as is an invalid manifest. `cohbench index`,
+    which writes the manifest from the stats, reads them with `recorded=False`."""
     release = release or settings.release_dir()
     stats_dir = release / "stats"
+    manifest = release_manifest(release) if recorded else None
+    if manifest is not None:
+        for name in manifest["configs"]:
+            if not stats_path(release, name).is_file():
+                raise ReleaseError(f"{stats_path(release, name)} is missing although {MANIFEST} lists {name}; restore it "
+                                   f"from the release, or rebuild with `cohbench build {name}`")
     if not stats_dir.is_dir():
         return {}
-    return {p.stem: read_stats(p) for p in sorted(stats_dir.glob("*.json"))}
+    out = {}
+    for path in sorted(stats_dir.glob("*.json")):
+        if manifest is not None and path.stat().st_mtime_ns <= (release / MANIFEST).stat().st_mtime_ns:
+            checked(path, manifest.get("shipped", {}).get(f"stats/{path.name}"), MANIFEST,
+                    f"restore it from the release, or rebuild with `cohbench build {path.stem}`")
+        out[path.stem] = read_stats(path)
+    return out
 
 
 def require_release(release: Path | None = None) -> tuple[Path, dict[str, dict]]:
@@ -181,35 +243,32 @@ def require_built(config: str, release: Path | None = None) -> tuple[Path, dict]
                        f"(a registered config is built with `cohbench build {config}`)")
 
 
-_VERIFIED: dict[tuple, str] = {}  # (path, size, mtime) -> sha256 already checked in this process
+def _data_fix(config: str) -> str:
+    return f"run `cohbench verify`, then rebuild with `cohbench build {config}` (or restore the release)"
+
+
+def data_files(release: Path, config: str, stats: dict) -> list[Path]:
+    """A built config's data files, each checked against its stats (for readers that open them by path: DuckDB)."""
+    paths = []
+    for entry in stats["files"].values():
+        paths.append(release / entry["path"])
+        checked(paths[-1], entry["sha256"], f"stats/{config}.json", _data_fix(config))
+    return paths
 
 
 def read_table(release: Path, config: str, stats: dict, split: str, columns: list[str] | None = None):
     """One split of a built config as an Arrow table (features from the Parquet metadata). The file is checked
-    against the sha256 its stats record before it is read, once per file per process: what the package computes
-    from is exactly what `cohbench verify` checks."""
+    against the sha256 its stats record before it is read, once per file per process, and the bytes checked are the
+    bytes read: what the package computes from is exactly what `cohbench verify` checks."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    entry = stats["files"][split]
-    path = release / entry["path"]
-    fix = f"run `cohbench verify`, then rebuild with `cohbench build {config}` (or restore the release)"
+    path = release / stats["files"][split]["path"]
     try:
-        status = path.stat()
-        key = (str(path.resolve()), status.st_size, status.st_mtime_ns)
-        if _VERIFIED.get(key) == entry["sha256"]:
-            source = str(path)
-        else:
-            source = path.read_bytes()
-            if hashlib.sha256(source).hexdigest() != entry["sha256"]:
-                raise ReleaseError(f"{path} differs from the sha256 recorded in stats/{config}.json; {fix}")
-            _VERIFIED[key] = entry["sha256"]
-            source = pa.BufferReader(source)
-        return pq.read_table(source, columns=columns)
-    except FileNotFoundError:
-        raise ReleaseError(f"{path} is missing although stats/{config}.json records it; {fix}") from None
+        data = checked(path, stats["files"][split]["sha256"], f"stats/{config}.json", _data_fix(config))
+        return pq.read_table(str(path) if data is None else pa.BufferReader(data), columns=columns)
     except (OSError, pa.ArrowException) as error:
-        raise ReleaseError(f"{path} cannot be read as Parquet ({str(error).splitlines()[0][:120]}); {fix}") from None
+        raise ReleaseError(f"{path} cannot be read as Parquet ({str(error).splitlines()[0][:120]}); {_data_fix(config)}") from None
 
 
 @dataclass(frozen=True)
@@ -238,7 +297,7 @@ def read_config(release: Path | None, name: str, stats: dict | None = None) -> C
 
 def read_manifest(path: Path) -> dict:
     """A release's manifest, checked for what its readers rely on (configs with their corpus and files)."""
-    fix = "restore it from the release, or rewrite it with `cohbench index`"
+    fix = "restore it from the release, or delete it and run `cohbench index` to rewrite it"
     try:
         recorded = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:

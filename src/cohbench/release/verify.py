@@ -1,9 +1,10 @@
 """`cohbench verify`: every file of a release re-hashed against the sha256 its manifest records, and every file in
 the release folder accounted for.
 
-The release's own files (data, stats, card, summaries, scores) are always checked. The upstream files it was built
-from are checked where a raw cache is at hand (a checkout that fetched them); a release received without one (pulled,
-exported, copied) is verified on its own files, and the result says what it did not check. A file in the release
+The release's own files (data, stats, card, summaries, scores) are always checked. The upstream files a corpus was
+built from are checked where the raw cache holds any of them (a checkout that fetched the corpus: then every one of
+them must be there and match); a release received without the cache (pulled, exported, copied) is verified on its
+own files, and the result says what it did not check. A file in the release
 folder that the release does not record (something written there by mistake, or the leftover of an interrupted
 write) fails verification.
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 from .. import settings
 from ..errors import ReleaseError
 from ..sources import sha256_of
-from .layout import MANIFEST, built_configs, read_manifest, stats_path
+from .layout import MANIFEST, read_manifest, read_stats, stats_path
 
 # Files a release folder may hold that its manifest does not hash: the manifest itself, and git's own files.
 UNRECORDED_BY_DESIGN = (MANIFEST, ".gitignore")
@@ -23,18 +24,17 @@ UNRECORDED_BY_DESIGN = (MANIFEST, ".gitignore")
 
 def verify(release: Path | None = None, *, raw: bool | None = None) -> dict:
     """{"ok", "files": one result per file, "not_checked": what was left out and why}. `raw` checks the upstream
-    files (default: where a raw cache exists)."""
+    files of every corpus (True), of none (False), or of each corpus the raw cache holds any of (default)."""
     import pyarrow.parquet as pq
 
     from ..fetch import erratum_path
-    from ..registry import lookup
+    from ..registry import corpora
 
     release = Path(release or settings.release_dir())
     manifest_file = release / MANIFEST
     if not manifest_file.is_file():
         raise ReleaseError(f"no release manifest at {manifest_file}; build a config first (cohbench build CONFIG), or give the folder of a release")
     recorded = read_manifest(manifest_file)
-    raw = settings.raw_cache_dir().is_dir() if raw is None else raw
     results, not_checked = [], []
 
     def check(kind, path: Path, expected: str, what: str):
@@ -46,22 +46,24 @@ def verify(release: Path | None = None, *, raw: bool | None = None) -> dict:
             {"kind": kind, "path": str(path), "ok": actual == expected, "problem": None if actual == expected else f"sha256 {actual}, expected {expected}"}
         )
 
-    upstream = 0
+    cache, fetched, upstream = settings.raw_cache_dir(), set(), set()
     for name, entry in recorded["configs"].items():
-        if raw:
-            corpus = lookup(entry["corpus"])
-            for source in corpus.sources:
-                check("raw", settings.raw_cache_dir() / source.relpath, source.sha256, f"run cohbench fetch {name}")
-            for erratum in corpus.errata:
-                check("erratum", erratum_path(corpus, erratum), erratum.output_sha256, f"run cohbench fetch {name}")
+        corpus = corpora().get(entry["corpus"])  # None: a corpus this version does not know (its inputs are not checked)
+        if corpus is not None and (raw or raw is None and any((cache / s.relpath).is_file() for s in corpus.sources)):
+            if corpus.name not in fetched:  # a corpus's files once, however many of its configs the release holds
+                fetched.add(corpus.name)
+                for source in corpus.sources:
+                    check("raw", cache / source.relpath, source.sha256, f"run cohbench fetch {name}")
+                for erratum in corpus.errata:
+                    check("erratum", erratum_path(corpus, erratum), erratum.output_sha256, f"run cohbench fetch {name}")
         else:
-            upstream += len(entry.get("inputs") or [])
+            upstream |= {i.get("url") for i in entry.get("inputs") or [] if isinstance(i, dict)}
         for split, f in entry["files"].items():
             check("release", release / f["path"], f["sha256"], f"run cohbench build {name}, or restore the release")
             if results[-1]["ok"] and pq.ParquetFile(release / f["path"]).metadata.num_rows != f["rows"]:
                 results[-1].update(ok=False, problem=f"row count differs from the manifest's {f['rows']}")
     if upstream:
-        not_checked.append(f"{upstream} upstream input file(s): there is no raw cache at {settings.raw_cache_dir()} (a release "
+        not_checked.append(f"{len(upstream)} upstream input file(s) of corpora the raw cache {cache} does not hold (a release "
                            "received on its own); the manifest records each one's URL and sha256, and `cohbench fetch` checks them")
     for relpath, sha256 in recorded.get("shipped", {}).items():
         kind = relpath.split("/")[0] if "/" in relpath else "card"
@@ -78,9 +80,9 @@ def verify(release: Path | None = None, *, raw: bool | None = None) -> dict:
         problem = ("the leftover of an interrupted write; the next build or `cohbench index` removes it" if leftover
                    else "not a file of this release (the manifest does not record it); remove it, or run `cohbench index` if it belongs")
         results.append({"kind": "leftover" if leftover else "unrecorded", "path": str(path), "ok": False, "problem": problem})
-    stats = built_configs(release)
+    stats = {name: read_stats(stats_path(release, name)) for name in recorded["configs"] if stats_path(release, name).is_file()}
     for name, entry in recorded["configs"].items():
-        if name in stats and stats[name].get("files") != entry["files"]:
+        if name in stats and stats[name]["files"] != entry["files"]:
             results.append({"kind": "stats", "path": str(stats_path(release, name)), "ok": False, "problem": "lists other files than the manifest; run `cohbench index`"})
     return {"ok": all(r["ok"] for r in results), "files": results, "not_checked": not_checked}
 
