@@ -54,5 +54,5 @@ def test_a_damaged_release_file_stops_the_export_without_output(release, workspa
     (release / "data" / "open_dsd" / "test.parquet").write_bytes(b"truncated")
     assert main(["export", str(workspace / "share")]) == 1
     err = capsys.readouterr().err.strip()
-    assert "differs from its recorded sha256" in err and "\n" not in err
+    assert "differs from the sha256 recorded in stats/open_dsd.json" in err and "\n" not in err
     assert not (workspace / "share").exists()

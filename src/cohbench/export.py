@@ -11,8 +11,7 @@ from . import settings
 from .atomic import atomic_dir
 from .errors import ReleaseError
 from .release.index import write_index
-from .release.layout import built_configs, stats_path
-from .sources import sha256_of
+from .release.layout import built_configs, data_files, stats_path
 
 # The baseline's scores travel with the card; its per-record predictions stay in the working release.
 BASELINE_FILES = ("metrics.json", "metrics.md", "gate.json")
@@ -31,12 +30,10 @@ def export(target: Path, *, include_research_only: bool = False, release: Path |
     left_out = sorted(set(configs) - set(kept))
     with atomic_dir(target) as tmp:
         for name, stats in kept.items():
-            for entry in stats["files"].values():
-                source = release / entry["path"]
-                if not source.is_file() or sha256_of(source) != entry["sha256"]:
-                    raise ReleaseError(f"{source} is missing or differs from its recorded sha256; rebuild {name} first")
-                (tmp / entry["path"]).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source, tmp / entry["path"])
+            for source in data_files(release, name, stats):  # each checked against its stats, as every reader does
+                copy = tmp / source.relative_to(release)
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, copy)
             stats_path(tmp, name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(stats_path(release, name), stats_path(tmp, name))
         for file in BASELINE_FILES:
