@@ -104,3 +104,28 @@ def test_in_a_checkout_that_fetched_the_corpus_its_upstream_files_are_checked_to
     with open(raw, "ab") as damaged:
         damaged.write(b" ")
     assert main(["verify"]) == 1 and f"FAILED  raw      {raw}" in capsys.readouterr().out
+
+
+def test_a_build_killed_with_sigterm_leaves_a_leftover_that_verify_reports_and_the_next_build_removes(release):
+    import signal
+    import subprocess
+    import sys
+
+    from release_fixture import plain_record, write_config
+
+    # a writer killed by SIGTERM in the middle of writing snac's data (Python runs no cleanup on SIGTERM)
+    killed = subprocess.run([sys.executable, "-c", (
+        "import os, signal, sys\n"
+        "from pathlib import Path\n"
+        "from cohbench.atomic import atomic_dir\n"
+        "with atomic_dir(Path(sys.argv[1]) / 'data' / 'snac') as tmp:\n"
+        "    (tmp / 'test.parquet').write_bytes(b'half a file')\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"), str(release)], capture_output=True)
+    assert killed.returncode == -signal.SIGTERM
+    leftovers = [r for r in verify(release)["files"] if r["kind"] == "leftover"]
+    assert len(leftovers) == 1 and "/data/.snac." in leftovers[0]["path"] and not leftovers[0]["ok"]
+    assert shipped_results(release)["data/snac/test.parquet"]["ok"]  # the old data is untouched
+
+    write_config(release, "timetravel_msd", "timetravel", {"test": [plain_record("t1", 1, [0, 1])]})  # a build of another config
+    write_index(release)
+    assert not list((release / "data").glob(".*.tmp")) and verify(release)["ok"]
