@@ -13,6 +13,7 @@ definition (nothing to disagree with). Gap scorers compare the two sentences on 
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -48,6 +49,7 @@ class ReferenceScorer:
     tasks: frozenset[str]  # "sentences", "gaps"
     description: str
     score: Callable[[Scored], list[list[float]]]
+    needs: tuple[str, ...] = ()  # modules an extra installs: imported before any data is read, so a missing one is refused first
 
 
 def _position_prior(data: Scored) -> list[list[float]]:
@@ -168,10 +170,10 @@ SCORERS: dict[str, ReferenceScorer] = {
     s.name: s
     for s in (
         ReferenceScorer("position_prior", BOTH, "train error rate at each unit position", _position_prior),
-        ReferenceScorer("tfidf_dissimilarity", SENTENCES, "1 - TF-IDF cosine of a sentence to its context", _tfidf_dissimilarity),
-        ReferenceScorer("embedding_dissimilarity", SENTENCES, "1 - all-MiniLM-L6-v2 cosine of a sentence to its context", _dissimilarity(_embedding_vectors)),
-        ReferenceScorer("tfidf_gap_drop", GAPS, "TF-IDF similarity drop across a gap", _similarity_drop(_tfidf_vectors)),
-        ReferenceScorer("embedding_gap_drop", GAPS, "all-MiniLM-L6-v2 similarity drop across a gap", _similarity_drop(_embedding_vectors)),
+        ReferenceScorer("tfidf_dissimilarity", SENTENCES, "1 - TF-IDF cosine of a sentence to its context", _tfidf_dissimilarity, ("sklearn",)),
+        ReferenceScorer("embedding_dissimilarity", SENTENCES, "1 - all-MiniLM-L6-v2 cosine of a sentence to its context", _dissimilarity(_embedding_vectors), ("torch",)),
+        ReferenceScorer("tfidf_gap_drop", GAPS, "TF-IDF similarity drop across a gap", _similarity_drop(_tfidf_vectors), ("sklearn",)),
+        ReferenceScorer("embedding_gap_drop", GAPS, "all-MiniLM-L6-v2 similarity drop across a gap", _similarity_drop(_embedding_vectors), ("torch",)),
     )
 }
 
@@ -221,7 +223,8 @@ def config_predictions(config: str, name: str, release=None) -> list[dict]:
     from ..release.layout import read_config
     from .data import TASKS
 
-    scorer(name)  # an unknown name is refused before the release is read
+    for module in scorer(name).needs:  # an unknown name, or a missing extra (ModuleNotFoundError), before the release is read
+        importlib.import_module(module)
     declared = spec(config)
     if declared.task not in TASKS:
         raise ScorerError(f"reference scorers score sentences or gaps; {config}'s task is {declared.task}")
