@@ -148,8 +148,7 @@ def config_files(release: Path | None = None, statement: str | None = None) -> t
     """Parquet files of the built configs `statement` reads (`_needed`), each checked against the sha256 its stats
     record (DuckDB reads them after the check), and the stats the build wrote (the release's own record)."""
     release, built = require_release(release)
-    needed = _needed(dict.fromkeys(built), built, statement)
-    return {config: data_files(release, config, built[config]) for config in needed}, built
+    return {config: data_files(release, config, built[config]) for config in _needed(built, statement)}, built
 
 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(b|bytes?|[kmgt]b?|[kmgt]ib)\s*", re.IGNORECASE)
@@ -224,23 +223,23 @@ def _tables_named(statement: str) -> set[str] | None:
 _COUNTED_IN_STATS = ("spans", "ratings")
 
 
-def _needed(files: dict[str, list[Path]], built: dict[str, dict], statement: str | None) -> dict[str, list[Path]]:
+def _needed(built: dict[str, dict], statement: str | None) -> list[str]:
     """The configs a statement reads, so that a query loads only those: the config views it names, and for `spans`
     or `ratings` the configs whose stats count any (the README's span count needs SNaC and the synthetic spans, not
     the news ratings). Every config when it names another view, or is not a plain SELECT."""
     names = None if statement is None else _tables_named(statement)
     if not names:
-        return files
+        return list(built)
     wanted = set()
     for name in names:
-        if name in files:
+        if name in built:
             wanted.add(name)
         elif name in _COUNTED_IN_STATS:
             wanted |= {config for config, stats in built.items() if any(s.get(name) for s in stats["splits"].values())}
         else:
-            return files
-    wanted = wanted or {next(iter(files))}  # the views need one config's columns even where no config has rows
-    return {config: paths for config, paths in files.items() if config in wanted}
+            return list(built)
+    wanted = wanted or {next(iter(built))}  # the views need one config's columns even where no config has rows
+    return [config for config in built if config in wanted]
 
 
 def db(release: Path | None = None, *, memory: int | str | None = None, statement: str | None = None) -> duckdb.DuckDBPyConnection:
