@@ -30,9 +30,6 @@ def escaped(text: str) -> str:
 def not_a_file(path) -> str | None:
     """Why `path` cannot be read as a file a user gave ("does not exist", "is a folder", "is a FIFO (a pipe), not a
     regular file", ...), or None when it is a regular file (through symlinks). The caller says what to give instead."""
-    import os
-    import stat
-
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
