@@ -16,7 +16,7 @@ MAX_F1 = Criterion(lambda gold, pred: metrics.prf(gold, pred)["f1"], "maximum F1
 MAX_BALANCED_ACCURACY = Criterion(metrics.balanced_accuracy, "maximum balanced accuracy")
 
 
-def _auc_of(unit: str):
+def auc_of(unit: str):
     """Headline statistic: ROC-AUC of `unit`s, resampling documents (threshold-free)."""
 
     def statistic(rows, predictions, threshold):
@@ -85,7 +85,7 @@ def _unit_block(split: str, name: str, b: dict) -> str:
     )
 
 
-def _unit_lines(split: str, m: dict) -> list[str]:
+def unit_lines(split: str, m: dict) -> list[str]:
     return [_unit_block(split, "", m)]
 
 
@@ -111,20 +111,20 @@ declare(Protocol(
     name="typed_sentences", unit="sentences", context="preceding",
     description="SNaC (Goyal et al. §5, Tables 10-11): each sentence judged with the preceding summary only",
     metrics=typed_sentence_metrics, lines=_typed_sentence_lines, criterion=MAX_F1,
-    headline=Headline("auc", ("sentence", "auc")), headline_statistic=_auc_of("sentences"),
+    headline=Headline("auc", ("sentence", "auc")), headline_statistic=auc_of("sentences"),
     extra_fields={"types": types_field, "spans": spans_field},
 ))
 declare(Protocol(
     name="sentences", unit="sentences",
     description="discordant sentence detection and sentence-level coherence (Cai et al. Table 3)",
-    metrics=unit_metrics("sentences"), lines=_unit_lines, criterion=MAX_F1,
-    headline=Headline("auc", ("auc",)), headline_statistic=_auc_of("sentences"),
+    metrics=unit_metrics("sentences"), lines=unit_lines, criterion=MAX_F1,
+    headline=Headline("auc", ("auc",)), headline_statistic=auc_of("sentences"),
 ))
 declare(Protocol(
     name="gaps", unit="gaps",
     description="missing sentence detection, one score per gap between adjacent sentences (Cai et al. Table 3)",
-    metrics=unit_metrics("gaps"), lines=_unit_lines, criterion=MAX_F1,
-    headline=Headline("auc", ("auc",)), headline_statistic=_auc_of("gaps"),
+    metrics=unit_metrics("gaps"), lines=unit_lines, criterion=MAX_F1,
+    headline=Headline("auc", ("auc",)), headline_statistic=auc_of("gaps"),
 ))
 declare(Protocol(
     # τ_intra: robust to system-level confounders (architecture, capitals, the system-mean upper bound all score
