@@ -7,7 +7,7 @@ from .. import registry
 from ..display import coefficient, percent
 from . import bootstrap, metrics
 from .detection import gather, summary_metrics, unit_metrics
-from .kendall import METRICS, Comparisons
+from .kendall import Comparisons
 from .protocol import PROTOCOLS, Criterion, Headline, PredictionsError, Protocol, declare
 from .reader import spans_field, types_field
 from .snac_types import typed_sentence_metrics
@@ -47,8 +47,7 @@ def _tau_intra(rows, predictions, threshold):
     human = human_scores(rows)
     scored = _scores_of(rows, predictions)
     pred = coherence(score_grid(scored, human))
-    comparisons, column = Comparisons(human.expert_sum, pred), METRICS.index("tau_intra")
-    return human.expert_sum.shape, lambda m, c: comparisons.all_metrics(m, c)[:, column]
+    return human.expert_sum.shape, Comparisons(human.expert_sum, pred).tau_intra
 
 
 def _rating_metrics(rows, predictions, threshold) -> dict:

@@ -111,6 +111,11 @@ class Comparisons:
         parts = _tau_parts(_signs(gold_means, has_mean), _signs(pred_means, has_mean))
         return _tau(*(np.einsum("bs,bst,bt->b", c, part, c) for part in parts))
 
+    def tau_intra(self, m: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """(B,) tau_intra alone (the meta-evaluation's headline), without the other four's pair matrices."""
+        per_sys = _tau(*(_quad_grouped(m, part) for part in self.intra))
+        return _weighted_mean(per_sys, c)[0]
+
     def all_metrics(self, m: np.ndarray, c: np.ndarray) -> np.ndarray:
         """(B, 5): the five measures of `METRICS`, in that order, per resample."""
         result = self.evaluate(m, c)
