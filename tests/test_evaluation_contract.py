@@ -109,6 +109,8 @@ def test_evaluate_reports_the_headline_with_a_seeded_ci_on_every_split(workspace
         assert h["ci"][0] <= h["value"] <= h["ci"][1]
     assert main(["evaluate", "timetravel_dsd", "--predictions", str(path), "--bootstrap", "-1"]) == 1
     assert "bootstrap samples must be a whole number, 0 or more" in capsys.readouterr().err
+    assert main(["evaluate", "timetravel_dsd", "--predictions", str(path), "--seed", "-1"]) == 1
+    assert capsys.readouterr().err.strip() == "cohbench: error: the bootstrap seed must be a whole number, 0 or more, not -1"
 
 
 @pytest.fixture

@@ -129,8 +129,7 @@ def evaluate(
     result names the data it was computed on (`data`: release and config version, fingerprint). `samples` bootstrap
     resamples of documents (seeded) give each split's headline metric its 95% CI."""
     check_threshold(threshold)
-    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 0:
-        raise PredictionsError(f"the number of bootstrap samples must be a whole number, 0 or more, not {samples}")
+    bootstrap.check_settings(samples, seed)
     data = None
     if splits is None:
         splits, data = load(config, release)
