@@ -20,23 +20,20 @@ def auc_of(unit: str):
     """Headline statistic: ROC-AUC of `unit`s, resampling documents (threshold-free)."""
 
     def statistic(rows, predictions, threshold):
-        documents: dict = {}
-        gold, _, scores, where = gather(unit, rows, predictions, None, documents)
-        if scores is None:
+        units = gather(unit, rows, predictions, None)
+        if units.scores is None:
             raise PredictionsError("AUC needs a score for every unit; these predictions give labels only")
-        return (len(documents),), bootstrap.auc_statistic(gold, scores, where)
+        return (units.documents,), bootstrap.auc_statistic(units.gold, units.scores, units.document)
 
     return statistic
 
 
 def _balanced_accuracy(rows, predictions, threshold):
     """Headline statistic of StorySumm: balanced accuracy of the summaries, resampling stories (documents)."""
-    documents: dict = {}
-    labelled = [r for r in rows if r["label"] != -1]
-    gold, pred, _, where = gather("summary", labelled, predictions, threshold, documents)
-    if pred is None:
+    units = gather("summary", [r for r in rows if r["label"] != -1], predictions, threshold)
+    if units.pred is None:
         raise PredictionsError("balanced accuracy needs labels, or scores with a threshold not tuned on the reported split")
-    return (len(documents),), bootstrap.balanced_accuracy_statistic(gold, pred, where, len(documents))
+    return (units.documents,), bootstrap.balanced_accuracy_statistic(units.gold, units.pred, units.document, units.documents)
 
 
 def _tau_intra(rows, predictions, threshold):

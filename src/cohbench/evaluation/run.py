@@ -71,7 +71,7 @@ def decide(config: str, protocol: Protocol, splits: Mapping[str, list[dict]], pr
         return {"threshold": threshold, "tuned_on": None, "criterion": "given"}
     dev = next((s for s in DEV_SPLITS if s in splits), None)
     if dev is not None and {r["id"] for r in splits[dev]} <= set(predictions):
-        gold, _, scores = gather(protocol.unit, splits[dev], predictions, None)
+        gold, _, scores, _, _ = gather(protocol.unit, splits[dev], predictions, None)
         if scores is None:
             raise PredictionsError(f"every prediction on {dev} needs a score to tune a threshold")
         tuned = metrics.tune_threshold(gold, scores, protocol.criterion.value)
