@@ -9,6 +9,9 @@ from . import bootstrap, metrics
 from .detection import gather, summary_metrics, unit_metrics
 from .kendall import Comparisons
 from .protocol import PROTOCOLS, Criterion, Headline, PredictionsError, Protocol, declare
+from .rating_grid import human_scores, score_grid
+from .ratings import coherence
+from .ratings import evaluate as meta_evaluate
 from .reader import spans_field, types_field
 from .snac_types import typed_sentence_metrics
 
@@ -38,9 +41,6 @@ def _balanced_accuracy(rows, predictions, threshold):
 
 def _tau_intra(rows, predictions, threshold):
     """Headline statistic of the meta-evaluation: τ_intra, resampling documents and systems together."""
-    from .rating_grid import human_scores, score_grid
-    from .ratings import coherence
-
     human = human_scores(rows)
     scored = _scores_of(rows, predictions)
     pred = coherence(score_grid(scored, human))
@@ -50,9 +50,7 @@ def _tau_intra(rows, predictions, threshold):
 def _rating_metrics(rows, predictions, threshold) -> dict:
     """The meta-evaluation of one split's rated summaries: point values and the bias matrix (the headline's CI is
     the evaluation's bootstrap; `cohbench metaeval` gives every τ a CI)."""
-    from .ratings import evaluate
-
-    return evaluate(_scores_of(rows, predictions), records=rows, bootstrap=0)
+    return meta_evaluate(_scores_of(rows, predictions), records=rows, bootstrap=0)
 
 
 def _scores_of(rows, predictions) -> list[dict]:
