@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..protocols import metrics
+from ..evaluation import metrics
 from .data import labelled_units, mean_auc
 from .embeddings import DIMENSIONS, device, sentence_key
 from .model import SentenceLevelDetector

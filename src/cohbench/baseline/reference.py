@@ -195,7 +195,7 @@ def applicable(name: str, splits: dict[str, list[dict]]) -> bool:
 
 def predictions(name: str, splits: dict[str, list[dict]], protocol: str, task: str, vectors=None) -> list[dict]:
     """Scores of scorer `name` for every record outside the train split, as prediction lines for the protocol."""
-    from ..protocols import PRECEDING_CONTEXT
+    from ..evaluation import judged_on_preceding
 
     chosen = scorer(name)
     if task not in chosen.tasks:
@@ -210,7 +210,7 @@ def predictions(name: str, splits: dict[str, list[dict]], protocol: str, task: s
         texts=[r["sentences"] for r in scored],
         train_texts=[r["sentences"] for r in train],
         train_labels=[r[label_field] or [] for r in train],
-        prefix_only=protocol in PRECEDING_CONTEXT,
+        prefix_only=judged_on_preceding(protocol),
         task=task,
         vectors=vectors,
     )
@@ -219,16 +219,17 @@ def predictions(name: str, splits: dict[str, list[dict]], protocol: str, task: s
 
 def config_predictions(config: str, name: str, release=None) -> list[dict]:
     """`predictions` for a built config of the release, its protocol and task looked up."""
+    from ..evaluation import unit_of
     from ..registry import spec
     from ..release.layout import read_config
     from .data import TASKS
 
     for module in scorer(name).needs:  # an unknown name, or a missing extra (ModuleNotFoundError), before the release is read
         importlib.import_module(module)
-    declared = spec(config)
-    if declared.task not in TASKS:
-        raise ScorerError(f"reference scorers score sentences or gaps; {config}'s task is {declared.task}")
+    declared, task = spec(config), unit_of(config)
+    if task not in TASKS:
+        raise ScorerError(f"reference scorers score sentences or gaps; {config}'s task is {task}")
     splits = read_config(release or settings.release_dir(), config).splits
     if not applicable(name, splits):
         raise ScorerError(f"{name} needs a labelled train split, and {config} has none")
-    return predictions(name, splits, declared.protocol, declared.task)
+    return predictions(name, splits, declared.protocol, task)

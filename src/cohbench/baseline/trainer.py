@@ -21,7 +21,7 @@ from .data import BaselineError, baseline_params, dev_split, examples_of, releas
 def train(*, release: Path | None = None, params: dict | None = None, progress: bool = True) -> dict:
     """Train, select on dev, score every applicable config beside the reference scorers; returns (and writes)
     the metrics. Timings go to the project's `.cache/timings/`, never into the release."""
-    from ..protocols import PRECEDING_CONTEXT, evaluate
+    from ..evaluation import evaluate, judged_on_preceding
     from . import fit, reference
 
     release = release or settings.release_dir()
@@ -70,7 +70,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     for config, task in scored.items():
         examples = scored_examples[config]
         # SNaC judges each sentence given the preceding summary only; the other protocols see the whole text
-        predicted = (fit.predict_prefixes if protocols[config] in PRECEDING_CONTEXT else fit.predict)(model, examples, vectors, p["max_sentences"])
+        predicted = (fit.predict_prefixes if judged_on_preceding(protocols[config]) else fit.predict)(model, examples, vectors, p["max_sentences"])
         predictions = [{"id": e.id, "score": [round(float(v), 6) for v in s]} for e, s in zip(examples, predicted)]
         write_text(out_dir / "predictions" / f"{config}.jsonl", "".join(json.dumps(x) + "\n" for x in predictions))
         threshold = None if dev_split(data[config]) else head_thresholds[task]
