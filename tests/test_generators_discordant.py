@@ -69,7 +69,7 @@ def test_rescaling_is_a_monotone_map_with_the_shipped_baseline():
     assert rescale(1.0, baseline["F"]) == pytest.approx(1.0) and rescale(baseline["F"], baseline["F"]) == 0
 
 
-@pytest.mark.parametrize("retriever", ["bm25s", "rank_bm25"])
+@pytest.mark.parametrize("retriever", ["bm25s", "rank_bm25", "tantivy"])
 def test_confounders_come_from_other_documents_of_the_same_split_below_tau(embeddings, retriever):
     batch = records()
     pool = ConfounderPool.from_records(batch, retriever=retriever, embeddings=embeddings)

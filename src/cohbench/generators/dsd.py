@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..schema import ERROR, FLOAT_DECIMALS, OK
 from .bertscore import TokenEmbeddings, load_baseline, rescale
 from .registry import CorruptionError, count, derived, generator, record_rng, sentence_id, span, to_columns, to_records
-from .retrieval import Bm25, merged_top
+from .retrieval import merged_top, pool_index
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class Confounder:
 class ConfounderPool:
     """The sentences confounders may come from: those of one split only, with their ids and documents.
 
-    With `shards` > 1 the BM25 index is kept as that many document shards (same pool-wide statistics) whose
+    With `shards` > 1 the BM25 index is kept as that many document shards (`retrieval.pool_index`) whose
     top-k lists are merged, so that an engine can hold one shard per worker at a time. The pool travels between
     processes without its embedding cache (each worker encodes with its own)."""
 
@@ -41,10 +41,7 @@ class ConfounderPool:
         self.split = split
         self.texts, self.ids, self.doc_ids = list(texts), list(ids), list(doc_ids)
         self.top_k = top_k
-        self.index = Bm25(self.texts, retriever)
-        self.shards = None
-        if shards > 1:
-            self.shards, self.index = self.index.shards(shards), None
+        self.index, self.shards = pool_index(self.texts, retriever, shards)
         self.embeddings = embeddings
         self.baseline = load_baseline()["F"] if baseline is None else baseline
         self._widest_doc = max(Counter(self.doc_ids).values(), default=0)
