@@ -25,10 +25,11 @@ def test_ties_come_in_pool_order_and_only_matching_sentences_are_returned():
     assert hits[1] == []  # no term of the query is in the pool
 
 
-def test_the_whole_tie_at_the_kth_score_is_seen_whatever_order_tantivy_returns_it_in():
-    pool = ["red ball"] * 30 + ["red"]
+def test_a_tie_cut_at_the_kth_score_keeps_the_lowest_pool_indices():
+    pool = ["red"] + ["red ball", "a red ball"] * 30
     index, _ = pool_index(pool, "tantivy")
-    assert index.top(["red ball"], 5) == [[0, 1, 2, 3, 4]]
+    assert index.top(["red ball"], 5) == [[1, 3, 5, 7, 9]]
+    assert index.top(["red ball a"], 3) == [[2, 4, 6]]
 
 
 def test_shards_merge_to_the_same_candidates_in_every_process():
@@ -55,6 +56,15 @@ def test_a_shard_folder_that_is_missing_or_from_another_pool_is_refused_in_one_l
     with pytest.raises(CorruptionError, match=r"^index shard .* is missing or unfinished; a worker must read"):
         gone.top(["tom"], 1)
     assert json.loads((shards[0].path / SHARD_MARK).read_text())["size"] == 4
+
+
+def test_a_shard_too_large_for_one_segment_names_the_shards_it_needs(monkeypatch):
+    from cohbench.generators import retrieval
+
+    monkeypatch.setattr(retrieval, "WRITER_HEAP", 15_000_000)  # tantivy's floor: a few thousand sentences a segment
+    pool = [f"sentence number {n} of a pool too large for its shards" for n in range(60_000)]
+    with pytest.raises(CorruptionError, match=r"^a pool shard of 30,000 sentences does not fit one tantivy segment .* at least [3-9]\d* shards"):
+        pool_index(pool, "tantivy", shards=2)
 
 
 def test_a_retriever_that_is_not_installed_names_the_extra_that_brings_it(monkeypatch):

@@ -39,6 +39,9 @@ EXTRA_OF = {"bm25s": "build", "rank_bm25": "build", "tantivy": "tantivy"}  # the
 _WORD = re.compile(r"[\w']+")
 TOKENS = "cohbench_words"  # tantivy's name for `tokenize`'s tokens: split on whitespace, nothing else
 SHARD_MARK = "cohbench-shard.json"  # written last into a tantivy shard's folder: which pool and which sentences
+# Indexing memory of a tantivy shard's one writer thread (allocated as needed; tantivy takes at most ~4 GB a thread).
+# A shard must fit one segment in it: measured ~20 B of index per short sentence on disk, more while indexing.
+WRITER_HEAP = 2_000_000_000
 
 
 def tokenize(text: str) -> list[str]:
@@ -186,7 +189,6 @@ class TantivyShard:
 
         schema = tantivy.SchemaBuilder()
         schema.add_text_field("text", tokenizer_name=TOKENS, index_option="freq")  # BM25 needs no positions
-        schema.add_integer_field("row", fast=True)  # the pool index; add_unsigned_field panics on Python ints
         return schema.build()
 
     @staticmethod
@@ -201,24 +203,40 @@ class TantivyShard:
         """Index `texts` as `shards` shards of consecutive sentences under a new temporary folder, removed when the
         first shard is collected in this process (TMPDIR decides where: a folder every Ray worker can read)."""
         folder = Path(tempfile.mkdtemp(prefix="cohbench-tantivy-"))
-        pool = pool_fingerprint(texts)
-        bounds = [round(n * len(texts) / shards) for n in range(shards + 1)]
-        built = [cls.build(texts[start:end], start, pool, folder / f"shard-{n:05d}")
-                 for n, (start, end) in enumerate(zip(bounds, bounds[1:]))]
+        built = []
+        try:
+            pool = pool_fingerprint(texts)
+            bounds = [round(n * len(texts) / shards) for n in range(shards + 1)]
+            for n, (start, end) in enumerate(zip(bounds, bounds[1:])):
+                built.append(cls.build(texts[start:end], start, pool, folder / f"shard-{n:05d}", shards))
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
         weakref.finalize(built[0], shutil.rmtree, folder, True)
         return built
 
     @classmethod
-    def build(cls, texts: Sequence[str], offset: int, pool: str, path: Path) -> "TantivyShard":
+    def build(cls, texts: Sequence[str], offset: int, pool: str, path: Path, shards: int = 1) -> "TantivyShard":
+        """One shard, written by one indexing thread into one segment: its documents are then numbered in pool
+        order, which is the order tantivy gives hits of equal score (so a top-k cut never depends on the engine).
+        A shard too large for one segment within the writer's memory is refused, naming the shards it needs."""
         import tantivy
+
+        from .registry import CorruptionError
 
         path.mkdir(parents=True)
         index = cls._with_tokens(tantivy.Index(cls._schema(), path=str(path)))
-        writer = index.writer(heap_size=256_000_000, num_threads=1)
-        for row, text in enumerate(texts, offset):
-            writer.add_document(tantivy.Document(text=" ".join(tokenize(text)), row=row))
+        writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
+        for text in texts:
+            writer.add_document(tantivy.Document(text=" ".join(tokenize(text))))
         writer.commit()
         writer.wait_merging_threads()
+        index.reload()
+        segments = index.searcher().num_segments
+        if segments > 1:
+            raise CorruptionError(f"a pool shard of {len(texts):,} sentences does not fit one tantivy segment in "
+                                  f"{WRITER_HEAP / 1e9:.0f} GB of indexing memory; cut the pool into at least "
+                                  f"{shards * segments} shards (--pool-shards, incoherence.pool_shards)")
         shard = cls(path, offset, len(texts), pool)
         write_text(path / SHARD_MARK, json.dumps(shard.mark(), sort_keys=True))
         return shard
@@ -248,9 +266,8 @@ class TantivyShard:
         return [[i for i, _ in hits] for hits in self.scored_top(queries, k)]
 
     def scored_top(self, queries: Sequence[str], k: int) -> list[list[tuple[int, float]]]:
-        """(pool index, score) of the `k` best-scoring sentences of the shard for each query, best first, ties by
-        pool index: tantivy is asked for more hits until the last one scores below the k-th, so every sentence
-        tied at the k-th score is seen, whatever order tantivy returns ties in."""
+        """(pool index, score) of the `k` best-scoring sentences of the shard for each query, best first; ties by
+        pool index, as tantivy orders equal scores by document number (one segment, in pool order: `build`)."""
         import tantivy
 
         searcher = self._searcher or self._open()
@@ -263,12 +280,5 @@ class TantivyShard:
                 continue
             query = tantivy.Query.boolean_query(
                 [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema_of, "text", t)) for t in tokens])
-            limit = k
-            while True:
-                hits = searcher.search(query, limit, count=False).hits
-                if len(hits) < limit or hits[-1][0] < hits[k - 1][0]:
-                    break
-                limit *= 2
-            rows = searcher.fast_field_values("row", [address for _, address in hits])
-            out.append(sorted(((row, float(score)) for (score, _), row in zip(hits, rows)), key=lambda hit: (-hit[1], hit[0]))[:k])
+            out.append([(self.offset + address.doc, float(score)) for score, address in searcher.search(query, k, count=False).hits])
         return out
