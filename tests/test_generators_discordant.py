@@ -97,7 +97,7 @@ def test_the_first_candidate_below_tau_is_taken_in_bm25_order(embeddings):
     pool = ConfounderPool.from_records(batch, embeddings=embeddings)
     query = batch[0]["sentences"][0]
     (candidates,) = pool.candidates([query], ["a"])
-    scores = [rescale(s, pool.baseline) for s in embeddings.f1(query, [pool.texts[c] for c in candidates])]
+    scores = [rescale(s, pool.baseline) for s in embeddings.f1(query, pool.texts_at(candidates))]
     for tau in (0.05, 0.2, 0.4, 1.01):
         (pick,) = pool.choose([query], [candidates], tau)
         first = next((i for i, s in enumerate(scores) if s < tau), None)
