@@ -5,9 +5,10 @@ All three see the same tokens (`tokenize`: lower-cased runs of word characters a
 them joined by spaces and split on whitespace only (`TOKENS`, no other filter), so a sentence's terms and length
 are the same everywhere. Their BM25 differs, so confounders agree between them only when the same retriever is
 chosen: bm25s scores "lucene" BM25 (idf ln(1 + (N - df + 0.5) / (df + 0.5)), k1 = 1.5, b = 0.75, float32); tantivy
-the same idf with k1 = 1.2, b = 0.75 (fixed by tantivy), document lengths stored on one byte (exact for short
-sentences, approximate beyond about 40 tokens) and float32 scores; rank_bm25 its own Okapi idf. Ties are ordered
-by pool index (lower first) for every retriever, whatever order an engine returns them in.
+the same idf with k1 = 1.2, b = 0.75 (fixed by tantivy), times k1 + 1 (a constant: no effect on the ranking),
+document lengths stored on one byte (exact for short sentences, approximate beyond about 40 tokens) and float32
+scores; rank_bm25 its own Okapi idf. A query is the OR of its tokens, a repeated token counted each time. Ties are
+ordered by pool index (lower first) for every retriever.
 
 A bm25s index can be cut into shards by document (`Bm25.shards`) for pools too big for one worker: each shard
 keeps the pool-wide term statistics, so a document scores the same in its shard as in the whole index, and the
