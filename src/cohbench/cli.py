@@ -346,7 +346,7 @@ def cmd_evaluate(args) -> int:
 
     predictions = args.predictions
     if args.scorer:
-        from .baseline.reference import config_predictions
+        from .evaluation.references import config_predictions
 
         predictions = config_predictions(args.config, args.scorer)
     result = evaluate(args.config, predictions, split=args.split, threshold=args.threshold)

@@ -1,0 +1,1 @@
+"""Evaluation: the protocols, their one reader, the bootstrap, and the reference scorers every result is read against."""
