@@ -6,7 +6,7 @@ from project_copy import dvc_runner, tracked_copy
 
 from cohbench import pipeline, registry, settings
 from cohbench.agreement import _STATISTICS
-from cohbench.protocols import METAEVAL, PROTOCOLS, protocol_of
+from cohbench.protocols import METAEVAL, PROTOCOLS, protocol_of, unit_of
 from cohbench.schema import FEATURES, FIELDS, schema_markdown
 
 ROOT = settings.project_root()
@@ -40,14 +40,9 @@ def test_each_config_declares_a_protocol_and_statistics_that_exist():
         spec = registry.spec(config)
         assert protocol_of(config) in (*PROTOCOLS, METAEVAL) and spec.statistics in _STATISTICS, config
     assert registry.configs_where(protocol=METAEVAL) == ["summeval"]
-    assert registry.spec("timetravel_msd").task == "gaps" and registry.spec("snac").task == "sentences"
-
-
-def test_a_config_with_an_undeclared_task_is_refused():
-    corpus = registry.lookup("storysumm")
-    bad = registry.ConfigSpec("other_config", "x", task="paragraphs", protocol="summary")
-    with pytest.raises(registry.RegistryError, match="task 'paragraphs'"):
-        registry.register(registry.Corpus(**{**corpus.__dict__, "name": "other", "configs": (bad,)}))
+    # the unit a model predicts is the protocol's, declared there once (the registry has no second field for it)
+    assert unit_of("timetravel_msd") == "gaps" and unit_of("snac") == "sentences" and unit_of("summeval") == "ratings"
+    assert "task" not in registry.ConfigSpec.__dataclass_fields__
 
 
 def test_every_corpus_has_a_card():

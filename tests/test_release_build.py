@@ -25,7 +25,7 @@ FIXTURE = FIXTURES / "storysumm" / "storysumm.json"
 def fixture_corpus(path=FIXTURE, expected_splits=None):
     data = path.read_bytes()
     source = Source("storysumm", storysumm.SOURCE.url, hashlib.sha256(data).hexdigest(), len(data), "MIT")
-    spec = ConfigSpec("storysumm", "fixture", "summary", "summary", expected_splits=expected_splits)
+    spec = ConfigSpec("storysumm", "fixture", "summary", expected_splits=expected_splits)
     return dataclasses.replace(storysumm.CORPUS, sources=(source,), errata=(), configs=(spec,))
 
 

@@ -23,7 +23,7 @@ def build_storysumm_fixture(workspace):
     path = FIXTURES / "storysumm" / "storysumm.json"
     data = path.read_bytes()
     source = Source("storysumm", storysumm.SOURCE.url, hashlib.sha256(data).hexdigest(), len(data), "MIT")
-    corpus = dataclasses.replace(storysumm.CORPUS, sources=(source,), errata=(), configs=(ConfigSpec("storysumm", "fixture", "summary", "summary"),))
+    corpus = dataclasses.replace(storysumm.CORPUS, sources=(source,), errata=(), configs=(ConfigSpec("storysumm", "fixture", "summary"),))
     stats = build("storysumm", corpus=corpus, paths={"storysumm": path}, release=workspace / "release", progress=False)
     versions.record("storysumm", stats)  # the fixture's records, declared as a version
     return workspace / "release"

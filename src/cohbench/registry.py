@@ -1,9 +1,10 @@
 """Explicit registry of corpora and their configs: the one place a config is declared. Each corpus module under
 `cohbench.builders` calls `register` once at import; a second corpus or config of the same name is an error.
 
-Everything else looks a config up here (`spec(config).task`, `.protocol`, `.statistics`, `.options`) instead of
-keeping a table of config names: the evaluation protocols, the baseline, agreement statistics, the report,
-meta-evaluation and the DVC pipeline (`cohbench.pipeline`)."""
+Everything else looks a config up here (`spec(config).protocol`, `.statistics`, `.options`) instead of keeping a
+table of config names: evaluation, the baseline, agreement statistics, the report and the DVC pipeline
+(`cohbench.pipeline`). What a model predicts on a config (a label per sentence, per gap, per summary, or a score
+correlated with ratings) is its protocol's unit, declared once with the protocol in `cohbench.evaluation`."""
 
 from __future__ import annotations
 
@@ -37,17 +38,13 @@ class Parsed:
             )
 
 
-# What a model predicts on a config: a label per sentence, per gap between sentences, per summary, or (ratings)
-# a score that is correlated with human ratings.
-TASKS = ("sentences", "gaps", "summary", "ratings")
-
-
 @dataclass(frozen=True)
 class ConfigSpec:
     name: str
     description: str
-    task: str  # one of TASKS
-    protocol: str  # the evaluation protocol of `cohbench.protocols` (or "metaeval") that scores predictions
+    # The name of the evaluation protocol that scores predictions (declared in `cohbench.evaluation`), which also
+    # declares the unit a model predicts (sentence, gap, summary, rating).
+    protocol: str
     statistics: str = "generic"  # the agreement/report analysis of `cohbench.agreement` for its annotations
     expected_splits: Mapping[str, int] | None = None  # verified by the Hugging Face builder when given
     research_only: bool = False  # excluded from any publishing/export unless asked for
@@ -96,8 +93,6 @@ def register(corpus: Corpus) -> Corpus:
     if corpus.name in _CORPORA:
         raise RegistryError(f"corpus {corpus.name!r} is registered twice")
     for spec in corpus.configs:
-        if spec.task not in TASKS:
-            raise RegistryError(f"config {spec.name!r} declares task {spec.task!r}; tasks: {', '.join(TASKS)}")
         if spec.name in _CONFIG_OWNER:
             raise RegistryError(f"config {spec.name!r} is declared by both {_CONFIG_OWNER[spec.name]} and {corpus.name}")
     for erratum in corpus.errata:

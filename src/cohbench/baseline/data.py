@@ -15,7 +15,7 @@ from ..errors import CohbenchError
 from ..release.layout import built_configs
 from ..schema import DEV_SPLITS, TRAIN_SPLITS
 
-TASKS = ("sentences", "gaps")  # the registry tasks the detector has a head for
+TASKS = ("sentences", "gaps")  # the protocol units the detector has a head for
 
 
 class BaselineError(CohbenchError):
@@ -99,15 +99,16 @@ def train_split(splits) -> str | None:
 
 
 def release_data(release: Path) -> tuple[dict, dict[str, str], dict[str, str]]:
-    """Every built config's records by split (read once), its protocol, and its task where the detector has a
-    head for it (sentences or gaps), all as the registry declares them."""
+    """Every built config's records by split (read once), its protocol, and its task (its protocol's unit) where
+    the detector has a head for it (sentences or gaps)."""
+    from ..protocols import unit_of
     from ..registry import spec
     from ..release.layout import read_config
 
     built = built_configs(release)
     data = {name: read_config(release, name, stats).splits for name, stats in built.items()}
     protocols = {name: spec(name).protocol for name in data}
-    tasks = {name: spec(name).task for name in sorted(data) if spec(name).task in TASKS}
+    tasks = {name: unit_of(name) for name in sorted(data) if unit_of(name) in TASKS}
     return data, protocols, tasks
 
 

@@ -1,6 +1,7 @@
 """`cohbench train`: the baseline trained on a release, selected on validation, scored beside the reference scorers
-with each config's protocol, and written to `<release>/baseline/` (metrics.json, metrics.md for the card,
-predictions/<config>.jsonl)."""
+with each config's protocol, and written to `<release>/baseline/` (metrics.json, metrics.md for the card, and the
+predictions of the baseline and of every reference scorer on every config it applies to,
+predictions/<scorer>/<config>.jsonl, which the leaderboard reads instead of re-running them)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from .. import jsonout, settings
 from ..atomic import write_text
 from ..display import percent
-from ..release.layout import built_configs
+from ..release.layout import built_configs, shipped_predictions
 from ..release.versions import provenance
 from ..schema import TRAIN_SPLITS
 from .data import BaselineError, baseline_params, dev_split, examples_of, release_data, release_vectors, training_sets
@@ -21,8 +22,9 @@ from .data import BaselineError, baseline_params, dev_split, examples_of, releas
 def train(*, release: Path | None = None, params: dict | None = None, progress: bool = True) -> dict:
     """Train, select on dev, score every applicable config beside the reference scorers; returns (and writes)
     the metrics. Timings go to the project's `.cache/timings/`, never into the release."""
-    from ..protocols import PRECEDING_CONTEXT, evaluate
-    from . import fit, reference
+    from ..evaluation import references as reference_scorers
+    from ..protocols import PRECEDING_CONTEXT, UNITS, evaluate
+    from . import fit
 
     release = release or settings.release_dir()
     p = params or baseline_params()
@@ -50,29 +52,27 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     vectors = release_vectors(data, tasks, p, progress)
     timings["embedding"] = time.perf_counter() - started
     started = time.perf_counter()
-    references = {
-        config: {
-            name: evaluate(config, reference.predictions(name, data[config], protocols[config], task, vectors),
-                           splits=data[config], release=release)
-            for name in reference.scorers_for(task)
-            if reference.applicable(name, data[config])
-        }
-        for config, task in scored.items()
-    }
+    out_dir = release / "baseline"
+    references = {}
+    for config in (c for c in data if set(data[c]) - set(TRAIN_SPLITS)):  # every config with a split to score
+        unit = UNITS[protocols[config]]
+        for name in (n for n in reference_scorers.scorers_for(unit) if reference_scorers.applicable(n, data[config], unit)):
+            lines = reference_scorers.predictions(name, data[config], protocols[config], vectors)
+            _write_predictions(release, name, config, lines)
+            references.setdefault(config, {})[name] = evaluate(config, lines, splits=data[config], release=release)
     timings["reference_scorers"] = time.perf_counter() - started
     started = time.perf_counter()
     model, selection = fit.fit(train_set, dev_set, vectors, p, progress)
     timings["training"] = time.perf_counter() - started
     # test-only configs (no dev split to tune on) take each head's threshold from the training configs' dev splits
     head_thresholds = fit.dev_thresholds(model, dev_set, vectors, p["max_sentences"])
-    out_dir = release / "baseline"
     scores = {}
     for config, task in scored.items():
         examples = scored_examples[config]
         # SNaC judges each sentence given the preceding summary only; the other protocols see the whole text
         predicted = (fit.predict_prefixes if protocols[config] in PRECEDING_CONTEXT else fit.predict)(model, examples, vectors, p["max_sentences"])
         predictions = [{"id": e.id, "score": [round(float(v), 6) for v in s]} for e, s in zip(examples, predicted)]
-        write_text(out_dir / "predictions" / f"{config}.jsonl", "".join(json.dumps(x) + "\n" for x in predictions))
+        _write_predictions(release, "baseline", config, predictions)
         threshold = None if dev_split(data[config]) else head_thresholds[task]
         scores[config] = evaluate(config, predictions, threshold=threshold, splits=data[config], release=release)
         if threshold is not None:
@@ -100,6 +100,10 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
               f"reference scorers {timings['reference_scorers']:.0f} s; {timings_path}); metrics in {out_dir / 'metrics.json'}",
               file=sys.stderr)
     return metrics
+
+
+def _write_predictions(release: Path, scorer: str, config: str, lines: list[dict]) -> None:
+    write_text(shipped_predictions(release, scorer, config), "".join(json.dumps(x) + "\n" for x in lines))
 
 
 def _headline(result: dict) -> dict:

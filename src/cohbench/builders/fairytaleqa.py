@@ -154,9 +154,9 @@ CORPUS = register(
         licence_url="https://github.com/uci-soe/FairytaleQAData",
         sources=(*STORY_SOURCES, META_SOURCE),
         configs=(
-            ConfigSpec(options=FairytaleOptions, name="fairytale_msd", task="gaps", protocol="gaps", description="Missing sentence detection: 6 of 8 sentences shown; "
+            ConfigSpec(options=FairytaleOptions, name="fairytale_msd", protocol="gaps", description="Missing sentence detection: 6 of 8 sentences shown; "
                        "gap_labels mark the two gaps with a missing sentence (never first/last, never adjacent)."),
-            ConfigSpec(options=FairytaleOptions, name="fairytale_dsd", task="sentences", protocol="sentences", description="Discordant sentence detection: 2 of 8 sentences replaced "
+            ConfigSpec(options=FairytaleOptions, name="fairytale_dsd", protocol="sentences", description="Discordant sentence detection: 2 of 8 sentences replaced "
                        "by confounders from other stories of the same split; sentence_labels mark them."),
         ),
         parse=parse,

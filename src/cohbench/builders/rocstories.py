@@ -128,10 +128,10 @@ CORPUS = register(
         homepage="https://cs.rochester.edu/nlp/rocstories/",
         sources=(SAMPLE, timetravel.TEST, timetravel.DEV, storycloze.VAL, storycloze.TEST),
         configs=(
-            ConfigSpec(options=RocStoriesOptions, name="rocstories_msd", task="gaps", protocol="gaps", research_only=True,
+            ConfigSpec(options=RocStoriesOptions, name="rocstories_msd", protocol="gaps", research_only=True,
                        description="Missing sentence detection training data: 4 of 5 sentences shown, one instance "
                        "per removable sentence; train only."),
-            ConfigSpec(options=RocStoriesOptions, name="rocstories_dsd", task="sentences", protocol="sentences", research_only=True,
+            ConfigSpec(options=RocStoriesOptions, name="rocstories_dsd", protocol="sentences", research_only=True,
                        description="Discordant sentence detection training data: 1 of 5 sentences replaced by a "
                        "confounder from another story, several positions per story; train only."),
         ),

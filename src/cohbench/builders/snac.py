@@ -423,7 +423,7 @@ CORPUS = register(
         sources=(SOURCE,),
         configs=(
             ConfigSpec(
-                name="snac", task="sentences", protocol="typed_sentences", statistics="error_spans",
+                name="snac", protocol="typed_sentences", statistics="error_spans",
                 description=(
                     "150 summaries (BOOK-175B 55, BOOK-6B 55, MOVIE-BART 40) split by book or movie into cohbench's "
                     "own train/validation/test (the file carries no split; the paper's dev is validation), sized like the paper's 4.2k/230/1.8k sentences."

@@ -107,7 +107,7 @@ CORPUS = register(
         configs=(
             ConfigSpec(
                 options=TimeTravelOptions,
-                name="storycloze_dsd", task="sentences", protocol="sentences",
+                name="storycloze_dsd", protocol="sentences",
                 description=(
                     "1,888 stories (those in no TimeTravel train/dev split) x {wrong ending (sentence 5 labelled 1), "
                     "right ending (all 0)}; test only."

@@ -167,7 +167,7 @@ CORPUS = register(
         errata=(STRAY_STRING,),
         configs=(
             ConfigSpec(
-                name="storysumm", task="summary", protocol="summary", statistics="summary_labels",
+                name="storysumm", protocol="summary", statistics="summary_labels",
                 description="96 summaries of 32 stories; upstream val (33, older generators) and test (63, newer).",
                 expected_splits={"validation": 33, "test": 63},
             ),

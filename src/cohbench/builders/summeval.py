@@ -281,7 +281,7 @@ CORPUS = register(
         sources=(*DAMO_SOURCES, BARTSCORE_SOURCE),
         configs=(
             ConfigSpec(
-                name="summeval", task="ratings", protocol="metaeval", statistics="expert_ratings",
+                name="summeval", protocol="metaeval", statistics="expert_ratings",
                 description=(
                     "1,600 summaries (100 documents x 16 systems), test split only: SummEval is an evaluation set. "
                     "Per-annotator ratings for the 12 abstractive systems, expert means for the 4 extractive ones."

@@ -108,7 +108,7 @@ CORPUS = register(
         licence="as its sources: TimeTravel (Apache-2.0 repositories, story terms unstated) and FairytaleQA (Apache-2.0, public-domain stories)",
         homepage="https://github.com/tagoyal/snac",
         sources=(timetravel.TEST, timetravel.DEV, *fairytaleqa.STORY_SOURCES, fairytaleqa.META_SOURCE),
-        configs=(ConfigSpec(options=SyntheticOptions, name="synthetic_coherence", task="sentences", protocol="sentences", description="Balanced synthetic (context, sentence) coherence "
+        configs=(ConfigSpec(options=SyntheticOptions, name="synthetic_coherence", protocol="sentences", description="Balanced synthetic (context, sentence) coherence "
                             "examples for CharE (entity_first_mention) and SceneE (next_sentence_swap, discordant_replace)."),),
         parse=parse,
     )

@@ -139,9 +139,9 @@ CORPUS = register(
         homepage="https://github.com/qkaren/Counterfactual-StoryRW",
         sources=(TEST, DEV),
         configs=(
-            ConfigSpec(options=TimeTravelOptions, name="timetravel_msd", task="gaps", protocol="gaps", description="Missing sentence detection: 4 of 5 sentences shown, "
+            ConfigSpec(options=TimeTravelOptions, name="timetravel_msd", protocol="gaps", description="Missing sentence detection: 4 of 5 sentences shown, "
                        "gap_labels mark the gap where the removed sentence was (never the first or last)."),
-            ConfigSpec(options=TimeTravelOptions, name="timetravel_dsd", task="sentences", protocol="sentences", description="Discordant sentence detection: 1 of 5 sentences replaced "
+            ConfigSpec(options=TimeTravelOptions, name="timetravel_dsd", protocol="sentences", description="Discordant sentence detection: 1 of 5 sentences replaced "
                        "by a confounder from another story of the same split; sentence_labels mark it."),
         ),
         parse=parse,

@@ -22,10 +22,8 @@ from . import summary_references as summary
 from . import unit_references as unit
 from .scoring_input import Scored, ScorerError
 
-# protocol -> the unit it scores (one prediction entry per unit)
-UNITS = {"typed_sentences": "sentence", "sentences": "sentence", "gaps": "gap", "summary": "summary", "metaeval": "rating"}
-# protocol -> the record field holding the gold label of each unit, for scorers that learn a prior from train
-UNIT_LABELS = {"sentence": "sentence_labels", "gap": "gap_labels"}
+# unit -> the record field holding the gold label of each unit, for scorers that learn a prior from train
+UNIT_LABELS = {"sentences": "sentence_labels", "gaps": "gap_labels"}
 
 
 def _has_labelled_train(splits: Mapping[str, list[dict]], unit_name: str) -> bool:
@@ -109,10 +107,6 @@ def scorer(name: str) -> ReferenceScorer:
     return REFERENCES[name]
 
 
-def unit_of(protocol: str) -> str:
-    return UNITS[protocol]
-
-
 def scorers_for(unit_name: str) -> list[str]:
     return [name for name, s in REFERENCES.items() if unit_name in s.units]
 
@@ -135,9 +129,9 @@ def applicable(name: str, splits: Mapping[str, list[dict]], unit_name: str) -> b
 
 def predictions(name: str, splits: Mapping[str, list[dict]], protocol: str, vectors=None) -> list[dict]:
     """Scores of scorer `name` for every record outside the train split, as prediction lines for the protocol."""
-    from ..protocols import PRECEDING_CONTEXT
+    from ..protocols import PRECEDING_CONTEXT, UNITS
 
-    unit_name = unit_of(protocol)
+    unit_name = UNITS[protocol]
     if (why := unmet(name, splits, unit_name)) is not None:
         raise ScorerError(f"{name} {why}; scorers for {unit_name} units: {', '.join(scorers_for(unit_name))}")
     train = [r for split in TRAIN_SPLITS for r in splits.get(split, [])]
@@ -176,4 +170,4 @@ def config_predictions(config: str, name: str, release=None) -> list[dict]:
 
 
 __all__ = ["REFERENCES", "ReferenceScorer", "Scored", "ScorerError", "applicable", "config_predictions", "predictions",
-           "scorer", "scorers_for", "unit_of", "unmet"]
+           "scorer", "scorers_for", "unmet"]

@@ -23,9 +23,9 @@ class Scored:
     train_texts: Sequence[Sequence[str]]
     train_labels: Sequence[Sequence[int]]  # per train record, the labels of the unit's items
     prefix_only: bool  # the protocol judges a unit on the text before it only (SNaC)
-    unit: str  # "sentence", "gap", "summary" or "rating"
+    unit: str  # "sentences", "gaps", "summary" or "ratings" (the protocol's unit)
     records: Sequence[Mapping] = field(default=())
     vectors: Mapping[str, np.ndarray] | None = None  # sentence key -> MiniLM vector, where the caller has them
 
     def units(self, text: Sequence[str]) -> int:
-        return len(text) - (1 if self.unit == "gap" else 0)
+        return len(text) - (1 if self.unit == "gaps" else 0)

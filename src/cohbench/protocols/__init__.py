@@ -211,6 +211,14 @@ PROTOCOLS: dict[str, tuple[Callable, Callable]] = {
 PRECEDING_CONTEXT = frozenset({"typed_sentences"})
 CRITERIA = {"summary": "maximum balanced accuracy", "typed_sentences": "maximum F1 of the error class", "sentences": "maximum F1 of the error class", "gaps": "maximum F1 of the error class"}  # fmt: skip
 METAEVAL = "metaeval"  # correlation with human ratings, delegated to `cohbench.metaeval`
+# What a model predicts under each protocol: a label per sentence, per gap between sentences, per summary, or a
+# score correlated with human ratings.
+UNITS = {"summary": "summary", "typed_sentences": "sentences", "sentences": "sentences", "gaps": "gaps", METAEVAL: "ratings"}
+
+
+def unit_of(config: str) -> str:
+    """What a model predicts on `config`: its protocol's unit."""
+    return UNITS[protocol_of(config)]
 
 
 def protocol_of(config: str) -> str:
