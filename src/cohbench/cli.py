@@ -356,6 +356,29 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
+def cmd_leaderboard(args) -> int:
+    from .leaderboard.board import leaderboard
+    from .leaderboard.render import markdown, plot
+
+    from .atomic import write_text
+
+    # files the user names are refused inside a release before any work
+    plot_path, markdown_path = (settings.user_output(path) if path else None for path in (args.plot, args.markdown))
+    result = leaderboard(args.scorer, configs=args.config, samples=args.bootstrap, seed=args.seed, strict=args.strict,
+                         output=args.output)
+    lines = markdown(result)
+    if markdown_path:
+        write_text(markdown_path, "\n".join(lines) + "\n")
+    if plot_path:
+        plot(result, plot_path)
+        result["plot"] = str(plot_path)
+    for skipped in result["skipped"]:  # on stderr too, so a script reading --json still sees them
+        print(skipped["line"], file=sys.stderr)
+    written = [f"results per scorer in {Path(result['written'][0]).parent}"] if result["written"] else []
+    _emit(args, result, lines + written)
+    return 0
+
+
 def cmd_train(args) -> int:
     from .baseline import metrics_markdown, train
 
@@ -528,6 +551,15 @@ def parser() -> argparse.ArgumentParser:
     given.add_argument("--scorer", help="score with an untrained reference scorer instead (position_prior, tfidf_dissimilarity, ...)")
     evaluate.add_argument("--split", help="report one split only (default: every non-train split)")
     evaluate.add_argument("--threshold", type=float, help="predict an error when score >= T (default: tuned on the dev split)")
+    board = add("leaderboard", cmd_leaderboard, "score scorers on every config they apply to, with CIs, the difference from the best reference and the published figures")
+    board.add_argument("--scorer", action="append", help="a reference scorer, baseline, a folder of <config>.jsonl, or module:function (repeatable; default: every reference scorer and the baseline)")
+    board.add_argument("--config", action="append", help="score only this config (repeatable; default: every built config with a test split)")
+    board.add_argument("--bootstrap", type=int, default=1000, help="bootstrap samples over documents (default 1000)")
+    board.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    board.add_argument("--strict", action="store_true", help="a config a scorer cannot be scored on is an error, not a skipped line")
+    board.add_argument("--output", help="folder for the results per scorer (default .cache/leaderboard/; never inside a release)")
+    board.add_argument("--markdown", help="also write the table as Markdown to this file")
+    board.add_argument("--plot", help="write a PNG of scorers x configs with CI bars to this file")
     add("train", cmd_train, "train the bundled baseline (Cai et al. sentence-level detector) and score every applicable config")
     add("gate", cmd_gate, "fail unless the baseline clears the floors and beats the reference scorers (params.yaml baseline)")
     study = add("study", cmd_study, "studies of the baseline, written to catalog/baseline/: learning curve, transfer to SNaC")
