@@ -19,7 +19,7 @@ import time
 import numpy as np
 import scipy.stats
 
-from cohbench import metaeval
+from cohbench.evaluation import bootstrap, kendall, rating_grid, ratings, references
 
 # Steen & Markert 2022, Table 1 (17 systems; (r) = noised, averaged over 100 runs; None = undefined)
 PAPER_TABLE_1 = {
@@ -56,26 +56,26 @@ def naive_sample(gold: np.ndarray, pred: np.ndarray, docs: np.ndarray, systems: 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--naive-samples", type=int, default=20)
-    parser.add_argument("--bootstrap", type=int, default=metaeval.DEFAULT_BOOTSTRAP)
+    parser.add_argument("--bootstrap", type=int, default=bootstrap.DEFAULT_SAMPLES)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
     started = time.perf_counter()
-    human = metaeval.load_human()
+    human = rating_grid.load_human()
     load_seconds = time.perf_counter() - started
     gold = human.expert_sum
-    pred = metaeval.reference_scores("architecture-noised", human, seed=0)
+    pred = references.reference_scores("architecture-noised", human, seed=0)
 
-    metaeval.correlations(gold, pred, bootstrap=10)  # warm up BLAS and numpy's dispatch
+    kendall.correlations(gold, pred, samples=10)  # warm up BLAS and numpy's dispatch
     runs = []
     for _ in range(3):
         started = time.perf_counter()
-        metaeval.evaluate(measure="architecture-noised", human=human, bootstrap=args.bootstrap)
+        ratings.evaluate(measure="architecture-noised", human=human, bootstrap=args.bootstrap)
         runs.append(time.perf_counter() - started)
     protocol_seconds = float(np.median(runs))
 
     rng = np.random.default_rng(0)
-    protocol = metaeval._Protocol(gold, pred)
+    protocol = kendall.Comparisons(gold, pred)
     started = time.perf_counter()
     draws = [(rng.integers(0, gold.shape[0], gold.shape[0]), rng.integers(0, gold.shape[1], gold.shape[1])) for _ in range(args.naive_samples)]
     naive = [naive_sample(gold, pred, docs, systems) for docs, systems in draws]
@@ -85,18 +85,18 @@ def main() -> None:
         m = np.bincount(docs, minlength=gold.shape[0])[None] * 1.0
         c = np.bincount(systems, minlength=gold.shape[1])[None] * 1.0
         got = protocol.evaluate(m, c)
-        worst = max(worst, *(abs(got[k][0] - expected[k]) for k in metaeval.METRICS))
+        worst = max(worst, *(abs(got[k][0] - expected[k]) for k in kendall.METRICS))
 
     table = {}
     for name, paper in PAPER_TABLE_1.items():
         seeds = range(100) if name.endswith("-noised") else range(1)
-        values = [metaeval.correlations(gold, metaeval.reference_scores(name, human, seed=s), bootstrap=0) for s in seeds]
+        values = [kendall.correlations(gold, references.reference_scores(name, human, seed=s), samples=0) for s in seeds]
         ours = {}
-        for metric in metaeval.METRICS:
+        for metric in kendall.METRICS:
             defined = [v[metric]["value"] for v in values if v[metric]["value"] is not None]
             ours[metric] = round(float(np.mean(defined)), 3) if defined else None
-        ci = metaeval.correlations(gold, metaeval.reference_scores(name, human, seed=0), bootstrap=args.bootstrap)
-        table[name] = {"ours": ours, "ours_ci95_seed0": {m: ci[m]["ci95"] for m in metaeval.METRICS}, "paper": paper}
+        ci = kendall.correlations(gold, references.reference_scores(name, human, seed=0), samples=args.bootstrap)
+        table[name] = {"ours": ours, "ours_ci95_seed0": {m: ci[m]["ci95"] for m in kendall.METRICS}, "paper": paper}
 
     report = {
         "load_seconds": round(load_seconds, 3),
@@ -114,10 +114,10 @@ def main() -> None:
     print(f"protocol, {args.bootstrap} bootstrap samples + bias matrix: {protocol_seconds:.2f} s (median of 3)")
     print(f"naive scipy per resample, extrapolated to {args.bootstrap}: {naive_seconds:.1f} s  -> {report['speedup']}x")
     print(f"largest difference from the naive results on {args.naive_samples} shared samples: {worst:.2e}")
-    print(f"\n{'measure':<22}" + "  ".join(f"{m:>27}" for m in metaeval.METRICS))
+    print(f"\n{'measure':<22}" + "  ".join(f"{m:>27}" for m in kendall.METRICS))
     for name, row in table.items():
         cells = []
-        for m in metaeval.METRICS:
+        for m in kendall.METRICS:
             ours, paper, ci = row["ours"][m], row["paper"][m], row["ours_ci95_seed0"][m]
             text = "-" if ours is None else f"{ours:+.2f}"
             text += f" [{ci[0]:+.2f},{ci[1]:+.2f}]" if ci and ours is not None else ""

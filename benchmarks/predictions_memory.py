@@ -19,7 +19,7 @@ from pathlib import Path
 
 MEASURE = """
 import resource, sys
-from cohbench.protocols import evaluate
+from cohbench.evaluation import evaluate
 evaluate("bench_dsd", sys.argv[1], threshold=0.5)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 """

@@ -10,7 +10,7 @@ import torch
 
 from cohbench.baseline import Example
 from cohbench.baseline.token_level import detector, fit, plan, predict, windows
-from cohbench.protocols.metrics import roc_auc
+from cohbench.evaluation.metrics import roc_auc
 
 TOPICS = {
     "kitchen": [

@@ -8,8 +8,7 @@ import pytest
 from sklearn import metrics as sk
 
 from cohbench.cli import main
-from cohbench.protocols import PredictionsError, evaluate
-from cohbench.protocols import metrics
+from cohbench.evaluation import PredictionsError, evaluate, metrics
 
 from release_fixture import plain_record, record, snac_like, write_config
 
@@ -48,8 +47,12 @@ def test_score_only_predictions_get_a_threshold_tuned_on_val_by_balanced_accurac
     scores = {"s1": 0.9, "s2": 0.2, "s3": 0.6, "s4": 0.7, "s5": 0.95, "s6": 0.1, "s7": 0.3, "s8": 0.5, "s9": 0.4}
     result = evaluate("storysumm", [{"id": i, "score": v} for i, v in scores.items()], release=rel)
     # on val (gold 1 0 1 0): 0.9 -> BAcc .75, 0.7 -> .5, 0.6 -> .75 (not better), 0.2 -> .5: the highest best wins
-    assert result["decision"] == {"threshold": 0.9, "tuned_on": "validation", "criterion": "maximum balanced accuracy"}
+    assert result["decision"] == {"threshold": 0.9, "tuned_on": "validation", "criterion": "maximum balanced accuracy",
+                                  "thresholded_metrics_on": ["test"]}
     assert result["splits"]["test"]["predicted_faithful"] == pytest.approx(0.8)  # only s5 >= 0.9
+    # the tuning split, and the full row that contains it, get the threshold-free metrics only
+    for flattered in ("validation", "full"):
+        assert "balanced_accuracy" not in result["splits"][flattered] and result["splits"][flattered]["auc"] is not None
     assert result["splits"]["test"]["auc"] == pytest.approx(sk.roc_auc_score([1, 1, 1, 0, 0], [0.95, 0.1, 0.3, 0.5, 0.4]))
     given = evaluate("storysumm", [{"id": i, "score": v} for i, v in scores.items()], threshold=0.35, release=rel)
     assert given["decision"]["tuned_on"] is None and given["splits"]["test"]["predicted_faithful"] == pytest.approx(0.4)
@@ -132,22 +135,36 @@ def test_cli_prints_a_line_per_split_and_json(workspace, tmp_path, capsys):
     path = write(tmp_path / "p.jsonl", [{"id": f"s{i}", "label": i % 2} for i in range(1, 10)])
     assert main(["evaluate", "storysumm", "--predictions", str(path)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "storysumm (summary protocol; labels given; percentages, κ as a coefficient)"
-    assert [line.split()[0] for line in out[1:]] == ["validation", "test", "full"]
+    assert out[0] == "storysumm (summary protocol; labels given; percentages, κ and τ as coefficients)"
+    assert [line.split()[0] for line in out[1:]] == ["validation", "headline", "test", "headline", "full", "headline"]
+    assert out[4].strip().startswith("headline balanced_accuracy 58.3 95% CI [") and out[4].endswith("(1000 resamples of 5 documents, seed 0)")
     assert main(["evaluate", "storysumm", "--predictions", str(path), "--json", "--split", "test"]) == 0
     assert list(json.loads(capsys.readouterr().out)["splits"]) == ["test"]
 
 
-def test_summeval_is_delegated_to_metaeval_with_scores_negated(workspace):
+def test_summeval_reads_scores_in_one_polarity_on_every_entrance(workspace, tmp_path, capsys):
+    """`evaluate summeval` and `metaeval summeval --scores` read the same file the same way (higher = less coherent):
+    the same five τ, and the headline τ_intra with the same CI from the same seeded BOOT-BOTH resamples."""
     rel = workspace / "release"
     rows, preds = [], []
-    for d in range(3):
+    for d in range(4):
         for s, system in enumerate(["M1", "M2", "M3"]):
             coherence = 1 + (d + 2 * s) % 5
             ratings = [{"annotator": f"e{k}", "annotator_type": "expert", "dimension": "coherence", "score": coherence} for k in range(3)]
             rows.append(record(f"d{d}/{system}", f"d{d}", ["A summary."], system=system, system_name=system, ratings=ratings))
-            preds.append({"id": f"d{d}/{system}", "score": -coherence})  # error polarity: the perfect measure, negated
+            preds.append({"id": f"d{d}/{system}", "score": -coherence + 0.7 * ((d * s) % 3)})  # error polarity, imperfect
     write_config(rel, "summeval", "summeval", {"test": rows})
-    result = evaluate("summeval", preds, release=rel)
-    assert result["protocol"] == "metaeval"
-    assert result["metaeval"]["metrics"]["tau_sum"]["value"] == pytest.approx(1.0)
+    path = write(tmp_path / "scores.jsonl", preds)
+    result = evaluate("summeval", path, release=rel)
+    assert result["protocol"] == "metaeval" and result["scores"].startswith("higher = less coherent")
+    via_evaluate = result["splits"]["test"]
+    assert main(["metaeval", "summeval", "--scores", str(path), "--json"]) == 0
+    via_metaeval = json.loads(capsys.readouterr().out)
+    for metric, entry in via_metaeval["metrics"].items():
+        assert via_evaluate["metrics"][metric]["value"] == pytest.approx(entry["value"]), metric
+    assert via_metaeval["metrics"]["tau_sum"]["value"] > 0.5  # low error scores = coherent: agreement, not its opposite
+    headline = via_evaluate["headline"]
+    assert headline["metric"] == "tau_intra" and headline["value"] == pytest.approx(via_metaeval["metrics"]["tau_intra"]["value"])
+    assert headline["ci"] == pytest.approx(via_metaeval["metrics"]["tau_intra"]["ci95"])
+    perfect = [{"id": p["id"], "score": -float(r["ratings"][0]["score"])} for p, r in zip(preds, rows)]
+    assert evaluate("summeval", perfect, release=rel)["splits"]["test"]["metrics"]["tau_sum"]["value"] == pytest.approx(1.0)

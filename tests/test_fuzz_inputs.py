@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cohbench import protocols
+from cohbench import evaluation
 from cohbench.cli import main
 from release_fixture import write_every_protocol
 
@@ -123,7 +123,7 @@ def render(rows, edits) -> list[str]:
 def test_a_malformed_predictions_file_is_refused_and_a_clean_one_scores_like_its_cleaned_input(release, tmp_path_factory, capsys, config, data):
     before = fingerprint(release)
     path = tmp_path_factory.mktemp("p") / "p.jsonl"
-    clean = protocols.evaluate(config, VALID[config], threshold=0.5)
+    clean = evaluation.evaluate(config, VALID[config], threshold=0.5)
     if data.draw(st.booleans(), label="harmful"):
         edit = data.draw(harmful(config), label="edit")
         path.write_text("\n".join(edit(VALID[config])) + "\n", encoding="utf-8")

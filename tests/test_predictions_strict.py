@@ -127,7 +127,7 @@ def test_a_snac_prediction_outside_its_schema_is_one_line(every_protocol, tmp_pa
 
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
 def test_python_predictions_with_non_finite_scores_are_refused(every_protocol, value):
-    from cohbench.protocols import PredictionsError, evaluate
+    from cohbench.evaluation import PredictionsError, evaluate
 
     with pytest.raises(PredictionsError, match=r"predictions entry 6 \(s6\): score must be a finite number"):
         evaluate("storysumm", scores(s6=value))
@@ -213,11 +213,11 @@ def test_score_files_that_are_empty_or_not_utf8_are_one_line(every_protocol, tmp
 
 
 def test_python_predictions_with_a_score_beyond_the_float_range_are_refused(every_protocol):
-    from cohbench import protocols
-    from cohbench.protocols.predictions import PredictionsError
+    from cohbench import evaluation
+    from cohbench.evaluation import PredictionsError
 
     with pytest.raises(PredictionsError, match="s5\\): score must be a finite number, found an integer beyond the float range"):
-        protocols.evaluate("storysumm", [dict(r, score=10**400) if r["id"] == "s5" else r for r in scores()])
+        evaluation.evaluate("storysumm", [dict(r, score=10**400) if r["id"] == "s5" else r for r in scores()])
 
 
 def test_a_score_of_401_digits_or_nested_100k_deep_in_a_scores_file_is_one_line(every_protocol, tmp_path, capsys):

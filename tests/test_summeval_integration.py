@@ -7,7 +7,7 @@ import pytest
 from conftest import built_from_mirror
 
 import cohbench
-from cohbench import metaeval
+from cohbench.evaluation import rating_grid, ratings, references
 from cohbench.cli import main
 
 
@@ -25,7 +25,7 @@ def records(built):
 
 @pytest.fixture(scope="module")
 def human(records):
-    return metaeval.human_scores(records)
+    return rating_grid.human_scores(records)
 
 
 def test_the_built_corpus_has_the_verified_counts(built, records):
@@ -51,7 +51,7 @@ def test_the_two_copies_agree_on_every_expert_mean(built):
 
 
 def test_the_upper_bound_reproduces_the_papers_table_1(human):
-    result = metaeval.evaluate(measure="upper-bound", human=human, bootstrap=0)["metrics"]
+    result = ratings.evaluate(measure="upper-bound", human=human, bootstrap=0)["metrics"]
     assert result["tau_sys"]["value"] == 1.0
     assert result["tau_intra"]["value"] is None and result["tau_intra"]["systems_undefined"] == 16
     # Steen & Markert 2022, Table 1 (17 systems): tau_sum 0.39, tau_pair 0.44, Acc_pair 0.73
@@ -62,26 +62,27 @@ def test_the_upper_bound_reproduces_the_papers_table_1(human):
 
 @pytest.mark.parametrize("measure", ["uppercase-noised", "architecture-noised", "upper-bound-noised"])
 def test_noised_confounders_rank_systems_but_not_summaries_within_a_system(human, measure):
-    result = metaeval.evaluate(measure=measure, human=human, bootstrap=0)["metrics"]
+    result = ratings.evaluate(measure=measure, human=human, bootstrap=0)["metrics"]
     assert result["tau_sys"]["value"] > 0.25
     assert abs(result["tau_intra"]["value"]) < 0.05
 
 
 def test_random_scores_are_at_chance(human):
-    result = metaeval.evaluate(measure="random", human=human, bootstrap=0)["metrics"]
+    result = ratings.evaluate(measure="random", human=human, bootstrap=0)["metrics"]
     assert abs(result["tau_sum"]["value"]) < 0.05 and abs(result["tau_intra"]["value"]) < 0.05
     assert result["acc_pair"]["value"] == pytest.approx(0.5, abs=0.05)
 
 
 def test_cli_scores_file_equals_the_built_in_measure_and_writes_the_bias_matrix(built, human, tmp_path, capsys):
-    scores = metaeval.reference_scores("architecture-noised", human, seed=0)
+    scores = references.reference_scores("architecture-noised", human, seed=0)
     path = tmp_path / "scores.csv"
     with open(path, "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["doc_id", "system", "score"])
         for d, doc in enumerate(human.docs):
             for s, system in enumerate(human.systems):
-                writer.writerow([doc, system, repr(float(scores[d, s]))])
+                # a scores file is in the schema's polarity (higher = less coherent); reference measures in coherence's
+                writer.writerow([doc, system, repr(-float(scores[d, s]))])
     plot, table = tmp_path / "bias.png", tmp_path / "bias.csv"
     args = ["--bootstrap", "50", "--json"]
     assert main(["metaeval", "summeval", "--scores", str(path), "--plot", str(plot), "--bias-table", str(table), *args]) == 0

@@ -53,11 +53,13 @@ def validate(configs: list[str] | None = None, *, docs: bool = True) -> dict:
     return _validate(configs, docs=docs)
 
 
-def evaluate(config: str, predictions, *, split: str | None = None, threshold: float | None = None, release=None) -> dict:
-    """Score predictions (JSONL path or dicts keyed by release id) with the config's protocol (`cohbench evaluate`)."""
-    from .protocols import evaluate as _evaluate
+def evaluate(config: str, predictions, *, split: str | None = None, threshold: float | None = None, release=None,
+             samples: int = 1000, seed: int = 0) -> dict:
+    """Score predictions (JSONL path or dicts keyed by release id) with the config's protocol (`cohbench evaluate`);
+    each split's headline metric carries a 95% CI from `samples` seeded resamples of its documents."""
+    from .evaluation import evaluate as _evaluate
 
-    return _evaluate(config, predictions, split=split, threshold=threshold, release=release)
+    return _evaluate(config, predictions, split=split, threshold=threshold, release=release, samples=samples, seed=seed)
 
 
 def leaderboard(scorers: list[str] | None = None, *, configs: list[str] | None = None, samples: int = 1000, seed: int = 0,

@@ -193,11 +193,13 @@ def cmd_export(args) -> int:
 
 
 def cmd_metaeval(args) -> int:
-    from .metaeval import evaluate, write_bias_table
-    from .registry import spec
+    from .evaluation import protocol_of
+    from .evaluation.bias import write_bias_table
+    from .evaluation.ratings import evaluate
 
-    if spec(args.config).protocol != "metaeval":
-        raise CohbenchError(f"{args.config} has no human ratings to meta-evaluate against (its protocol is {spec(args.config).protocol}); "
+    protocol = protocol_of(args.config)
+    if protocol.unit != "ratings":
+        raise CohbenchError(f"{args.config} has no human ratings to meta-evaluate against (its protocol is {protocol.name}); "
                             "use `cohbench evaluate`")
     if bool(args.scores) == bool(args.measure):
         raise CohbenchError("give --scores FILE or --measure NAME (one of them)")
@@ -342,14 +344,14 @@ def cmd_report(args) -> int:
 
 
 def cmd_evaluate(args) -> int:
-    from .protocols import evaluate, summary_lines
+    from .evaluation import evaluate, summary_lines
 
     predictions = args.predictions
     if args.scorer:
         from .evaluation.references import config_predictions
 
         predictions = config_predictions(args.config, args.scorer)
-    result = evaluate(args.config, predictions, split=args.split, threshold=args.threshold)
+    result = evaluate(args.config, predictions, split=args.split, threshold=args.threshold, samples=args.bootstrap, seed=args.seed)
     if args.scorer:
         result["scorer"] = args.scorer
     _emit(args, result, summary_lines(result))
@@ -560,6 +562,8 @@ def parser() -> argparse.ArgumentParser:
     board.add_argument("--output", help="folder for the results per scorer (default .cache/leaderboard/; never inside a release)")
     board.add_argument("--markdown", help="also write the table as Markdown to this file")
     board.add_argument("--plot", help="write a PNG of scorers x configs with CI bars to this file")
+    evaluate.add_argument("--bootstrap", type=int, default=1000, help="resamples of documents for the headline's 95%% CI (default 1000)")
+    evaluate.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     add("train", cmd_train, "train the bundled baseline (Cai et al. sentence-level detector) and score every applicable config")
     add("gate", cmd_gate, "fail unless the baseline clears the floors and beats the reference scorers (params.yaml baseline)")
     study = add("study", cmd_study, "studies of the baseline, written to catalog/baseline/: learning curve, transfer to SNaC")
@@ -578,8 +582,8 @@ def parser() -> argparse.ArgumentParser:
     add("schema", cmd_schema, "print the schema documentation (catalog/SCHEMA.md)")
     metaeval = add("metaeval", cmd_metaeval, "score a coherence measure against SummEval's expert ratings (tau_sys/sum/pair/intra, Acc_pair, bias matrix)")
     metaeval.add_argument("config", help="the config with human coherence ratings (one whose protocol is metaeval)")
-    metaeval.add_argument("--scores", help="CSV or JSONL with doc_id, system, score (or id = <doc_id>/<system>, score)")
-    metaeval.add_argument("--measure", help="a built-in reference measure instead: uppercase, architecture, upper-bound, random, or *-noised")
+    metaeval.add_argument("--scores", help="CSV or JSONL with doc_id, system, score (or id = <doc_id>/<system>, score); higher = less coherent, as every prediction")
+    metaeval.add_argument("--measure", help="a rating reference scorer instead: uppercase, architecture, upper-bound, random, or *-noised")
     metaeval.add_argument("--allow-missing", action="store_true", help="evaluate on the scored summaries when some have no score")
     metaeval.add_argument("--bootstrap", type=int, default=1000, help="bootstrap samples for the 95%% CIs (default 1000)")
     metaeval.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and of random measures (default 0)")

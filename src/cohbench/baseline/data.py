@@ -53,7 +53,7 @@ def labelled_units(examples, predicted) -> dict[tuple[str, str], tuple[list, lis
 
 def mean_auc(examples, predicted) -> tuple[float, dict]:
     """Mean over configs of the ROC AUC of their labelled units, and the AUC per config (the epoch selection)."""
-    from ..protocols import metrics
+    from ..evaluation import metrics
 
     per_config = {config: metrics.roc_auc(gold, scores) for (config, _), (gold, scores) in labelled_units(examples, predicted).items()}
     defined = [v for v in per_config.values() if v is not None]
@@ -101,7 +101,7 @@ def train_split(splits) -> str | None:
 def release_data(release: Path) -> tuple[dict, dict[str, str], dict[str, str]]:
     """Every built config's records by split (read once), its protocol, and its task (its protocol's unit) where
     the detector has a head for it (sentences or gaps)."""
-    from ..protocols import unit_of
+    from ..evaluation import unit_of
     from ..registry import spec
     from ..release.layout import read_config
 

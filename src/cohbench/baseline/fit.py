@@ -12,7 +12,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from ..protocols import metrics
+from ..evaluation import metrics
 from .data import labelled_units, mean_auc
 from .embeddings import DIMENSIONS, device, sentence_key
 from .model import SentenceLevelDetector

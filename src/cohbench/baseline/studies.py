@@ -21,7 +21,7 @@ import numpy as np
 from .. import jsonout, settings
 from ..atomic import atomic_path
 from ..display import percent
-from ..protocols import metrics
+from ..evaluation import metrics
 from .data import BaselineError, Example, baseline_params, examples_of, labelled_units, release_data, release_vectors, training_sets
 
 
@@ -155,8 +155,7 @@ def transfer(*, release: Path | None = None, seed: int = 0, progress: bool = Tru
     """Goyal et al. §6 / Fig. 7: a detector trained on the target's train split (SNaC) against one trained on the
     synthetic config only and the untrained embedding scorer, all scored on the target's test split at sentence
     level, each sentence judged as the target's protocol says (SNaC: on the preceding summary)."""
-    from ..protocols import PRECEDING_CONTEXT
-    from ..evaluation import references
+    from ..evaluation import judged_on_preceding, references
 
     release = release or settings.release_dir()
     p = baseline_params() | {"seed": seed}
@@ -169,7 +168,7 @@ def transfer(*, release: Path | None = None, seed: int = 0, progress: bool = Tru
     labels = {f"trained on {target} train": [target], f"trained on {synthetic} only": [synthetic]}
     runs = {name: training_sets(data, tasks, configs, p | {"max_train_records": None}) for name, configs in labels.items()}
     vectors = release_vectors(data, tasks, p, progress)
-    prefix = protocols[target] in PRECEDING_CONTEXT
+    prefix = judged_on_preceding(protocols[target])
     results = {}
     for name, (train_set, dev_set) in runs.items():
         results[name] = _sentence_model(train_set, dev_set, scored, p, vectors, prefix=prefix)[target]

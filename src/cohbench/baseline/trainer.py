@@ -22,8 +22,8 @@ from .data import BaselineError, baseline_params, dev_split, examples_of, releas
 def train(*, release: Path | None = None, params: dict | None = None, progress: bool = True) -> dict:
     """Train, select on dev, score every applicable config beside the reference scorers; returns (and writes)
     the metrics. Timings go to the project's `.cache/timings/`, never into the release."""
+    from ..evaluation import evaluate, judged_on_preceding, protocols as declared
     from ..evaluation import references as reference_scorers
-    from ..protocols import PRECEDING_CONTEXT, UNITS, evaluate
     from . import fit
 
     release = release or settings.release_dir()
@@ -55,7 +55,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     out_dir = release / "baseline"
     references = {}
     for config in (c for c in data if set(data[c]) - set(TRAIN_SPLITS)):  # every config with a split to score
-        unit = UNITS[protocols[config]]
+        unit = declared()[protocols[config]].unit
         for name in (n for n in reference_scorers.scorers_for(unit) if reference_scorers.applicable(n, data[config], unit)):
             lines = reference_scorers.predictions(name, data[config], protocols[config], vectors)
             _write_predictions(release, name, config, lines)
@@ -70,7 +70,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     for config, task in scored.items():
         examples = scored_examples[config]
         # SNaC judges each sentence given the preceding summary only; the other protocols see the whole text
-        predicted = (fit.predict_prefixes if protocols[config] in PRECEDING_CONTEXT else fit.predict)(model, examples, vectors, p["max_sentences"])
+        predicted = (fit.predict_prefixes if judged_on_preceding(protocols[config]) else fit.predict)(model, examples, vectors, p["max_sentences"])
         predictions = [{"id": e.id, "score": [round(float(v), 6) for v in s]} for e, s in zip(examples, predicted)]
         _write_predictions(release, "baseline", config, predictions)
         threshold = None if dev_split(data[config]) else head_thresholds[task]

@@ -16,10 +16,14 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from .. import settings
 from ..schema import TRAIN_SPLITS
+from . import rating_references as rating
 from . import summary_references as summary
 from . import unit_references as unit
+from .protocol import PROTOCOLS, PredictionsError
 from .scoring_input import Scored, ScorerError
 
 # unit -> the record field holding the gold label of each unit, for scorers that learn a prior from train
@@ -54,32 +58,33 @@ class ReferenceScorer:
     needs: frozenset[str] = frozenset()  # keys of NEEDS
     modules: tuple[str, ...] = ()  # modules an extra installs: imported before any data is read, so a missing one is refused first
     oracle: bool = False  # reads the gold labels: a ceiling to read numbers against, never the reference to beat
+    grid: rating.ReferenceMeasure | None = None  # rating measures: the document x system grid, higher = more coherent
 
 
-def _rating_measure(name: str) -> Callable[[Scored], list[float]]:
-    """A meta-evaluation measure (a score per cell of SummEval's document x system grid, higher = more coherent)
-    as record scores in the error polarity every prediction uses: the measure negated."""
+def _rating_measure(grid: rating.ReferenceMeasure) -> Callable[[Scored], list[float]]:
+    """A meta-evaluation measure (a score per cell of the rated corpus's document x system grid, higher = more
+    coherent, seed 0 where it draws) as record scores in the error polarity every prediction uses: negated."""
 
     def score(data: Scored) -> list[float]:
-        from ..metaeval import human_scores, reference_scores
+        from .rating_grid import human_scores
 
         human = human_scores(data.records)
-        grid = reference_scores(name, human)
+        values = grid(human, np.random.default_rng(0))
         doc, system = {d: i for i, d in enumerate(human.docs)}, {s: i for i, s in enumerate(human.systems)}
-        return [float(-grid[doc[r["doc_id"]], system[r["system"]]]) for r in data.records]
+        return [float(-values[doc[r["doc_id"]], system[r["system"]]]) for r in data.records]
 
     return score
 
 
 SENTENCE, GAP, SUMMARY, RATING = (frozenset({u}) for u in ("sentences", "gaps", "summary", "ratings"))
-_RATING_MEASURES = {  # Steen & Markert §4.2's reference measures (cohbench.metaeval), as rating references
-    "uppercase": "number of upper-case letters (Steen & Markert §4.2)",
-    "architecture": "1 for systems built on pretrained transformers (Steen & Markert §4.2)",
-    "upper-bound": "the system's mean human score (Steen & Markert §4.2; an oracle)",
-    "random": "uniform random scores, seed 0",
-    "uppercase-noised": "uppercase with tie-breaking noise",
-    "architecture-noised": "architecture with tie-breaking noise",
-    "upper-bound-noised": "upper-bound with tie-breaking noise (an oracle)",
+_RATING_MEASURES = {  # Steen & Markert §4.2's reference measures (rating_references), as rating references
+    "uppercase": ("number of upper-case letters (Steen & Markert §4.2)", rating.uppercase),
+    "architecture": ("1 for systems built on pretrained transformers (Steen & Markert §4.2)", rating.architecture),
+    "upper-bound": ("the system's mean human score (Steen & Markert §4.2; an oracle)", rating.upper_bound),
+    "random": ("uniform random scores, seed 0", rating.random_scores),
+    "uppercase-noised": ("uppercase with tie-breaking noise", rating.noised(rating.uppercase)),
+    "architecture-noised": ("architecture with tie-breaking noise", rating.noised(rating.architecture)),
+    "upper-bound-noised": ("upper-bound with tie-breaking noise (an oracle)", rating.noised(rating.upper_bound)),
 }
 REFERENCES: dict[str, ReferenceScorer] = {
     s.name: s
@@ -95,8 +100,8 @@ REFERENCES: dict[str, ReferenceScorer] = {
         ReferenceScorer("summary_length", SUMMARY | RATING, "words in the summary", summary.summary_length),
         ReferenceScorer("source_novelty", SUMMARY | RATING, "share of the summary's content words absent from its source",
                         summary.source_novelty, frozenset({"source"}), ("sklearn",)),
-        *(ReferenceScorer(name, RATING, text, _rating_measure(name), oracle=name.startswith("upper-bound"))
-          for name, text in _RATING_MEASURES.items()),
+        *(ReferenceScorer(name, RATING, text, _rating_measure(grid), oracle=name.startswith("upper-bound"), grid=grid)
+          for name, (text, grid) in _RATING_MEASURES.items()),
     )
 }
 
@@ -105,6 +110,15 @@ def scorer(name: str) -> ReferenceScorer:
     if name not in REFERENCES:
         raise ScorerError(f"unknown reference scorer {name!r}; known scorers: {', '.join(REFERENCES)}")
     return REFERENCES[name]
+
+
+def reference_scores(name: str, human, seed: int = 0) -> np.ndarray:
+    """The document x system grid (higher = more coherent) of rating reference `name`, for `cohbench metaeval --measure`."""
+    chosen = REFERENCES.get(name)
+    if chosen is None or chosen.grid is None:
+        measures = [n for n, s in REFERENCES.items() if s.grid is not None]
+        raise PredictionsError(f"unknown reference measure {name!r}; choose one of {', '.join(measures)}")
+    return chosen.grid(human, np.random.default_rng(seed))
 
 
 def scorers_for(unit_name: str) -> list[str]:
@@ -129,9 +143,7 @@ def applicable(name: str, splits: Mapping[str, list[dict]], unit_name: str) -> b
 
 def predictions(name: str, splits: Mapping[str, list[dict]], protocol: str, vectors=None) -> list[dict]:
     """Scores of scorer `name` for every record outside the train split, as prediction lines for the protocol."""
-    from ..protocols import PRECEDING_CONTEXT, UNITS
-
-    unit_name = UNITS[protocol]
+    unit_name = PROTOCOLS[protocol].unit
     if (why := unmet(name, splits, unit_name)) is not None:
         raise ScorerError(f"{name} {why}; scorers for {unit_name} units: {', '.join(scorers_for(unit_name))}")
     train = [r for split in TRAIN_SPLITS for r in splits.get(split, [])]
@@ -141,7 +153,7 @@ def predictions(name: str, splits: Mapping[str, list[dict]], protocol: str, vect
         texts=[r["sentences"] for r in scored],
         train_texts=[r["sentences"] for r in train],
         train_labels=[(r[label_field] or []) if label_field else [] for r in train],
-        prefix_only=protocol in PRECEDING_CONTEXT,
+        prefix_only=PROTOCOLS[protocol].context == "preceding",
         unit=unit_name,
         records=scored,
         vectors=vectors,
@@ -170,4 +182,4 @@ def config_predictions(config: str, name: str, release=None) -> list[dict]:
 
 
 __all__ = ["REFERENCES", "ReferenceScorer", "Scored", "ScorerError", "applicable", "config_predictions", "predictions",
-           "scorer", "scorers_for", "unmet"]
+           "reference_scores", "scorer", "scorers_for", "unmet"]

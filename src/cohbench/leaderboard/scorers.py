@@ -76,10 +76,10 @@ def _reference(name: str) -> Scorer:
         shipped = release.shipped(name, config)
         if shipped is not None:
             return shipped
-        from ..protocols import UNITS
+        from ..evaluation import protocols
 
         splits, protocol = release.splits[config], release.protocols[config]
-        why = references.unmet(name, splits, UNITS[protocol])
+        why = references.unmet(name, splits, protocols()[protocol].unit)
         if why is not None:
             raise Skip(f"does not apply: it {why}")
         references.import_modules(name)
@@ -127,10 +127,10 @@ def _function(spec: str) -> Scorer:
     def predict(release: Release, config: str):
         if problem:
             raise Skip(problem)
-        from ..protocols import UNITS
+        from ..evaluation import protocols
 
         records = scored_records(release.splits[config])
-        per_unit = UNITS[release.protocols[config]] in ("sentences", "gaps")
+        per_unit = protocols()[release.protocols[config]].unit in ("sentences", "gaps")
         lines = []
         for start in range(0, len(records), BATCH):
             batch = records[start : start + BATCH]

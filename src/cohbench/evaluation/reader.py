@@ -1,52 +1,49 @@
-"""Prediction files, checked against one schema per protocol before any metric is computed.
+"""The one reader of predictions and scores: prediction files (JSONL) and score files (CSV or JSONL), checked
+against the protocol's schema before any metric is computed.
 
 A predictions file is JSONL, one object per release record, read line by line: each line is checked and reduced to
 a `Prediction` (numpy arrays, resolved spans) at once, so memory grows with the release, not with the file.
 
     every protocol   "id": a string naming a record of the config
                      "score": a finite number (not a bool, not a string)   and/or   "label": 0 or 1
-    summary,         one number per record
-    metaeval
+    summary, ratings one number per record (a rated summary may also be named by "doc_id" and "system")
     sentences, gaps, a list with one entry per unit (sentence, or gap between sentences) of the record
     typed_sentences
     typed_sentences  "types": one list per sentence of error type names (cohbench.schema.ERROR_TYPES)
                      "spans": [{"sentence": i, "type": NAME, "start": a, "end": b} or {..., "text": "..."}], with
                      0 <= i < sentences, 0 <= a <= b <= the sentence's length
 
-Other keys are ignored. The first problem stops the reading with one line naming the file and line.
+Which keys and widths apply is the protocol's declaration (`Protocol.width`, `Protocol.extra_fields`). Other keys
+are ignored. The first problem stops the reading with one line naming the file and line. Score files for rating
+protocols (`score_rows`) may also be CSV with columns `doc_id`, `system`, `score` (or `id`, `score`).
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import numbers
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from .. import jsonlines
 from ..display import escaped, not_a_file
-from ..errors import CohbenchError
 from ..schema import ERROR_TYPES
+from .protocol import PROTOCOLS, PredictionsError, Protocol, extra_field_names
 
-UNIT_PROTOCOLS = ("typed_sentences", "sentences", "gaps")
-SNAC_KEYS = ("types", "spans")
 EXAMPLES = 5
-
-
-class PredictionsError(CohbenchError):
-    """A predictions file does not fit the config it is evaluated on."""
+JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
 
 @dataclass(frozen=True)
 class Prediction:
     score: np.ndarray | None  # float64, one per unit (one entry for record-level protocols)
     label: np.ndarray | None  # int8, 0 or 1, one per unit
-    types: tuple[frozenset[str], ...] | None = None  # snac: predicted error types per sentence
-    spans: tuple[tuple[int, str, int, int], ...] = ()  # snac: (sentence, type, start, end) in sentence coordinates
+    extra: Mapping[str, object] = field(default_factory=dict)  # the protocol's extra fields, parsed
 
 
 def examples(items) -> str:
@@ -93,7 +90,9 @@ def _per_unit(value, key: str, units: int | None, convert) -> list:
     return [convert(v, f"{key}[{i}]") for i, v in enumerate(value)]
 
 
-def _types(value, sentences: int) -> tuple[frozenset[str], ...]:
+def types_field(value, record: Mapping) -> tuple[frozenset[str], ...]:
+    """SNaC `types`: per sentence, the predicted error type names."""
+    sentences = len(record["sentences"])
     if not isinstance(value, list) or len(value) != sentences:
         raise PredictionsError(f"types needs one list per sentence ({sentences})")
     out = []
@@ -107,7 +106,9 @@ def _types(value, sentences: int) -> tuple[frozenset[str], ...]:
     return tuple(out)
 
 
-def _spans(value, sentences: list[str]) -> tuple[tuple[int, str, int, int], ...]:
+def spans_field(value, record: Mapping) -> tuple[tuple[int, str, int, int], ...]:
+    """SNaC `spans`: (sentence, type, start, end) in sentence coordinates, a `text` resolved in its sentence."""
+    sentences = record["sentences"]
     if not isinstance(value, list):
         raise PredictionsError("spans must be a list of objects")
     out = []
@@ -136,29 +137,19 @@ def _spans(value, sentences: list[str]) -> tuple[tuple[int, str, int, int], ...]
     return tuple(out)
 
 
-def check(row, protocol: str, record: Mapping) -> Prediction:
+def check(row, protocol: Protocol, record: Mapping) -> Prediction:
     """One prediction checked against the protocol's schema for `record` (the release record it names)."""
-    units = _width(protocol, record)
+    units = protocol.width(record)
     if "score" not in row and "label" not in row:
         raise PredictionsError('needs a "score" or a "label"')
-    misplaced = [k for k in SNAC_KEYS if k in row and protocol != "typed_sentences"]
+    misplaced = sorted(k for k in extra_field_names() - set(protocol.extra_fields) if k in row)
     if misplaced:
-        raise PredictionsError(f'"{misplaced[0]}" is only scored by the typed_sentences protocol (SNaC), not {protocol}')
+        owners = " or ".join(name for name, p in PROTOCOLS.items() if misplaced[0] in p.extra_fields)
+        raise PredictionsError(f'"{misplaced[0]}" is only scored by the {owners} protocol, not {protocol.name}')
     score = np.array(_per_unit(row["score"], "score", units, _number), dtype=float) if "score" in row else None
     label = np.array(_per_unit(row["label"], "label", units, _label), dtype=np.int8) if "label" in row else None
-    if protocol != "typed_sentences":
-        return Prediction(score, label)
-    types = _types(row["types"], len(record["sentences"])) if "types" in row else None
-    spans = _spans(row["spans"], record["sentences"]) if "spans" in row else ()
-    return Prediction(score, label, types, spans)
-
-
-def _width(protocol: str, record: Mapping) -> int | None:
-    """How many entries a prediction's lists need (None: one number per record)."""
-    if protocol not in UNIT_PROTOCOLS:
-        return None
-    n = len(record["sentences"])
-    return n - 1 if protocol == "gaps" else n
+    extra = {key: parse(row[key], record) for key, parse in protocol.extra_fields.items() if key in row}
+    return Prediction(score, label, extra)
 
 
 def _rows(source) -> Iterable[tuple[str, object]]:
@@ -179,7 +170,7 @@ def _rows(source) -> Iterable[tuple[str, object]]:
         raise PredictionsError(f"predictions file {path} is empty; write one JSON object per record")
 
 
-def read_predictions(source, protocol: str, records: Mapping[str, Mapping], config: str = "this config") -> dict[str, Prediction]:
+def read_predictions(source, protocol: Protocol, records: Mapping[str, Mapping], config: str = "this config") -> dict[str, Prediction]:
     """id -> checked prediction, from a JSONL path (streamed) or an iterable of dicts, for `records` (id -> release
     record). Malformed entries, unknown and duplicate ids are errors."""
     out: dict[str, Prediction] = {}
@@ -208,3 +199,68 @@ def read_predictions(source, protocol: str, records: Mapping[str, Mapping], conf
     if unknown:
         raise PredictionsError(f"{len(unknown)} prediction id(s) are not records of {config}: {examples(unknown)}")
     return out
+
+
+# --- score files of rating protocols: one score per rated summary, some possibly missing ---------------------
+
+
+def score_rows(path: Path) -> Iterator[dict]:
+    """Rows `{"id", "score"}` of a CSV or JSON-lines file with `doc_id`, `system`, `score` or `id`, `score`, read
+    line by line. A score is a finite number; an empty CSV cell or a JSON null is no score (see --allow-missing);
+    anything else stops the reading with one line naming the file and line."""
+    path = Path(path)
+    problem = not_a_file(path)
+    if problem:
+        raise PredictionsError(f"scores file {path} {problem}; give the path of a CSV or JSONL file")
+    rows = 0
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:  # a spreadsheet's CSV may start with a BOM
+            lines = _jsonl_rows(path) if path.suffix.lower() in JSONL_SUFFIXES else _csv_rows(path, handle)
+            for number, row in lines:
+                rows += 1
+                yield _score_row(path, number, row)
+    except UnicodeDecodeError:
+        raise PredictionsError(f"{path.name} is not UTF-8 text; save it as UTF-8") from None
+    if not rows:
+        raise PredictionsError(f"scores file {path.name} is empty; write one score per summary")
+
+
+def _jsonl_rows(path: Path):
+    for number, row in jsonlines.read(path, PredictionsError, "write one JSON object per line"):
+        if not isinstance(row, dict):
+            raise PredictionsError(f"{path.name} line {number} must be a JSON object; the file holds one object per line")
+        yield number, row
+
+
+def _csv_rows(path: Path, handle):
+    reader = csv.DictReader(handle)
+    try:
+        columns = reader.fieldnames or []
+        if "score" not in columns or not ("id" in columns or {"doc_id", "system"} <= set(columns)):
+            if columns:
+                raise PredictionsError(f"{path.name} needs columns `doc_id`, `system`, `score` or `id`, `score`; it has {', '.join(columns)}")
+            return
+        for row in reader:
+            if None in row or None in row.values():
+                raise PredictionsError(f"{path.name}: line {reader.line_num} has {'more' if None in row else 'fewer'} cells than the header")
+            score = row["score"].strip()
+            try:
+                row["score"] = None if not score else float(score)
+            except ValueError:
+                raise PredictionsError(f"{path.name}: line {reader.line_num}: score {score[:30]!r} is not a number") from None
+            yield reader.line_num, row
+    except csv.Error as error:
+        raise PredictionsError(f"{path.name} is not readable as CSV ({error})") from None
+
+
+def _score_row(path: Path, number: int, row: dict) -> dict:
+    where = f"{path.name}: line {number}"
+    keys = ("id",) if "id" in row else ("doc_id", "system")
+    if "score" not in row or any(k not in row for k in keys):
+        raise PredictionsError(f"{where} needs `doc_id`, `system`, `score` or `id`, `score`")
+    if not all(isinstance(row[k], str) and row[k] for k in keys):
+        raise PredictionsError(f"{where}: {' and '.join(keys)} must be non-empty strings")
+    score = row["score"]
+    if score is not None and finite(score) is None:
+        raise PredictionsError(f"{where}: score {json.dumps(score)[:30]} is not a finite number")
+    return {"id": row["id"] if "id" in row else f"{row['doc_id']}/{row['system']}", "score": score}

@@ -1,0 +1,100 @@
+"""What an evaluation protocol is, and the one registry of them: each protocol is one `Protocol` declaration, and
+everything that scores, reads or prints predictions asks the declaration instead of switching on protocol names.
+
+A config names its protocol in the registry (`registry.spec(config).protocol`); its unit (what a model predicts:
+a value per sentence, per gap between sentences, per summary, or a score per rated summary) is the protocol's.
+The built-in declarations, and looking a config's protocol up, are in `declarations`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from ..errors import CohbenchError
+
+# What a prediction line holds per record under each unit: one value per sentence, one per gap between adjacent
+# sentences, or one number for the whole record.
+UNITS = ("sentences", "gaps", "summary", "ratings")
+CONTEXTS = ("whole text", "preceding")  # what a unit is judged with: the rest of the text, or the text before it
+ERROR_POLARITY = "higher = more likely an error"
+
+
+class PredictionsError(CohbenchError):
+    """Predictions (or a scores file) do not fit the config they are evaluated on."""
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """How a score threshold is tuned on the validation split: the threshold maximising `value(gold, pred)`."""
+
+    value: Callable  # (gold, pred) -> float | None, higher is better
+    description: str  # e.g. "maximum F1 of the error class"
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The one figure a protocol is ranked by, where it sits in a split's metrics, and how it is resampled."""
+
+    name: str  # e.g. "auc"
+    path: tuple[str, ...]  # keys into a split's metrics, e.g. ("sentence", "auc")
+    higher_is_better: bool = True
+    thresholded: bool = False  # needs a binary decision (labels, or a threshold not tuned on the reported split)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One evaluation protocol, declared once.
+
+    `metrics(rows, predictions, threshold) -> dict` scores one split's records (threshold None: the predictions'
+    labels if they have them, else only the threshold-free metrics). `headline_statistic(rows, predictions,
+    threshold) -> (sizes, statistic)` gives the resampled dimensions (documents first) and a `bootstrap.Statistic`
+    of the headline figure over them. `criterion` is None where no threshold applies (correlation protocols).
+    `extra_fields` are prediction keys beyond `score`/`label` that this protocol reads: key -> parser(value, record).
+    `lines(split, metrics) -> list[str]` prints one split's metrics.
+    """
+
+    name: str
+    unit: str  # one of UNITS
+    description: str  # the paper and what is measured
+    metrics: Callable[..., dict]
+    headline: Headline
+    headline_statistic: Callable
+    lines: Callable[[str, dict], list[str]]
+    criterion: Criterion | None = None
+    context: str = "whole text"  # one of CONTEXTS
+    scores: str = ERROR_POLARITY  # what a higher score means for this protocol's unit
+    extra_fields: Mapping[str, Callable] = field(default_factory=dict)
+    combined_row: bool = False  # also report the evaluation splits together as "full" (StorySumm's Tables 7-8)
+
+    def __post_init__(self):
+        if self.unit not in UNITS:
+            raise CohbenchError(f"protocol {self.name!r} declares unit {self.unit!r}; units: {', '.join(UNITS)}")
+        if self.context not in CONTEXTS:
+            raise CohbenchError(f"protocol {self.name!r} declares context {self.context!r}; contexts: {', '.join(CONTEXTS)}")
+        if self.headline.thresholded and self.criterion is None:
+            raise CohbenchError(f"protocol {self.name!r} has a thresholded headline metric but no criterion to tune a threshold")
+
+    def width(self, record: Mapping) -> int | None:
+        """How many entries a prediction's lists need for `record` (None: one number per record)."""
+        if self.unit in ("summary", "ratings"):
+            return None
+        n = len(record["sentences"])
+        return n - 1 if self.unit == "gaps" else n
+
+
+PROTOCOLS: dict[str, Protocol] = {}
+
+
+def declare(protocol: Protocol) -> Protocol:
+    """Add a protocol to the registry; configs then name it in their `ConfigSpec.protocol`."""
+    if protocol.name in PROTOCOLS:
+        raise CohbenchError(f"protocol {protocol.name!r} is declared twice")
+    PROTOCOLS[protocol.name] = protocol
+    return protocol
+
+
+def extra_field_names() -> set[str]:
+    """Prediction keys some declared protocol reads besides score and label (a key meant for another protocol is
+    an error)."""
+    return {key for p in PROTOCOLS.values() for key in p.extra_fields}
