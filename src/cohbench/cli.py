@@ -359,8 +359,8 @@ def cmd_evaluate(args) -> int:
 
 
 def cmd_leaderboard(args) -> int:
-    from .leaderboard.board import leaderboard
-    from .leaderboard.render import markdown, plot
+    from .comparison.board import leaderboard
+    from .comparison.render import markdown, plot
 
     from .atomic import write_text
 

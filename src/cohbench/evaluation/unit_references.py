@@ -39,7 +39,10 @@ def _tfidf(data: Scored):
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     vectorizer = TfidfVectorizer(stop_words="english", sublinear_tf=True)
-    vectorizer.fit([s for t in (data.train_texts or data.texts) for s in t])
+    try:
+        vectorizer.fit([s for t in (data.train_texts or data.texts) for s in t])
+    except ValueError:  # scikit-learn's "empty vocabulary": nothing but stop words and numbers to weigh
+        raise ScorerError("TF-IDF finds no word outside the stop words in this config's sentences") from None
     return vectorizer
 
 
