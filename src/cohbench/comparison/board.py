@@ -39,23 +39,23 @@ def _release(folder: Path, configs: list[str] | None, split: str) -> tuple[Relea
     unknown = sorted(set(configs or ()) - set(built))
     if unknown:
         raise LeaderboardError(f"{', '.join(unknown)} is not built in {folder}; built configs: {', '.join(built)}")
-    wanted = [c for c in built if configs is None or c in configs]
-    data = {c: read_config(folder, c, built[c]).splits for c in wanted}
-    scored = {c: splits for c, splits in data.items() if split in splits}
+    data = {c: read_config(folder, c, stats).splits for c, stats in built.items()}  # all: the vectors need every config
+    scored = {c: splits for c, splits in data.items() if split in splits and (configs is None or c in configs)}
     cached: dict = {}
 
     def vectors():
         """The train stage's sentence set (every built sentence or gap config, all splits, whatever `configs` picks):
         the embedding cache holds one file per set, so only that set is answered without encoding."""
         if "vectors" not in cached:
-            from ..baseline.data import baseline_params, release_data, release_vectors
+            from ..baseline.data import TASKS, baseline_params, release_vectors
+            from ..evaluation import unit_of
 
-            everything, _, units = release_data(folder)
-            cached["vectors"] = release_vectors(everything, units, baseline_params(), False)
+            units = {c: unit_of(c) for c in sorted(data) if unit_of(c) in TASKS}
+            cached["vectors"] = release_vectors(data, units, baseline_params(), False)
         return cached["vectors"]
 
     release = Release(folder, read_manifest(folder / MANIFEST), scored, {c: spec(c).protocol for c in scored}, vectors)
-    return release, sorted(set(data) - set(scored))
+    return release, sorted(c for c in data if split not in data[c] and (configs is None or c in configs))
 
 
 def _combined(entries: list[dict]) -> dict:
