@@ -61,24 +61,23 @@ def main() -> None:
 
     # the resampling alone, without reading and checking the predictions
     checked = {p["id"]: evaluation.reader.check(p, protocol, r) for p, r in zip(predictions, splits["test"])}
-    documents: dict = {}
-    gold, _, scores, where = gather(protocol.unit, splits["test"], checked, None, documents)
+    gold, _, scores, where, documents = gather(protocol.unit, splits["test"], checked, None)
     statistic = bootstrap.auc_statistic(gold, scores, where)
     started = time.perf_counter()
-    bootstrap.resample([statistic], [len(documents)], samples=args.samples)
+    bootstrap.resample([statistic], [documents], samples=args.samples)
     vectorised_seconds = time.perf_counter() - started
 
     # the Python loop: one resample at a time, its units materialised
-    units_of = [np.flatnonzero(where == d) for d in range(len(documents))]
-    draws = [rng.integers(0, len(documents), len(documents)) for _ in range(args.loop_samples)]
+    units_of = [np.flatnonzero(where == d) for d in range(documents)]
+    draws = [rng.integers(0, documents, documents) for _ in range(args.loop_samples)]
     started = time.perf_counter()
     looped = [metrics.roc_auc(gold[units], scores[units]) for units in (np.concatenate([units_of[d] for d in drawn]) for drawn in draws)]
     loop_seconds = (time.perf_counter() - started) / args.loop_samples * args.samples
-    counts = np.stack([np.bincount(drawn, minlength=len(documents)) for drawn in draws]).astype(float)
+    counts = np.stack([np.bincount(drawn, minlength=documents) for drawn in draws]).astype(float)
     worst = float(np.max(np.abs(statistic(counts) - np.array(looped))))
 
     report = {
-        "config": config, "split": "test", "units": int(len(gold)), "documents": len(documents), "samples": args.samples,
+        "config": config, "split": "test", "units": int(len(gold)), "documents": documents, "samples": args.samples,
         "headline": figure, "headline_seconds": round(headline_seconds, 3), "resampling_seconds": round(vectorised_seconds, 3),
         "python_loop_seconds_extrapolated": round(loop_seconds, 2), "speedup_vs_loop": round(loop_seconds / vectorised_seconds, 1),
         "max_abs_difference_vs_loop": worst,

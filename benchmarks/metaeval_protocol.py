@@ -61,7 +61,7 @@ def main() -> None:
     args = parser.parse_args()
 
     started = time.perf_counter()
-    human = rating_grid.load_human()
+    human, _ = rating_grid.load_human()  # (grid, provenance)
     load_seconds = time.perf_counter() - started
     gold = human.expert_sum
     pred = references.reference_scores("architecture-noised", human, seed=0)

@@ -65,7 +65,8 @@ def test_a_threshold_is_never_applied_to_the_split_it_was_tuned_on(workspace):
     for flattered in ("validation", "full"):
         row = result["splits"][flattered]
         assert "balanced_accuracy" not in row and "cohen_kappa" not in row and row["headline"] is None
-        assert row["auc"] is not None  # threshold-free metrics stay
+        assert row["auc"] is not None  # threshold-free metrics stay, and the row says why the others are absent
+        assert row["threshold_withheld"] == "the threshold was tuned on validation: threshold-free metrics only"
     honest = result["splits"]["test"]
     assert honest["balanced_accuracy"] == pytest.approx((1 / 3 + 1) / 2)  # s5 detected; no faithful one flagged
     assert honest["headline"]["value"] == honest["balanced_accuracy"]
@@ -109,6 +110,8 @@ def test_evaluate_reports_the_headline_with_a_seeded_ci_on_every_split(workspace
         assert h["ci"][0] <= h["value"] <= h["ci"][1]
     assert main(["evaluate", "timetravel_dsd", "--predictions", str(path), "--bootstrap", "-1"]) == 1
     assert "bootstrap samples must be a whole number, 0 or more" in capsys.readouterr().err
+    assert main(["evaluate", "timetravel_dsd", "--predictions", str(path), "--seed", "-1"]) == 1
+    assert capsys.readouterr().err.strip() == "cohbench: error: the bootstrap seed must be a whole number, 0 or more, not -1"
 
 
 @pytest.fixture
@@ -137,7 +140,7 @@ def test_a_protocol_is_one_declaration(workspace, story_flag_config):
     scores = [{"id": r["id"], "score": 0.2 + 0.5 * r["label"] + 0.01 * i} for rows in stories.values() for i, r in enumerate(rows)]
     result = evaluate(story_flag_config, scores, release=rel, samples=100)
     assert (result["protocol"], result["unit"]) == ("story_flag", "summary")
-    assert result["decision"]["criterion"] is None and "uses no threshold" in result["decision"]["needs_threshold"]
+    assert result["decision"] == "no threshold: the story_flag protocol's metrics are threshold-free"
     test = result["splits"]["test"]
     assert test["auc"] == 1.0 and test["headline"]["value"] == 1.0 and test["headline"]["documents"] == 6
     assert headline(story_flag_config, scores, splits=read_config(rel, story_flag_config).splits, samples=100)["value"] == 1.0

@@ -13,12 +13,21 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from .protocol import PredictionsError
+
 DEFAULT_SAMPLES = 1000
 CHUNK = 100  # samples per vectorised step: bounds memory at (CHUNK x units) floats per statistic
 INTERVAL = "percentile, 2.5-97.5"
 
 # counts (B, n) per resampled dimension -> (B,) values, or (B, k) for k statistics computed together (NaN = undefined)
 Statistic = Callable[..., np.ndarray]
+
+
+def check_settings(samples, seed) -> None:
+    """Bootstrap settings as whole numbers >= 0 (numpy's generator refuses a negative seed with a traceback)."""
+    for what, value in (("number of bootstrap samples", samples), ("bootstrap seed", seed)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise PredictionsError(f"the {what} must be a whole number, 0 or more, not {value}")
 
 
 def counts(rng: np.random.Generator, samples: int, n: int) -> np.ndarray:
@@ -31,8 +40,7 @@ def counts(rng: np.random.Generator, samples: int, n: int) -> np.ndarray:
 def resample(statistics: Sequence[Statistic], sizes: Sequence[int], *, samples: int = DEFAULT_SAMPLES, seed: int = 0) -> list[np.ndarray]:
     """Each statistic's (samples, ...) values over the same resamples: per chunk, one count matrix per dimension of
     `sizes` (e.g. documents, or documents and systems), drawn in that order from one seeded generator."""
-    if samples < 0:
-        raise ValueError(f"the number of bootstrap samples must be 0 or more, got {samples}")
+    check_settings(samples, seed)
     rng = np.random.default_rng(seed)
     chunks: list[list[np.ndarray]] = [[] for _ in statistics]
     for start in range(0, samples, CHUNK):

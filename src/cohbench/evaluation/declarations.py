@@ -9,6 +9,9 @@ from . import bootstrap, metrics
 from .detection import gather, summary_metrics, unit_metrics
 from .kendall import Comparisons
 from .protocol import PROTOCOLS, Criterion, Headline, PredictionsError, Protocol, declare
+from .rating_grid import human_scores, score_grid
+from .ratings import coherence
+from .ratings import evaluate as meta_evaluate
 from .reader import spans_field, types_field
 from .snac_types import typed_sentence_metrics
 
@@ -20,30 +23,24 @@ def auc_of(unit: str):
     """Headline statistic: ROC-AUC of `unit`s, resampling documents (threshold-free)."""
 
     def statistic(rows, predictions, threshold):
-        documents: dict = {}
-        gold, _, scores, where = gather(unit, rows, predictions, None, documents)
-        if scores is None:
+        units = gather(unit, rows, predictions, None)
+        if units.scores is None:
             raise PredictionsError("AUC needs a score for every unit; these predictions give labels only")
-        return (len(documents),), bootstrap.auc_statistic(gold, scores, where)
+        return (units.documents,), bootstrap.auc_statistic(units.gold, units.scores, units.document)
 
     return statistic
 
 
 def _balanced_accuracy(rows, predictions, threshold):
     """Headline statistic of StorySumm: balanced accuracy of the summaries, resampling stories (documents)."""
-    documents: dict = {}
-    labelled = [r for r in rows if r["label"] != -1]
-    gold, pred, _, where = gather("summary", labelled, predictions, threshold, documents)
-    if pred is None:
+    units = gather("summary", [r for r in rows if r["label"] != -1], predictions, threshold)
+    if units.pred is None:
         raise PredictionsError("balanced accuracy needs labels, or scores with a threshold not tuned on the reported split")
-    return (len(documents),), bootstrap.balanced_accuracy_statistic(gold, pred, where, len(documents))
+    return (units.documents,), bootstrap.balanced_accuracy_statistic(units.gold, units.pred, units.document, units.documents)
 
 
 def _tau_intra(rows, predictions, threshold):
     """Headline statistic of the meta-evaluation: τ_intra, resampling documents and systems together."""
-    from .rating_grid import human_scores, score_grid
-    from .ratings import coherence
-
     human = human_scores(rows)
     scored = _scores_of(rows, predictions)
     pred = coherence(score_grid(scored, human))
@@ -53,9 +50,7 @@ def _tau_intra(rows, predictions, threshold):
 def _rating_metrics(rows, predictions, threshold) -> dict:
     """The meta-evaluation of one split's rated summaries: point values and the bias matrix (the headline's CI is
     the evaluation's bootstrap; `cohbench metaeval` gives every τ a CI)."""
-    from .ratings import evaluate
-
-    return evaluate(_scores_of(rows, predictions), records=rows, bootstrap=0)
+    return meta_evaluate(_scores_of(rows, predictions), records=rows, bootstrap=0)
 
 
 def _scores_of(rows, predictions) -> list[dict]:

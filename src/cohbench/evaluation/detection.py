@@ -4,6 +4,7 @@ gold labels, and the metrics of the summary- and unit-level protocols."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import numpy as np
 
@@ -20,10 +21,21 @@ def _units(unit: str, record: dict) -> list[int]:
     return list(record["sentence_labels"] or [-1] * n)
 
 
-def gather(unit: str, rows: list[dict], predictions: Mapping, threshold: float | None, documents: dict | None = None):
-    """Flattened gold, labels and scores over labelled units (-1 = no label is left out). Given `documents`
-    (a dict, filled here: doc_id -> index), also each unit's document index, for resampling documents."""
-    gold, labels, scores, where = [], [], [], []
+class Units(NamedTuple):
+    """A split's labelled units flattened: gold labels, binary decisions (None without labels or a threshold),
+    scores (None for label-only predictions), and each unit's document (an index into `documents`)."""
+
+    gold: np.ndarray
+    pred: np.ndarray | None
+    scores: np.ndarray | None
+    document: np.ndarray
+    documents: int
+
+
+def gather(unit: str, rows: list[dict], predictions: Mapping, threshold: float | None) -> Units:
+    """The labelled units of `rows` (-1 = no label is left out), with their predictions; the document of each
+    unit is what the bootstrap resamples."""
+    gold, labels, scores, where, documents = [], [], [], [], {}
     for record in rows:
         prediction = predictions[record["id"]]
         label, score = prediction.label, prediction.score
@@ -31,8 +43,7 @@ def gather(unit: str, rows: list[dict], predictions: Mapping, threshold: float |
             if g == -1:
                 continue
             gold.append(g)
-            if documents is not None:
-                where.append(documents.setdefault(record["doc_id"], len(documents)))
+            where.append(documents.setdefault(record["doc_id"], len(documents)))
             scores.append(score[i] if score is not None else np.nan)
             if label is not None:
                 labels.append(int(label[i]))
@@ -40,16 +51,14 @@ def gather(unit: str, rows: list[dict], predictions: Mapping, threshold: float |
                 labels.append(int(score[i] >= threshold))
     scores = None if np.isnan(scores).any() else np.array(scores)  # NaN marks a label-only prediction
     pred = np.array(labels, dtype=int) if len(labels) == len(gold) else None
-    if documents is not None:
-        return np.array(gold, dtype=int), pred, scores, np.array(where, dtype=int)
-    return np.array(gold, dtype=int), pred, scores
+    return Units(np.array(gold, dtype=int), pred, scores, np.array(where, dtype=int), len(documents))
 
 
 def summary_metrics(rows, predictions, threshold) -> dict:
     """StorySumm (Subbiah et al. §4, Tables 7-8): Cohen's κ, % predicted faithful, precision/recall of the faithful
     class, % of easy and of hard unfaithful summaries detected, balanced accuracy (+ AUC given scores)."""
     labelled = [r for r in rows if r["label"] != -1]
-    gold, pred, scores = gather("summary", labelled, predictions, threshold)
+    gold, pred, scores, _, _ = gather("summary", labelled, predictions, threshold)
     out = {"summaries": len(gold), "unfaithful": int(gold.sum()), "auc": metrics.roc_auc(gold, scores) if scores is not None else None}
     if pred is None:
         return out
@@ -72,7 +81,7 @@ def unit_metrics(unit: str):
     """Accuracy, P, R, F1 of the error class and the ranking metrics over sentences or gaps (Cai et al. Table 3)."""
 
     def compute(rows, predictions, threshold) -> dict:
-        gold, pred, scores = gather(unit, rows, predictions, threshold)
+        gold, pred, scores, _, _ = gather(unit, rows, predictions, threshold)
         if pred is None:
             return {"units": len(gold), "errors": int(gold.sum())} | metrics.ranking_report(gold, scores)
         return metrics.binary_report(gold, pred, scores)

@@ -39,19 +39,14 @@ def _prepare(config: str, predictions, splits: Mapping[str, list[dict]], split: 
     return protocol, splits[split], checked, decision, applied
 
 
-def _samples(samples) -> int:
-    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 0:
-        raise PredictionsError(f"the number of bootstrap samples must be a whole number, 0 or more, not {samples}")
-    return samples
-
-
 def headline(config: str, predictions, *, splits: Mapping[str, list[dict]], split: str = "test", samples: int = bootstrap.DEFAULT_SAMPLES,
              seed: int = 0, threshold: float | None = None) -> dict:
     """The headline metric of `predictions` (a JSONL path or dicts `{"id", "score"}`) on `split` of `config`
     (`splits`: its records by split), with a 95% CI from `samples` seeded resamples of the split's documents.
     `decision` says how binary decisions were made where the metric needs them."""
+    bootstrap.check_settings(samples, seed)
     protocol, rows, checked, decision, applied = _prepare(config, predictions, splits, split, threshold)
-    figure = headline_of(protocol, rows, checked, applied, samples=_samples(samples), seed=seed)
+    figure = headline_of(protocol, rows, checked, applied, samples=samples, seed=seed)
     return {"config": config, "protocol": protocol.name, "metric": figure["metric"], "split": split, "value": figure["value"],
             "ci": figure["ci"], "documents": figure["documents"], "samples": samples, "seed": seed, "decision": decision}  # fmt: skip
 
@@ -60,6 +55,7 @@ def paired_difference(config: str, predictions_a, predictions_b, *, splits: Mapp
                       samples: int = bootstrap.DEFAULT_SAMPLES, seed: int = 0) -> dict:
     """Headline of A minus headline of B on `split`, with a 95% CI from resampling the SAME documents for both
     (a paired bootstrap): the interval excludes 0 only where A's advantage survives which documents were drawn."""
+    bootstrap.check_settings(samples, seed)
     protocol, rows, checked_a, decision_a, applied_a = _prepare(config, predictions_a, splits, split, None)
     _, _, checked_b, decision_b, applied_b = _prepare(config, predictions_b, splits, split, None)
     sizes, statistic_a = protocol.headline_statistic(rows, checked_a, applied_a)
@@ -67,7 +63,7 @@ def paired_difference(config: str, predictions_a, predictions_b, *, splits: Mapp
     if tuple(sizes) != tuple(sizes_b):
         raise PredictionsError(f"the two scorers cover different documents of {config} {split}: {sizes} vs {sizes_b}")
     point_a, point_b = (float(s(*bootstrap.ones(sizes))[0]) for s in (statistic_a, statistic_b))
-    a, b = bootstrap.resample([statistic_a, statistic_b], sizes, samples=_samples(samples), seed=seed)
+    a, b = bootstrap.resample([statistic_a, statistic_b], sizes, samples=samples, seed=seed)
     defined = not (math.isnan(point_a) or math.isnan(point_b))
     return {
         "config": config, "protocol": protocol.name, "metric": protocol.headline.name, "split": split,

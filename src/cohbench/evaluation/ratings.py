@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import settings
 from .bias import bias_matrix, plot_bias_matrix
-from .bootstrap import DEFAULT_SAMPLES, INTERVAL
+from .bootstrap import DEFAULT_SAMPLES, INTERVAL, check_settings
 from .kendall import METRICS, RESAMPLED, number_or_none, correlations
 from .rating_grid import DIMENSION, EXPERTS, HumanScores, human_scores, load_human, rated_config, score_grid
 from .references import reference_scores
@@ -48,8 +48,7 @@ def evaluate(
     from `human`, else `records`, else the built release's config with the metaeval protocol."""
     if (scores is None) == (measure is None):
         raise PredictionsError("give either scores to evaluate or the name of a reference measure, not both or neither")
-    if bootstrap < 0:
-        raise PredictionsError(f"the number of bootstrap samples must be 0 or more, got {bootstrap}")
+    check_settings(bootstrap, seed)
     if plot:
         plot = settings.user_output(plot)  # refused before any work
     started = time.perf_counter()

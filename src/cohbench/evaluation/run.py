@@ -66,12 +66,12 @@ def decide(config: str, protocol: Protocol, splits: Mapping[str, list[dict]], pr
     if all(p.label is not None for p in predictions.values()):
         return "labels given"
     if protocol.criterion is None:
-        return {"threshold": None, "tuned_on": None, "criterion": None, "needs_threshold": f"the {protocol.name} protocol uses no threshold"}
+        return f"no threshold: the {protocol.name} protocol's metrics are threshold-free"
     if threshold is not None:
         return {"threshold": threshold, "tuned_on": None, "criterion": "given"}
     dev = next((s for s in DEV_SPLITS if s in splits), None)
     if dev is not None and {r["id"] for r in splits[dev]} <= set(predictions):
-        gold, _, scores = gather(protocol.unit, splits[dev], predictions, None)
+        gold, _, scores, _, _ = gather(protocol.unit, splits[dev], predictions, None)
         if scores is None:
             raise PredictionsError(f"every prediction on {dev} needs a score to tune a threshold")
         tuned = metrics.tune_threshold(gold, scores, protocol.criterion.value)
@@ -129,8 +129,7 @@ def evaluate(
     result names the data it was computed on (`data`: release and config version, fingerprint). `samples` bootstrap
     resamples of documents (seeded) give each split's headline metric its 95% CI."""
     check_threshold(threshold)
-    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 0:
-        raise PredictionsError(f"the number of bootstrap samples must be a whole number, 0 or more, not {samples}")
+    bootstrap.check_settings(samples, seed)
     data = None
     if splits is None:
         splits, data = load(config, release)
@@ -149,6 +148,8 @@ def evaluate(
         rows = [r for s in members for r in splits[s]]
         applied = threshold_for(decision, members)
         results[name] = protocol.metrics(rows, predictions, applied)
+        if isinstance(decision, dict) and decision["tuned_on"] in members:
+            results[name]["threshold_withheld"] = f"the threshold was tuned on {decision['tuned_on']}: threshold-free metrics only"
         applies = headline_applies(protocol, predictions, decision, applied)
         results[name]["headline"] = headline_of(protocol, rows, predictions, applied, samples=samples, seed=seed) if applies else None
     out = {"config": config, "protocol": protocol.name, "unit": protocol.unit, "scores": protocol.scores,
@@ -168,13 +169,17 @@ def summary_lines(result: dict) -> list[str]:
     elif decision["threshold"] is None:
         how = f"threshold-free metrics only: {decision['needs_threshold']}"
     elif decision["tuned_on"]:
-        shown = ", ".join(decision["thresholded_metrics_on"]) or "no reported split"
-        how = f"threshold {decision['threshold']:.4g} tuned on {decision['tuned_on']} ({decision['criterion']}), applied on {shown} only"
+        # tuned on a split of this config: applied only off it; tuned elsewhere (the baseline's heads): applied on all
+        on = decision.get("thresholded_metrics_on")
+        shown = "every reported split" if on is None else (", ".join(on) + " only" if on else "no reported split")
+        how = f"threshold {decision['threshold']:.4g} tuned on {decision['tuned_on']} ({decision['criterion']}), applied on {shown}"
     else:
         how = f"threshold {decision['threshold']:.4g} given"
     lines = [f"{result['config']} ({result['protocol']} protocol; {how}; percentages, κ and τ as coefficients)"]
     for split, m in result["splits"].items():
         lines.extend(protocol.lines(split, m))
+        if "threshold_withheld" in m:
+            lines.append(f"        ({m['threshold_withheld']})")
         if m.get("headline"):
             lines.append(f"        headline {headline_text(m['headline'])}")
     return lines
