@@ -92,8 +92,11 @@ def test_a_users_function_gets_the_same_headline_as_evaluate_with_cis_difference
 def test_the_text_table_prints_each_figure_with_its_ci_the_difference_and_the_papers_beside(board, capsys):
     work, _ = board
     spec = _scorer_module(work, SCORER)
-    assert main(["leaderboard", "--scorer", spec, "--scorer", "entity_cue", "--bootstrap", "50", "--output", str(work / "out")]) == 0
+    argv = ["--scorer", spec, "--scorer", "entity_cue", "--bootstrap", "50", "--output", str(work / "out")]
+    assert main(["leaderboard", *argv, "--plot", str(work / "board.png"), "--markdown", str(work / "board.md")]) == 0
     out = capsys.readouterr().out
+    assert (work / "board.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (work / "board.md").read_text().splitlines()[2] == next(line for line in out.splitlines() if line.startswith("| config |"))
     row = next(line for line in out.splitlines() if line.startswith("| `timetravel_dsd` |"))
     assert row.count("[") >= 3 and "Δ" in row, row  # best reference, and both scorers with CI and difference
     assert "| Cai et al. 2020 | Table 3 | Sentence-level (BERT sentence embeddings) | auc | test | 89.0 |" in out
@@ -164,3 +167,26 @@ def test_the_python_api_gives_the_same_board(board):
     result, _ = run("--scorer", "entity_cue")
     again = cohbench.leaderboard(["entity_cue"], samples=200, output=work / "api")
     assert again["configs"]["snac"]["scores"] == result["configs"]["snac"]["scores"]
+
+
+def test_shipped_predictions_are_read_when_the_manifest_records_them_and_refused_when_changed(board, every_protocol):
+    from cohbench.release.index import write_index
+    from cohbench.release.layout import read_config, shipped_predictions
+
+    work, run = board
+    rows = read_config(every_protocol, "timetravel_dsd").splits
+    records = [r for split in ("validation", "test") for r in rows[split]]
+    perfect = "".join(json.dumps({"id": r["id"], "score": [float(v) for v in r["sentence_labels"]]}) + "\n" for r in records)
+    for scorer in ("baseline", "entity_cue"):  # what `cohbench train` ships: the baseline's and a reference's predictions
+        path = shipped_predictions(every_protocol, scorer, "timetravel_dsd")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(perfect)
+    write_index(every_protocol)
+    result, _ = run("--scorer", "baseline", "--scorer", "entity_cue")
+    scores = result["configs"]["timetravel_dsd"]["scores"]
+    assert scores["baseline"]["value"] == 1.0 and scores["entity_cue"]["value"] == 1.0  # the shipped files, not a re-run
+    assert any(s["line"].startswith("baseline on snac: the release ships no baseline predictions") for s in result["skipped"])
+    shipped_predictions(every_protocol, "baseline", "timetravel_dsd").write_text(perfect.replace("1.0", "0.5"))
+    result, _ = run("--scorer", "baseline")
+    (line,) = [s["line"] for s in result["skipped"] if s["config"] == "timetravel_dsd"]
+    assert "is not the file its manifest records" in line and "baseline" not in result["configs"]["timetravel_dsd"]["scores"]
