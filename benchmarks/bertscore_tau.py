@@ -63,7 +63,7 @@ def main() -> None:
     randoms = [tuple(rng.sample(sentences, 2)) for _ in range(1000)]
     pool = ConfounderPool("test", sentences, [str(i) for i in range(len(sentences))], docs, embeddings=embeddings)
     queries = sentences[:500]
-    top1 = [(q, pool.texts[c[0]]) for q, c in zip(queries, pool.candidates(queries, docs[:500])) if c]
+    top1 = [(q, pool.texts_at([c[0]])[0]) for q, c in zip(queries, pool.candidates(queries, docs[:500])) if c]
     groups = {
         "random pairs": [score(a, b) for a, b in randoms],
         "BM25 top-1 from another story": [score(a, b) for a, b in top1],

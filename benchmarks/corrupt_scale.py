@@ -14,6 +14,15 @@ matching) is measured in this process by timing the methods the recipe calls.
 Replicas are exact copies under other ids: a query's own sentence in another replica is excluded (same text),
 but its story's other sentences compete as candidates, so the accepted-confounder statistics are not those of a
 real corpus; the costs per query are.
+
+With `--pool-sizes 100000,1000000[,10000000]` it measures instead, per pool size and retriever (`--retrievers
+bm25s,tantivy`): the pool built the way `benchmarks/retrieval_scale.py` builds it (real ROCStories and TimeTravel
+sentences, then halves of two mixed, five sentences to a story under fresh ids), the index build, BM25 candidates
+per query, and `--records` stories of the pool through dsd in this process and on Ray with 1 and 2 workers
+(records/s, scaling efficiency, and each Ray actor's peak memory: resident set and unique set, sampled every
+0.5 s; the pool's Arrow arrays lie in the object store's shared memory, counted in RSS but not in USS).
+
+    .venv/bin/python benchmarks/corrupt_scale.py --pool-sizes 100000,1000000 --retrievers bm25s,tantivy --records 200 --json
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ import json
 import os
 import pickle
 import resource
+import sys
 import time
 from pathlib import Path
 
@@ -134,13 +144,117 @@ def run_on_ray(batch, params, shared, partition_size, workers):
     return [o for n in sorted(results) for o in results[n]], seconds, started
 
 
+class ActorMemory:
+    """Peak memory of the Ray actors that run the recipe (processes named ray::MapWorker...), sampled in a thread."""
+
+    def __init__(self, every: float = 0.5):
+        import threading
+
+        self.peak_rss, self.peak_uss, self.every = 0, 0, every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self):
+        import psutil
+
+        while not self._stop.wait(self.every):
+            for process in psutil.process_iter(["name", "cmdline"]):
+                try:
+                    if "MapWorker" not in " ".join(process.info["cmdline"] or []) + (process.info["name"] or ""):
+                        continue
+                    memory = process.memory_full_info()
+                except (psutil.NoSuchProcess, psutil.AccessDenied):
+                    continue
+                self.peak_rss, self.peak_uss = max(self.peak_rss, memory.rss), max(self.peak_uss, memory.uss)
+
+
+def pool_scaling(sizes: list[int], retrievers: list[str], records: int, partition_size: int) -> list[dict]:
+    """Per pool size and retriever: index build, candidates per query, dsd in process and on Ray 1/2 workers."""
+    import random
+
+    import torch
+
+    from cohbench.generators import recipes
+    from cohbench.generators.dsd import ConfounderPool
+    from cohbench.generators.registry import sentence_id
+    from cohbench.schema import OK, empty_record
+    from retrieval_scale import mixed_pool, real_sentences
+
+    real = real_sentences()
+    params = recipes.parameters(recipes.get_recipe("dsd"), {})
+    torch.set_num_threads(1)
+    rows = []
+    for size in sizes:
+        texts = mixed_pool(real, size - size % 5, 13)
+        stories = [f"mix-{n:08d}" for n in range(len(texts) // 5)]
+        ids = [sentence_id(story, i) for story in stories for i in range(5)]
+        docs = [story for story in stories for _ in range(5)]
+        batch = []
+        for n in random.Random(7).sample(range(len(stories)), records):
+            record = empty_record()
+            record.update(id=stories[n], corpus="mixed", config="dsd", split="train", doc_id=stories[n],
+                          sentences=texts[5 * n : 5 * n + 5], sentence_labels=[OK] * 5)
+            batch.append(record)
+        queries = [r["sentences"][2] for r in batch]
+        for retriever in retrievers:
+            load = os.getloadavg()[0]
+            start = time.perf_counter()
+            pool = ConfounderPool("train", texts, ids, docs, retriever=retriever, top_k=params["top_k"])
+            built = time.perf_counter() - start
+            start = time.perf_counter()
+            pool.candidates(queries, [r["doc_id"] for r in batch])
+            per_query = (time.perf_counter() - start) / len(queries)
+            run_params = params | {"retriever": retriever}
+            shared = {"train": pool}
+            recipes.run("dsd", batch[:2], run_params, shared=shared)  # loads the encoder outside the timing
+            start = time.perf_counter()
+            local = run_in_process(batch, run_params, shared, partition_size)
+            local_seconds = time.perf_counter() - start
+            ray = {}
+            for workers in (1, 2):
+                with ActorMemory() as memory:
+                    outputs, seconds, started = run_on_ray(batch, run_params, {"train": pool}, partition_size, workers)
+                ray[workers] = {"seconds": seconds, "start_seconds": started, "same_as_in_process": outputs == local,
+                                "actor_peak_rss_bytes": memory.peak_rss, "actor_peak_uss_bytes": memory.peak_uss}
+            rate = {"in_process": records / local_seconds, "ray_1": records / ray[1]["seconds"], "ray_2": records / ray[2]["seconds"]}
+            rows.append({
+                "pool_sentences": len(texts), "retriever": retriever, "index_build_seconds": round(built, 2),
+                "retrieval_ms_per_query": round(1000 * per_query, 2), "records": records,
+                "records_per_s": {k: round(v, 2) for k, v in rate.items()},
+                "scaling_efficiency_2_workers": round(rate["ray_2"] / rate["ray_1"] / 2, 3),
+                "ray_start_seconds": {w: round(r["start_seconds"], 1) for w, r in ray.items()},
+                "identical_outputs": all(r["same_as_in_process"] for r in ray.values()),
+                "actor_peak_rss_mib": {w: round(r["actor_peak_rss_bytes"] / 2**20) for w, r in ray.items()},
+                "actor_peak_uss_mib": {w: round(r["actor_peak_uss_bytes"] / 2**20) for w, r in ray.items()},
+                "pool_arrow_mib": round(sum(c.nbytes for c in (pool.texts, pool.ids, pool.doc_ids)) / 2**20),
+                "load_average_1min_before": round(load, 2), "load_average_1min_after": round(os.getloadavg()[0], 2)})
+            print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+            del pool, shared
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=int, default=400, help="stories corrupted per engine (default 400)")
     parser.add_argument("--replicas", type=int, default=4, help="copies of the 5,000-story sample in the pool")
     parser.add_argument("--partition-size", type=int, default=50)
+    parser.add_argument("--pool-sizes", help="pool sentences per run, e.g. 100000,1000000 (see the docstring)")
+    parser.add_argument("--retrievers", default="bm25s,tantivy", help="with --pool-sizes")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.pool_sizes:
+        rows = pool_scaling([int(n) for n in args.pool_sizes.split(",")], args.retrievers.split(","), args.records,
+                            args.partition_size)
+        print(json.dumps({"rows": rows, "cpus": os.cpu_count()}, indent=2 if args.json else None))
+        return
 
     import torch
 

@@ -264,8 +264,9 @@ def test_an_unreachable_ray_address_is_refused_in_one_line(workspace, capsys):
 
 
 @pytest.mark.integration
-def test_stories_of_cohbench_evaluation_splits_are_dropped_and_counted(mirror, workspace):
-    """A TimeTravel test story (also a Story Cloze story), given as text (split with the project's splitter)."""
+def test_stories_of_cohbench_evaluation_splits_are_dropped_and_counted_without_upstream_files(mirror, workspace, monkeypatch):
+    """A TimeTravel test story (also a Story Cloze story), given as text (split with the project's splitter), is
+    recognised by the packaged fingerprints alone: no mirror, an empty raw cache, no network."""
     from cohbench.builders import timetravel
 
     test_file = mirror / timetravel.TEST.relpath
@@ -275,6 +276,7 @@ def test_stories_of_cohbench_evaluation_splits_are_dropped_and_counted(mirror, w
     rows += [{"id": r["id"], "text": " ".join(r["sentences"])} for r in map(json.loads, STORIES.read_text().splitlines())]
     source = workspace / "stories.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.setenv("COHBENCH_MIRROR", "")
     out = workspace / "out"
     assert cli.main(["corrupt", str(source), "--recipe", "msd", "--out", str(out), "--json"]) == 0
     stats = summary(out, "msd")
@@ -283,6 +285,31 @@ def test_stories_of_cohbench_evaluation_splits_are_dropped_and_counted(mirror, w
     assert stats["notes"]["held_out_stories_checked"]["timetravel"] > 3700  # both files: dev stories may be validation
     ids = {r["doc_id"] for f in stats["files"].values() if f["rows"] for r in pq.read_table(out / f["path"]).to_pylist()}
     assert "leak" not in ids and len(ids) == 10
+    assert not any((workspace / "raw").rglob("*"))  # nothing was fetched
+
+
+def test_the_packaged_held_out_fingerprints_are_the_checkout_release_s():
+    """`corrupt/held_out.json` is what `cohbench held-out` writes from the release's stats (each build records its
+    corpus's held-out fingerprints): rewrite it after a rebuild that changes them."""
+    from cohbench import settings
+    from cohbench.corrupt import leakage
+    from cohbench.release.layout import built_configs
+
+    configs = built_configs(settings.project_root() / "cohbench")
+    assert json.loads(leakage.PACKAGED.read_text(encoding="utf-8")) == leakage.from_release(configs)
+
+
+def test_held_out_fingerprints_of_configs_that_disagree_are_refused(workspace, capsys):
+    from cohbench.corrupt import leakage
+    from cohbench.errors import CorruptError
+
+    recorded = {"method": leakage.HELD_OUT_FINGERPRINT, "fingerprints": ["0123456789abcdef"]}
+    configs = {"timetravel_msd": {"corpus": "timetravel", "held_out": recorded},
+               "timetravel_dsd": {"corpus": "timetravel", "held_out": {**recorded, "fingerprints": []}}}
+    with pytest.raises(CorruptError, match="record different held-out stories of timetravel"):
+        leakage.from_release(configs)
+    with pytest.raises(CorruptError, match="records no held-out fingerprints of fairytaleqa, storycloze"):
+        leakage.from_release({"timetravel_msd": configs["timetravel_msd"]})
 
 
 def test_n_cuts_stories_into_windows_of_n_sentences(workspace):

@@ -40,3 +40,10 @@ def test_texts_split_on_ray_give_the_in_process_bytes(ray_local, workspace):
                          "--engine", engine, "--workers", "2"]) == 0
         runs.append((data_bytes(out), summary(out, "msd")))
     assert runs[0] == runs[1] and runs[0][1]["built_records"] == 10
+
+
+def test_ray_gives_the_in_process_bytes_with_tantivy_shards_opened_by_each_worker(ray_local, workspace):
+    local = run(workspace / "tantivy-local", "--retriever", "tantivy", "--pool-shards", 2)
+    assert local[1]["parameters"]["retriever"] == "tantivy" and local[1]["built_records"] >= 6
+    assert run(workspace / "tantivy-ray", "--retriever", "tantivy", "--pool-shards", 2, "--engine", "ray", "--workers", 2,
+               "--partition-size", 2) == local

@@ -490,6 +490,19 @@ def cmd_calibrate(args) -> int:
     return 0
 
 
+def cmd_held_out(args) -> int:
+    from .corrupt.leakage import PACKAGED, write_packaged
+    from .release.layout import require_release
+
+    _, configs = require_release()
+    target = Path(args.output) if args.output else PACKAGED
+    content = write_packaged(configs, target)
+    counts = {corpus: len(fingerprints) for corpus, fingerprints in content["corpora"].items()}
+    shown = ", ".join(f"{corpus} {n}" for corpus, n in counts.items())
+    _emit(args, {"wrote": str(target), "held_out_stories": counts}, [f"wrote {target}: held-out stories of {shown}"])
+    return 0
+
+
 def cmd_pipeline(args) -> int:
     from .pipeline import write
 
@@ -578,6 +591,8 @@ def parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--pairs", type=int, default=5000, help="random sentence pairs (default 5000)")
     calibrate.add_argument("--seed", type=int, default=13, help="seed of the pair draw (default 13)")
     calibrate.add_argument("--output", help="write here instead of the shipped generators/bertscore_baseline.json")
+    held_out = add("held-out", cmd_held_out, "rewrite the packaged fingerprints of every cohbench evaluation story (the test-overlap check of `corrupt`) from the release's stats")
+    held_out.add_argument("--output", help="write here instead of the shipped corrupt/held_out.json")
     add("pipeline", cmd_pipeline, "rewrite dvc.yaml: a build stage per registered config, every stage depending on the code it runs")
     add("schema", cmd_schema, "print the schema documentation (catalog/SCHEMA.md)")
     metaeval = add("metaeval", cmd_metaeval, "score a coherence measure against SummEval's expert ratings (tau_sys/sum/pair/intra, Acc_pair, bias matrix)")
@@ -608,7 +623,8 @@ def parser() -> argparse.ArgumentParser:
     corrupt.add_argument("--k", type=int, help="K: sentences altered per record (msd, dsd)")
     corrupt.add_argument("--tau", type=float, help="confounders' rescaled BERTScore F1 must be below tau (dsd, synthetic)")
     corrupt.add_argument("--top-k", type=int, help="BM25 candidates per replaced sentence")
-    corrupt.add_argument("--retriever", choices=("bm25s", "rank_bm25"), help="BM25 implementation (default bm25s)")
+    corrupt.add_argument("--retriever", choices=("bm25s", "rank_bm25", "tantivy"), help="BM25 implementation: bm25s (default, exhaustive), rank_bm25 "
+                         "(reference), tantivy (an inverted index on disk that prunes; extra cohbench[tantivy])")
     corrupt.add_argument("--window", type=int, help="shuffle only within windows of this many sentences (default: whole text)")
     corrupt.add_argument("--ratio", type=float, help="repetition: share of sentences repeated")
     corrupt.add_argument("--seed", type=int, help="seed; each record draws from (seed, its id)")

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
 
@@ -30,11 +31,20 @@ def project_root() -> Path:
     return Path.cwd()
 
 
+_PARSED: dict[tuple, dict] = {}  # (path, size, mtime) -> params.yaml parsed: resolving many files asks for it per file
+
+
 def params() -> dict:
+    """params.yaml, parsed once per version of the file (an edited file is read again); a copy, for callers to keep."""
     path = project_root() / "params.yaml"
     if not path.is_file():
         return {}
-    return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    status = path.stat()
+    key = (str(path), status.st_size, status.st_mtime_ns)
+    if key not in _PARSED:
+        _PARSED.clear()
+        _PARSED[key] = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return copy.deepcopy(_PARSED[key])
 
 
 def release_places() -> list[tuple[Path, str]]:

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import contextlib
-import copy
 import dataclasses
-import sys
 
 import numpy as np
 import torch
 from torch import nn
-from tqdm import tqdm
 
 from ..evaluation import metrics
 from .data import labelled_units, mean_auc
 from .embeddings import DIMENSIONS, device, sentence_key
 from .model import SentenceLevelDetector
+from .training import length_batches, masked_loss, train_epochs
 
 
 @contextlib.contextmanager
@@ -49,11 +47,6 @@ def _batch(examples, vectors, dev: str):
         gap_labels[i, : k - 1] = e.gap_labels
     as_tensor = lambda a: torch.from_numpy(a).to(dev)  # noqa: E731
     return as_tensor(x), as_tensor(mask), as_tensor(sentence_labels), as_tensor(gap_labels)
-
-
-def _loss(logits, labels, loss_fn):
-    keep = labels >= 0
-    return loss_fn(logits[keep], labels[keep]) if keep.any() else logits.sum() * 0
 
 
 def windows(n: int, size: int) -> list[tuple[int, int]]:
@@ -135,15 +128,6 @@ def dev_thresholds(model, dev_set, vectors, size: int) -> dict[str, float | None
     } | {task: None for task in ("sentences", "gaps") if task not in by_task}
 
 
-def _length_batches(examples, size: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """Shuffled batches of texts of similar length: a 100-sentence SNaC summary is not padded against 5-sentence
-    stories. Random order within a length, random order of batches; both from the seed."""
-    order = rng.permutation(len(examples))
-    order = order[np.argsort([len(examples[i].sentences) for i in order], kind="stable")]
-    batches = [order[start : start + size] for start in range(0, len(order), size)]
-    return [batches[i] for i in rng.permutation(len(batches))]
-
-
 def fit(train_set, dev_set, vectors, p: dict, progress: bool):
     with one_cpu_thread():
         return _fit(train_set, dev_set, vectors, p, progress)
@@ -157,26 +141,19 @@ def _fit(train_set, dev_set, vectors, p: dict, progress: bool):
     optimiser = torch.optim.AdamW(model.parameters(), lr=p["learning_rate"], weight_decay=p.get("weight_decay", 0.01))
     loss_fn = nn.BCEWithLogitsLoss()
     train_set = training_windows(train_set, p["max_sentences"])
-    best_state, best = None, {"epoch": 0, "dev_auc": -1.0, "dev_auc_per_config": {}}
-    history = []
-    for epoch in range(1, p["epochs"] + 1):
-        model.train()
-        batches = _length_batches(train_set, p["batch_size"], rng)
-        total = 0.0
-        for batch in tqdm(batches, desc=f"epoch {epoch}", disable=not progress, file=sys.stderr, leave=False):
-            x, mask, sentence_labels, gap_labels = _batch([train_set[i] for i in batch], vectors, dev)
-            sentence_logits, gap_logits = model(x, mask)
-            loss = _loss(sentence_logits, sentence_labels, loss_fn) + _loss(gap_logits, gap_labels[:, : gap_logits.shape[1]], loss_fn)
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            total += loss.item()
-        auc, per_config = mean_auc(dev_set, predict(model, dev_set, vectors, p["max_sentences"])) if dev_set else (float("nan"), {})
-        history.append({"epoch": epoch, "train_loss": round(total / max(len(batches), 1), 4), "dev_auc": round(auc, 4)})
-        if progress:
-            print(f"epoch {epoch}: train loss {history[-1]['train_loss']:.4f}, mean dev AUC {auc:.4f}", file=sys.stderr)
-        if not dev_set or auc > best["dev_auc"]:
-            best_state = copy.deepcopy(model.state_dict())
-            best = {"epoch": epoch, "dev_auc": round(auc, 4), "dev_auc_per_config": {k: round(v, 4) if v is not None else None for k, v in per_config.items()}}
-    model.load_state_dict(best_state)
-    return model, best | {"history": history}
+    lengths = [len(e.sentences) for e in train_set]
+
+    def step(batch) -> float:
+        x, mask, sentence_labels, gap_labels = _batch([train_set[i] for i in batch], vectors, dev)
+        sentence_logits, gap_logits = model(x, mask)
+        loss = masked_loss(sentence_logits, sentence_labels, loss_fn) + masked_loss(gap_logits, gap_labels[:, : gap_logits.shape[1]], loss_fn)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        return loss.item()
+
+    def dev_auc():
+        return mean_auc(dev_set, predict(model, dev_set, vectors, p["max_sentences"]))
+
+    batches = lambda: length_batches(lengths, p["batch_size"], rng)  # noqa: E731
+    return train_epochs(model, p["epochs"], batches, step, dev_auc if dev_set else None, progress)

@@ -32,6 +32,7 @@ from tqdm import tqdm
 
 from .data import BaselineError, Example, mean_auc
 from .embeddings import device
+from .training import length_batches, masked_loss, train_epochs
 
 PARAMS = (
     "seed", "epochs", "batch_size", "learning_rate", "weight_decay", "max_tokens", "max_sentence_tokens", "warmup_ratio",
@@ -196,15 +197,6 @@ def _inputs(model: TokenLevelDetector, examples: Sequence[Example], prefix: bool
     return out
 
 
-def _length_batches(inputs: list[_Input], size: int, rng: np.random.Generator | None) -> list[list[int]]:
-    """Batches of inputs of similar token length (little padding). With `rng`: random order within a length and
-    random order of batches, both from the seed; without, in length order."""
-    order = rng.permutation(len(inputs)) if rng is not None else np.arange(len(inputs))
-    order = order[np.argsort([len(inputs[i].ids) for i in order], kind="stable")]
-    batches = [order[start : start + size].tolist() for start in range(0, len(order), size)]
-    return [batches[i] for i in rng.permutation(len(batches))] if rng is not None else batches
-
-
 def _tensors(model: TokenLevelDetector, chunk: list[_Input], dev: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     width, count = max(len(x.ids) for x in chunk), max(len(x.seps) for x in chunk)
     ids = torch.full((len(chunk), width), model.tokenizer.pad_token_id, dtype=torch.long)
@@ -266,7 +258,7 @@ def predict(
     model.eval()
     with torch.no_grad(), _deterministic():
         # a bar on a terminal only (disable=None): fit calls this every epoch
-        batches = _length_batches(inputs, batch_size, None)
+        batches = length_batches([len(x.ids) for x in inputs], batch_size, None)
         for batch in tqdm(batches, desc="scoring", file=sys.stderr, leave=False, disable=None):
             chunk = [inputs[i] for i in batch]
             with _autocast(dev):
@@ -285,11 +277,6 @@ def predict(
 def _labelled(x: _Input, examples: Sequence[Example]) -> bool:
     gold = examples[x.example].gold
     return any(gold[unit] >= 0 for unit in x.units)
-
-
-def _loss(logits: torch.Tensor, labels: torch.Tensor, loss_fn) -> torch.Tensor:
-    keep = labels >= 0
-    return loss_fn(logits[keep], labels[keep]) if keep.any() else logits.sum() * 0
 
 
 def fit(train_set: list[Example], dev_set: list[Example], p: dict, progress: bool) -> tuple[TokenLevelDetector, dict]:
@@ -314,31 +301,23 @@ def fit(train_set: list[Example], dev_set: list[Example], p: dict, progress: boo
     optimiser = torch.optim.AdamW(model.parameters(), lr=p["learning_rate"], weight_decay=p["weight_decay"], fused=True)
     schedule = get_linear_schedule_with_warmup(optimiser, int(p["warmup_ratio"] * steps), steps)
     loss_fn = nn.BCEWithLogitsLoss()
-    best_state, best = None, {"epoch": 0, "dev_auc": -1.0, "dev_auc_per_config": {}}
-    history = []
+    lengths = [len(x.ids) for x in inputs]
+
+    def step(batch) -> float:
+        chunk = [inputs[i] for i in batch]
+        sentence_labels, gap_labels = _labels(chunk, train_set, dev)
+        with _autocast(dev):
+            sentence_logits, gap_logits = model(*_tensors(model, chunk, dev))
+        loss = masked_loss(sentence_logits, sentence_labels, loss_fn) + masked_loss(gap_logits, gap_labels, loss_fn)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        schedule.step()
+        return loss.item()
+
+    def dev_auc():
+        return mean_auc(dev_set, predict(model, dev_set, batch_size=p["batch_size"]))
+
     with _deterministic():
-        for epoch in range(1, p["epochs"] + 1):
-            model.train()
-            batches = _length_batches(inputs, p["batch_size"], rng)
-            total = 0.0
-            for batch in tqdm(batches, desc=f"epoch {epoch}", disable=not progress, file=sys.stderr, leave=False):
-                chunk = [inputs[i] for i in batch]
-                sentence_labels, gap_labels = _labels(chunk, train_set, dev)
-                with _autocast(dev):
-                    sentence_logits, gap_logits = model(*_tensors(model, chunk, dev))
-                loss = _loss(sentence_logits, sentence_labels, loss_fn) + _loss(gap_logits, gap_labels, loss_fn)
-                optimiser.zero_grad()
-                loss.backward()
-                optimiser.step()
-                schedule.step()
-                total += loss.item()
-            auc, per_config = mean_auc(dev_set, predict(model, dev_set, batch_size=p["batch_size"])) if dev_set else (float("nan"), {})
-            history.append({"epoch": epoch, "train_loss": round(total / max(len(batches), 1), 4), "dev_auc": round(auc, 4)})
-            if progress:
-                print(f"epoch {epoch}: train loss {history[-1]['train_loss']:.4f}, mean dev AUC {auc:.4f}", file=sys.stderr)
-            if best_state is None or not dev_set or auc > best["dev_auc"]:
-                best_state = copy.deepcopy(model.state_dict())
-                rounded = {k: round(v, 4) if v is not None else None for k, v in per_config.items()}
-                best = {"epoch": epoch, "dev_auc": round(auc, 4), "dev_auc_per_config": rounded}
-    model.load_state_dict(best_state)
-    return model, best | {"history": history}
+        batches = lambda: length_batches(lengths, p["batch_size"], rng)  # noqa: E731
+        return train_epochs(model, p["epochs"], batches, step, dev_auc if dev_set else None, progress)

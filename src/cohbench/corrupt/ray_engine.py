@@ -35,13 +35,16 @@ class RayShard:
 
 
 def _share(shared):
-    """Put `shared` in the object store; a sharded pool's shards go in as separate objects."""
+    """Put `shared` in the object store; a sharded in-memory (bm25s) pool's shards go in as separate objects (a
+    tantivy shard is the name of its folder on disk, which each worker opens memory-mapped once)."""
     import ray
+
+    from ..generators.retrieval import Bm25Shard
 
     if isinstance(shared, dict):
         for pool in shared.values():
             if getattr(pool, "shards", None):
-                pool.shards = [RayShard(ray.put(shard)) for shard in pool.shards]
+                pool.shards = [RayShard(ray.put(shard)) if isinstance(shard, Bm25Shard) else shard for shard in pool.shards]
     return ray.put(shared)
 
 

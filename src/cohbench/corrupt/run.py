@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import jsonlines, settings
+from ..builders import text_fingerprint
 from .._version import __version__
 from ..atomic import atomic_path, write_text
 from ..generators import recipes
@@ -38,7 +39,7 @@ from ..release.layout import write_config
 from ..schema import OK, SPLITS, empty_record
 from . import inputs
 from ..text import normalise
-from .leakage import held_out_texts
+from .leakage import held_out_fingerprints
 
 PARTIAL = ".partial"
 CONFIG_NAME = re.compile(r"[a-z][a-z0-9_]*")  # a file name under data/ and stats/, and a SQL view name
@@ -172,7 +173,7 @@ def source_records(stories, options: Options, config: str, dropped: Counter, not
             print(f"splitting {len(to_split)} texts into sentences", file=sys.stderr)
         for story, sentences in zip(to_split, (split or split_sentences)([s.text for s in to_split])):
             story.sentences = sentences
-    held = held_out_texts(progress=progress) if options.drop_test_overlap else {}
+    held = held_out_fingerprints() if options.drop_test_overlap else {}
     overlap = Counter()
     records, n = [], options.sentences_per_record
     for story in stories:
@@ -180,8 +181,8 @@ def source_records(stories, options: Options, config: str, dropped: Counter, not
         if not sentences:
             dropped["empty_text"] += 1
             continue
-        text = normalise(" ".join(sentences))
-        hits = [corpus for corpus, texts in held.items() if text in texts]
+        fingerprint = text_fingerprint(normalise(" ".join(sentences)))
+        hits = [corpus for corpus, fingerprints in held.items() if fingerprint in fingerprints]
         if hits:
             dropped["in_cohbench_evaluation_split"] += 1
             overlap.update(hits)
@@ -199,7 +200,7 @@ def source_records(stories, options: Options, config: str, dropped: Counter, not
                           split=split, doc_id=story.id, sentences=window, sentence_labels=[OK] * len(window))
             records.append(record)
     if options.drop_test_overlap:
-        notes["held_out_stories_checked"] = {corpus: len(texts) for corpus, texts in held.items()}
+        notes["held_out_stories_checked"] = {corpus: len(fingerprints) for corpus, fingerprints in held.items()}
         notes["dropped_as_held_out_by_corpus"] = dict(sorted(overlap.items()))
     return records
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..schema import ERROR, FLOAT_DECIMALS, OK
 from .bertscore import TokenEmbeddings, load_baseline, rescale
 from .registry import CorruptionError, count, derived, generator, record_rng, sentence_id, span, to_columns, to_records
-from .retrieval import Bm25, merged_top
+from .retrieval import merged_top, pool_index
 
 
 @dataclass(frozen=True)
@@ -31,26 +31,37 @@ class Confounder:
 class ConfounderPool:
     """The sentences confounders may come from: those of one split only, with their ids and documents.
 
-    With `shards` > 1 the BM25 index is kept as that many document shards (same pool-wide statistics) whose
+    With `shards` > 1 the BM25 index is kept as that many document shards (`retrieval.pool_index`) whose
     top-k lists are merged, so that an engine can hold one shard per worker at a time. The pool travels between
-    processes without its embedding cache (each worker encodes with its own)."""
+    processes without its embedding cache (each worker encodes with its own). Its sentences, ids and documents are
+    Arrow arrays: put in Ray's object store once, every worker reads them there without a copy (a list of Python
+    strings would be rebuilt, about 3x larger, in each)."""
 
     def __init__(self, split: str, texts: Sequence[str], ids: Sequence[str], doc_ids: Sequence[str], *,
                  retriever: str = "bm25s", top_k: int = 100, embeddings: TokenEmbeddings | None = None,
                  baseline: float | None = None, shards: int = 1):
+        import pyarrow as pa
+
         self.split = split
-        self.texts, self.ids, self.doc_ids = list(texts), list(ids), list(doc_ids)
+        texts, doc_ids = list(texts), list(doc_ids)
+        self.texts, self.ids, self.doc_ids = (pa.array(column, pa.large_string()) for column in (texts, list(ids), doc_ids))
         self.top_k = top_k
-        self.index = Bm25(self.texts, retriever)
-        self.shards = None
-        if shards > 1:
-            self.shards, self.index = self.index.shards(shards), None
+        self.index, self.shards = pool_index(texts, retriever, shards)
         self.embeddings = embeddings
         self.baseline = load_baseline()["F"] if baseline is None else baseline
-        self._widest_doc = max(Counter(self.doc_ids).values(), default=0)
+        self._widest_doc = max(Counter(doc_ids).values(), default=0)
 
     def __getstate__(self):
         return {**self.__dict__, "embeddings": None}
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def texts_at(self, indices: Sequence[int]) -> list[str]:
+        return _at(self.texts, indices)
+
+    def ids_at(self, indices: Sequence[int]) -> list[str]:
+        return _at(self.ids, indices)
 
     @classmethod
     def from_records(cls, records: Sequence[dict], **options) -> "ConfounderPool":
@@ -70,7 +81,7 @@ class ConfounderPool:
         k = self.top_k + self._widest_doc + 1
         ranked = merged_top(self.shards, queries, k) if self.shards else self.index.top(queries, k)
         return [
-            [i for i in hits if self.doc_ids[i] != doc and self.texts[i] != query][: self.top_k]
+            [i for i, text, hit_doc in zip(hits, self.texts_at(hits), _at(self.doc_ids, hits)) if hit_doc != doc and text != query][: self.top_k]
             for hits, query, doc in zip(ranked, queries, doc_ids)
         ]
 
@@ -88,10 +99,10 @@ class ConfounderPool:
             # Score the next candidates of every unresolved query, encoding all new sentences in one batch.
             window = {q: [c for c in candidates[q][cursor[q] : cursor[q] + width] if c not in exclude[q]]
                       for q in live}
-            self.embeddings.encode([queries[q] for q in live] + [self.texts[c] for cs in window.values() for c in cs])
+            self.embeddings.encode([queries[q] for q in live] + self.texts_at([c for cs in window.values() for c in cs]))
             still = []
             for q in live:
-                scores = self.embeddings.f1(queries[q], [self.texts[c] for c in window[q]])
+                scores = self.embeddings.f1(queries[q], self.texts_at(window[q]))
                 for c, raw in zip(window[q], scores):
                     # decided on at the precision it is recorded at, so the decision is the record's
                     similarity = round(rescale(raw, self.baseline), FLOAT_DECIMALS)
@@ -103,6 +114,13 @@ class ConfounderPool:
                     still.append(q)
             live, width = still, width * 2
         return chosen
+
+
+def _at(column, indices: Sequence[int]) -> list[str]:
+    """The values of an Arrow column at `indices`, as Python strings."""
+    import pyarrow as pa
+
+    return column.take(pa.array(indices, pa.int64())).to_pylist()
 
 
 @generator("discordant_replace")
@@ -187,13 +205,13 @@ def replace_planned(records: Sequence[dict], plans: Sequence[list[dict] | None],
         labels = [OK] * len(sentences)
         spans = []
         for position, pick in zip(unit["positions"], picks):
-            sentences[position] = pool.texts[pick.index]
+            sentences[position] = pool.texts_at([pick.index])[0]
             labels[position] = ERROR
             if error_type:
                 spans.append(span(position, sentences[position], error_type))
         out[n].append(derived(
             record, "discordant_replace", seed, variant=unit["variant"], sentences=sentences, sentence_labels=labels,
-            spans=spans, positions=unit["positions"], inserted_ids=[pool.ids[p.index] for p in picks],
+            spans=spans, positions=unit["positions"], inserted_ids=pool.ids_at([p.index for p in picks]),
             similarities=[p.similarity for p in picks], ranks=[p.rank for p in picks],
         ))
     return out

@@ -1,35 +1,84 @@
-"""BM25 over a sentence pool: bm25s (fast, default) or rank_bm25 (the reference implementation, exact parity).
+"""BM25 over a sentence pool: bm25s (exhaustive, the default), rank_bm25 (the reference implementation, exact
+parity) or tantivy (an inverted index on disk that prunes: block-max WAND, cost following the query's posting lists).
 
-Both see the same tokens (lower-cased words). Their rankings differ (IDF variant; see gotchas), so confounders
-agree between them only when the same retriever is chosen.
+All three see the same tokens (`tokenize`: lower-cased runs of word characters and apostrophes); tantivy receives
+them joined by spaces and split on whitespace only (`TOKENS`, no other filter), so a sentence's terms and length
+are the same everywhere. Their BM25 differs, so confounders agree between them only when the same retriever is
+chosen: bm25s scores "lucene" BM25 (idf ln(1 + (N - df + 0.5) / (df + 0.5)), k1 = 1.5, b = 0.75, float32); tantivy
+the same idf with k1 = 1.2, b = 0.75 (fixed by tantivy), times k1 + 1 (a constant: no effect on the ranking),
+document lengths stored on one byte (exact for short sentences, approximate beyond about 40 tokens) and float32
+scores; rank_bm25 its own Okapi idf. A query is the OR of its tokens, a repeated token counted each time. Ties are
+ordered by pool index (lower first) for every retriever.
 
 A bm25s index can be cut into shards by document (`Bm25.shards`) for pools too big for one worker: each shard
 keeps the pool-wide term statistics, so a document scores the same in its shard as in the whole index, and the
 per-shard top-k merged by (score, index) is the whole index's top-k (up to which of several candidates tied
-exactly at the k-th score are kept)."""
+exactly at the k-th score are kept). A tantivy pool with shards is one index per shard of consecutive sentences,
+each with its own statistics (as Elasticsearch's per-shard scoring): the merged top-k depends on the number of
+shards, which is therefore one of the parameters that decide the confounders. Each tantivy shard lies in a folder
+marked with the pool's fingerprint; a worker opens it memory-mapped, and refuses a folder that is missing or was
+built from another pool."""
 
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import re
+import shutil
+import tempfile
+import weakref
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
-RETRIEVERS = ("bm25s", "rank_bm25")
+from ..atomic import write_text
+
+RETRIEVERS = ("bm25s", "rank_bm25", "tantivy")
+EXTRA_OF = {"bm25s": "build", "rank_bm25": "build", "tantivy": "tantivy"}  # the cohbench extra that installs each
 _WORD = re.compile(r"[\w']+")
+TOKENS = "cohbench_words"  # tantivy's name for `tokenize`'s tokens: split on whitespace, nothing else
+SHARD_MARK = "cohbench-shard.json"  # written last into a tantivy shard's folder: which pool and which sentences
+# Indexing memory of a tantivy shard's one writer thread (allocated as needed; tantivy takes at most ~4 GB a thread).
+# A shard must fit one segment in it: measured ~20 B of index per short sentence on disk, more while indexing.
+WRITER_HEAP = 2_000_000_000
 
 
 def tokenize(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-class Bm25:
-    def __init__(self, texts: Sequence[str], retriever: str = "bm25s"):
-        if retriever not in RETRIEVERS:
-            from .registry import CorruptionError
+def _unknown_or_missing(retriever: str):
+    """A retriever that is unknown, or not installed (named with the extra that installs it), as an error."""
+    from .registry import CorruptionError
 
-            raise CorruptionError(f"unknown retriever {retriever!r}; choose one of {', '.join(RETRIEVERS)}")
+    if retriever not in RETRIEVERS:
+        return CorruptionError(f"unknown retriever {retriever!r}; choose one of {', '.join(RETRIEVERS)}")
+    module = retriever
+    try:
+        __import__(module)
+    except ImportError:
+        return CorruptionError(f"the {retriever} retriever needs the {module} package: pip install 'cohbench[{EXTRA_OF[retriever]}]'")
+    return None
+
+
+def pool_index(texts: Sequence[str], retriever: str, shards: int = 1):
+    """The index of a pool: (one index, None), or (None, `shards` shards whose top-k lists `merged_top` merges)."""
+    problem = _unknown_or_missing(retriever)
+    if problem:
+        raise problem
+    if retriever == "tantivy":
+        built = TantivyShard.build_pool(texts, shards)
+        return (built[0], None) if shards == 1 else (None, built)
+    index = Bm25(texts, retriever)
+    return (index, None) if shards == 1 else (None, index.shards(shards))
+
+
+class Bm25:
+    """An index held in memory: bm25s or rank_bm25 (`pool_index` checks the name; a tantivy index lies on disk)."""
+
+    def __init__(self, texts: Sequence[str], retriever: str = "bm25s"):
         self.retriever = retriever
         self.size = len(texts)
         tokens = [tokenize(t) for t in texts]
@@ -69,7 +118,7 @@ class Bm25:
         if self.retriever != "bm25s":
             from .registry import CorruptionError
 
-            raise CorruptionError("only the bm25s retriever can be sharded; use --retriever bm25s or one shard")
+            raise CorruptionError("rank_bm25 cannot be sharded; use --retriever bm25s or tantivy, or one shard")
         import scipy.sparse as sp
 
         scores = self._index.scores
@@ -113,3 +162,124 @@ def rank_bm25_top(index, query: str, k: int) -> list[int]:
     """rank_bm25's ranking: score the whole pool, stable sort (ties: lower index first), no-match texts left out."""
     scores = index.get_scores(tokenize(query))
     return [(int(i), float(scores[i])) for i in np.argsort(-scores, kind="stable")[:k] if scores[i] > 0]
+
+
+def pool_fingerprint(texts: Sequence[str]) -> str:
+    """sha256 of the pool's sentences in order: what a tantivy shard's folder must have been built from."""
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(text.encode("utf-8"))
+        digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+class TantivyShard:
+    """Pool sentences [offset, offset + size) in a tantivy index in `path`, opened (memory-mapped) on first search
+    in each process: a pickled shard is its folder's name, never the index."""
+
+    def __init__(self, path: Path, offset: int, size: int, pool: str):
+        self.path, self.offset, self.size, self.pool = Path(path), offset, size, pool
+        self._searcher = None
+
+    def __getstate__(self):
+        return {**self.__dict__, "_searcher": None}
+
+    @staticmethod
+    def _schema():
+        import tantivy
+
+        schema = tantivy.SchemaBuilder()
+        schema.add_text_field("text", tokenizer_name=TOKENS, index_option="freq")  # BM25 needs no positions
+        return schema.build()
+
+    @staticmethod
+    def _with_tokens(index):
+        import tantivy
+
+        index.register_tokenizer(TOKENS, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build())
+        return index
+
+    @classmethod
+    def build_pool(cls, texts: Sequence[str], shards: int) -> list["TantivyShard"]:
+        """Index `texts` as `shards` shards of consecutive sentences under a new temporary folder, removed when the
+        first shard is collected in this process (TMPDIR decides where: a folder every Ray worker can read)."""
+        folder = Path(tempfile.mkdtemp(prefix="cohbench-tantivy-"))
+        built = []
+        try:
+            pool = pool_fingerprint(texts)
+            bounds = [round(n * len(texts) / shards) for n in range(shards + 1)]
+            for n, (start, end) in enumerate(zip(bounds, bounds[1:])):
+                built.append(cls.build(texts[start:end], start, pool, folder / f"shard-{n:05d}", shards))
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        weakref.finalize(built[0], shutil.rmtree, folder, True)
+        return built
+
+    @classmethod
+    def build(cls, texts: Sequence[str], offset: int, pool: str, path: Path, shards: int = 1) -> "TantivyShard":
+        """One shard, written by one indexing thread into one segment: its documents are then numbered in pool
+        order, which is the order tantivy gives hits of equal score (so a top-k cut never depends on the engine).
+        A shard too large for one segment within the writer's memory is refused, naming the shards it needs."""
+        import tantivy
+
+        from .registry import CorruptionError
+
+        path.mkdir(parents=True)
+        index = cls._with_tokens(tantivy.Index(cls._schema(), path=str(path)))
+        writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
+        for text in texts:
+            writer.add_document(tantivy.Document(text=" ".join(tokenize(text))))
+        writer.commit()
+        writer.wait_merging_threads()
+        index.reload()
+        segments = index.searcher().num_segments
+        if segments > 1:
+            raise CorruptionError(f"a pool shard of {len(texts):,} sentences does not fit one tantivy segment in "
+                                  f"{WRITER_HEAP / 1e9:.0f} GB of indexing memory; cut the pool into at least "
+                                  f"{shards * segments} shards (--pool-shards, incoherence.pool_shards)")
+        shard = cls(path, offset, len(texts), pool)
+        write_text(path / SHARD_MARK, json.dumps(shard.mark(), sort_keys=True))
+        return shard
+
+    def mark(self) -> dict:
+        return {"pool": self.pool, "offset": self.offset, "size": self.size}
+
+    def _open(self):
+        from .registry import CorruptionError
+
+        where = f"index shard {self.path} (pool sentences {self.offset}-{self.offset + self.size})"
+        try:
+            found = json.loads((self.path / SHARD_MARK).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise CorruptionError(f"{where} is missing or unfinished; a worker must read the folder the driver built "
+                                  "it in (set TMPDIR to a shared file system), or run again") from None
+        if found != self.mark():
+            raise CorruptionError(f"{where} was built from another pool (fingerprint {str(found.get('pool'))[:12]}, "
+                                  f"expected {self.pool[:12]}); delete it and run again")
+        import tantivy
+
+        index = self._with_tokens(tantivy.Index.open(str(self.path)))
+        self._schema_of, self._searcher = index.schema, index.searcher()
+        return self._searcher
+
+    def top(self, queries: Sequence[str], k: int) -> list[list[int]]:
+        return [[i for i, _ in hits] for hits in self.scored_top(queries, k)]
+
+    def scored_top(self, queries: Sequence[str], k: int) -> list[list[tuple[int, float]]]:
+        """(pool index, score) of the `k` best-scoring sentences of the shard for each query, best first; ties by
+        pool index, as tantivy orders equal scores by document number (one segment, in pool order: `build`)."""
+        import tantivy
+
+        searcher = self._searcher or self._open()
+        k = min(k, self.size)
+        out = []
+        for text in queries:
+            tokens = tokenize(text)
+            if not tokens or k == 0:
+                out.append([])
+                continue
+            query = tantivy.Query.boolean_query(
+                [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema_of, "text", t)) for t in tokens])
+            out.append([(self.offset + address.doc, float(score)) for score, address in searcher.search(query, k, count=False).hits])
+        return out

@@ -2,7 +2,9 @@
 
 The `datasets` builder of the config's corpus (`hf_builder.builder_for`) runs the corpus's `parse` on verified local
 files with the config's typed options, and `layout.write_config` writes what it yields, all or nothing, with the
-account of every upstream record (built, or dropped by reason)."""
+account of every upstream record (built, or dropped by reason). A corpus that declares held-out narratives (the
+leakage policy, `Corpus.held_out_texts`) has their fingerprints recorded in the stats as well: the one place they
+are computed from the upstream files, so that `cohbench corrupt` checks for test-split overlap without them."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 from .. import settings
+from ..builders import HELD_OUT_FINGERPRINT, held_out_fingerprints
 from ..errors import ReleaseError
 from .layout import write_config
 from ..registry import corpus_of
@@ -47,4 +50,7 @@ def build(config: str, *, corpus=None, release: Path | None = None, paths=None, 
                        for s in corpus.sources],
             "errata": [e.manifest_entry() for e in corpus.errata],
         }
+        if corpus.held_out_texts:
+            described["held_out"] = {"method": HELD_OUT_FINGERPRINT,
+                                     "fingerprints": held_out_fingerprints(corpus, {name: Path(path) for name, path in paths.items()})}
         return write_config(release, config, builder.as_dataset(), described)
