@@ -19,7 +19,7 @@ import time
 import numpy as np
 import scipy.stats
 
-from cohbench.evaluation import bootstrap, kendall, rating_grid, rating_references, ratings
+from cohbench.evaluation import bootstrap, kendall, rating_grid, ratings, references
 
 # Steen & Markert 2022, Table 1 (17 systems; (r) = noised, averaged over 100 runs; None = undefined)
 PAPER_TABLE_1 = {
@@ -64,7 +64,7 @@ def main() -> None:
     human, _ = rating_grid.load_human()  # (grid, provenance)
     load_seconds = time.perf_counter() - started
     gold = human.expert_sum
-    pred = rating_references.reference_scores("architecture-noised", human, seed=0)
+    pred = references.reference_scores("architecture-noised", human, seed=0)
 
     kendall.correlations(gold, pred, samples=10)  # warm up BLAS and numpy's dispatch
     runs = []
@@ -90,12 +90,12 @@ def main() -> None:
     table = {}
     for name, paper in PAPER_TABLE_1.items():
         seeds = range(100) if name.endswith("-noised") else range(1)
-        values = [kendall.correlations(gold, rating_references.reference_scores(name, human, seed=s), samples=0) for s in seeds]
+        values = [kendall.correlations(gold, references.reference_scores(name, human, seed=s), samples=0) for s in seeds]
         ours = {}
         for metric in kendall.METRICS:
             defined = [v[metric]["value"] for v in values if v[metric]["value"] is not None]
             ours[metric] = round(float(np.mean(defined)), 3) if defined else None
-        ci = kendall.correlations(gold, rating_references.reference_scores(name, human, seed=0), samples=args.bootstrap)
+        ci = kendall.correlations(gold, references.reference_scores(name, human, seed=0), samples=args.bootstrap)
         table[name] = {"ours": ours, "ours_ci95_seed0": {m: ci[m]["ci95"] for m in kendall.METRICS}, "paper": paper}
 
     report = {

@@ -1,11 +1,14 @@
 """`cohbench train` + `cohbench gate` on a tiny discordant-sentence release built so that dissimilarity alone cannot
 find the error (each story also holds two off-topic remarks, about the ocean and the mountains, labelled coherent): the trained baseline learns what
 the untrained reference scorers cannot, is seeded, and passes; shuffled training labels fail; and the best
-reference scorer's predictions, put in the baseline's place, fail the margin the gate asks over the references.
-A release whose labels were shuffled (every split: the subtly broken release the gate exists to stop) fails."""
+reference scorer's predictions, put in the baseline's place, fail the margin the gate asks over the references
+(the lower end of a paired-bootstrap CI must clear it: an equal heuristic fails even a zero margin). A release whose
+labels were shuffled (every split: the subtly broken release the gate exists to stop) fails, and its card claims no
+margin. Every reference scorer's predictions ship beside the baseline's."""
 
 import json
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -66,19 +69,25 @@ def test_the_baseline_beats_the_reference_scorers_is_seeded_and_passes_the_gate(
     metrics = train(release=rel, params=params, progress=False)
     test = metrics["scores"]["timetravel_dsd"]["splits"]["test"]
     references = {name: r["splits"]["test"]["auc"] for name, r in metrics["references"]["timetravel_dsd"].items()}
-    assert set(references) == {"position_prior", "tfidf_dissimilarity", "embedding_dissimilarity"}
+    assert set(references) == {"position_prior", "tfidf_dissimilarity", "embedding_dissimilarity", "entity_cue"}
     assert test["auc"] > 0.95 and test["f1"] > 0.6, test
     assert test["auc"] > max(references.values()) + 0.1, references  # the other remarks fool dissimilarity
     assert metrics["trained_on"] == {"timetravel_dsd": 80} and metrics["scores"]["timetravel_dsd"]["decision"]["tuned_on"] == "validation"
-    lines = (rel / "baseline/predictions/timetravel_dsd.jsonl").read_text().splitlines()
+    lines = (rel / "baseline/predictions/baseline/timetravel_dsd.jsonl").read_text().splitlines()
     assert len(lines) == 50 and len(json.loads(lines[0])["score"]) == 5
+    for name in references:  # the reference scorers' predictions ship too, so a leaderboard need not re-run them
+        assert len((rel / f"baseline/predictions/{name}/timetravel_dsd.jsonl").read_text().splitlines()) == 50
+    margin = metrics["margins"]["timetravel_dsd"]
+    assert margin["best_reference"] == max(references, key=references.get) and margin["ci"][0] > 0.1, margin
     card = (rel / "baseline/metrics.md").read_text()
     assert "| `timetravel_dsd` | 150 | 100.0 |" in card and "embedding_dissimilarity" in card
+    assert re.search(r"\| \+\d+\.\d \[\+\d+\.\d, \+\d+\.\d\] over \w+ \|", card), card  # the margin with its CI
     assert "seconds" not in json.dumps(metrics)  # timings stay out of the release
     assert train(release=rel, params=params, progress=False)["scores"] == metrics["scores"]
     gate = check(release=rel, floors={"timetravel_dsd": {"test.auc": 0.8, "test.f1": 0.5}, "not_built": {"test.auc": 0.9}}, margins=MARGINS)
     assert gate["ok"], gate["lines"]
     assert [c["status"] for c in gate["checks"]] == ["skipped", "passed", "passed", "passed"]
+    assert gate["checks"][-1]["ci"][0] > 0.1 and "paired CI over 30 documents (1000 resamples)" in gate["lines"][-2]
     assert json.loads((rel / "baseline/gate.json").read_text())["ok"]
     write_index(rel)
     assert "## Baseline (machine-written)" in (rel / "README.md").read_text()
@@ -91,6 +100,7 @@ def test_a_release_with_shuffled_labels_fails_the_gate(workspace, params, capsys
     gate = check(release=rel, floors={"timetravel_dsd": {"test.auc": 0.8}}, margins=MARGINS)
     assert not gate["ok"] and re.fullmatch(r"FAILED  timetravel_dsd test\.auc = [1-7]?\d\.\d \(floor 80\.0\)", gate["lines"][0]), gate["lines"]
     assert gate["checks"][1]["status"] == "FAILED"  # and it does not beat the reference scorers either
+    assert "| none: " in (rel / "baseline/metrics.md").read_text()  # the card claims no margin
     monkeypatch.setattr("cohbench.baseline.gate.baseline_params", lambda: {"floors": {"timetravel_dsd": {"test.auc": 0.8}}})
     assert main(["gate"]) == 1
     assert "gate FAILED: 0 of 1 checks cleared or skipped" in capsys.readouterr().out
@@ -101,12 +111,15 @@ def test_the_best_reference_scorer_in_the_baselines_place_fails_the_margin(works
     metrics = train(release=rel, params=params, progress=False)
     references = metrics["references"]["timetravel_dsd"]
     best = max(references, key=lambda name: references[name]["splits"]["test"]["auc"])
-    metrics["scores"]["timetravel_dsd"] = references[best]
-    (rel / "baseline/metrics.json").write_text(json.dumps(metrics))
-    gate = check(release=rel, floors={}, margins=MARGINS)
+    predictions = rel / "baseline/predictions"
+    shutil.copy(predictions / best / "timetravel_dsd.jsonl", predictions / "baseline/timetravel_dsd.jsonl")
+    gate = check(release=rel, floors={}, margins={"timetravel_dsd": {"test.auc": 0.0}})
     assert not gate["ok"]
     (margin,) = gate["checks"]
-    assert margin["status"] == "FAILED" and f"best reference {best}" in margin["why"]
+    assert margin["status"] == "FAILED" and margin["value"] == 0.0 and margin["ci"] == [0.0, 0.0], margin
+    assert f"best reference {best}" in margin["why"]
+    wrong = check(release=rel, floors={}, margins={"timetravel_dsd": {"test.f1": 0.0}})["checks"][0]
+    assert wrong["status"] == "FAILED" and "measured on the headline, test.auc" in wrong["why"]
 
 
 def test_training_on_a_config_without_sentence_or_gap_labels_names_the_configs_it_can_train_on(workspace, params):

@@ -9,7 +9,7 @@ import pytest
 import scipy.stats
 
 from cohbench.builders import summeval
-from cohbench.evaluation import kendall, rating_grid, rating_references, ratings
+from cohbench.evaluation import kendall, rating_grid, rating_references, ratings, references
 from cohbench.evaluation.bias import bias_matrix
 from cohbench.evaluation.protocol import PredictionsError
 
@@ -151,14 +151,14 @@ def test_duplicate_ids_are_an_error_and_missing_ones_can_be_allowed(human):
 
 
 def test_reference_measures_on_the_fixture(human):
-    upper = rating_references.reference_scores("upper-bound", human)
+    upper = references.reference_scores("upper-bound", human)
     assert upper[:, 0].tolist() == pytest.approx([23 / 6] * 2)
-    assert rating_references.reference_scores("architecture", human)[0].tolist() == [0.0, 0.0, 1.0]  # M22 is BART
+    assert references.reference_scores("architecture", human)[0].tolist() == [0.0, 0.0, 1.0]  # M22 is BART
     # M0's BARTScore text has sentence-initial capitals that SummEval's lower-cased original lacks
-    assert rating_references.reference_scores("uppercase", human)[:, 0].tolist() == [0.0, 0.0]
-    assert rating_references.reference_scores("uppercase", human)[1, 2] > 0
-    noised = rating_references.reference_scores("architecture-noised", human, seed=4)
-    assert np.all(np.abs(noised - rating_references.reference_scores("architecture", human)) < rating_references.NOISE)
-    assert np.array_equal(noised, rating_references.reference_scores("architecture-noised", human, seed=4))
+    assert references.reference_scores("uppercase", human)[:, 0].tolist() == [0.0, 0.0]
+    assert references.reference_scores("uppercase", human)[1, 2] > 0
+    noised = references.reference_scores("architecture-noised", human, seed=4)
+    assert np.all(np.abs(noised - references.reference_scores("architecture", human)) < rating_references.NOISE)
+    assert np.array_equal(noised, references.reference_scores("architecture-noised", human, seed=4))
     with pytest.raises(PredictionsError, match="unknown reference measure 'length'"):
-        rating_references.reference_scores("length", human)
+        references.reference_scores("length", human)

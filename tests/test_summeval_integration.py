@@ -7,7 +7,7 @@ import pytest
 from conftest import built_from_mirror
 
 import cohbench
-from cohbench.evaluation import rating_grid, rating_references, ratings
+from cohbench.evaluation import rating_grid, ratings, references
 from cohbench.cli import main
 
 
@@ -74,7 +74,7 @@ def test_random_scores_are_at_chance(human):
 
 
 def test_cli_scores_file_equals_the_built_in_measure_and_writes_the_bias_matrix(built, human, tmp_path, capsys):
-    scores = rating_references.reference_scores("architecture-noised", human, seed=0)
+    scores = references.reference_scores("architecture-noised", human, seed=0)
     path = tmp_path / "scores.csv"
     with open(path, "w", newline="") as handle:
         writer = csv.writer(handle)

@@ -62,6 +62,15 @@ def evaluate(config: str, predictions, *, split: str | None = None, threshold: f
     return _evaluate(config, predictions, split=split, threshold=threshold, release=release, samples=samples, seed=seed)
 
 
+def leaderboard(scorers: list[str] | None = None, *, configs: list[str] | None = None, samples: int = 1000, seed: int = 0,
+                strict: bool = False, output=None, release=None) -> dict:
+    """Scorers (reference names, "baseline", prediction folders, "module:function") on every config they apply to,
+    with 95% CIs, the paired difference from the best reference and the published figures (`cohbench leaderboard`)."""
+    from .comparison.board import leaderboard as _leaderboard
+
+    return _leaderboard(scorers, configs=configs, samples=samples, seed=seed, strict=strict, output=output, release=release)
+
+
 def train() -> dict:
     """Train and score the bundled baseline on the release (`cohbench train`); returns its metrics."""
     from .baseline import train as _train

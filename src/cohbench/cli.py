@@ -348,13 +348,36 @@ def cmd_evaluate(args) -> int:
 
     predictions = args.predictions
     if args.scorer:
-        from .baseline.reference import config_predictions
+        from .evaluation.references import config_predictions
 
         predictions = config_predictions(args.config, args.scorer)
     result = evaluate(args.config, predictions, split=args.split, threshold=args.threshold, samples=args.bootstrap, seed=args.seed)
     if args.scorer:
         result["scorer"] = args.scorer
     _emit(args, result, summary_lines(result))
+    return 0
+
+
+def cmd_leaderboard(args) -> int:
+    from .comparison.board import leaderboard
+    from .comparison.render import markdown, plot
+
+    from .atomic import write_text
+
+    # files the user names are refused inside a release before any work
+    plot_path, markdown_path = (settings.user_output(path) if path else None for path in (args.plot, args.markdown))
+    result = leaderboard(args.scorer, configs=args.config, samples=args.bootstrap, seed=args.seed, strict=args.strict,
+                         output=args.output)
+    lines = markdown(result)
+    if markdown_path:
+        write_text(markdown_path, "\n".join(lines) + "\n")
+    if plot_path:
+        plot(result, plot_path)
+        result["plot"] = str(plot_path)
+    for skipped in result["skipped"]:  # on stderr too, so a script reading --json still sees them
+        print(skipped["line"], file=sys.stderr)
+    written = [f"results per scorer in {Path(result['written'][0]).parent}"] if result["written"] else []
+    _emit(args, result, lines + written)
     return 0
 
 
@@ -543,6 +566,15 @@ def parser() -> argparse.ArgumentParser:
     given.add_argument("--scorer", help="score with an untrained reference scorer instead (position_prior, tfidf_dissimilarity, ...)")
     evaluate.add_argument("--split", help="report one split only (default: every non-train split)")
     evaluate.add_argument("--threshold", type=float, help="predict an error when score >= T (default: tuned on the dev split)")
+    board = add("leaderboard", cmd_leaderboard, "score scorers on every config they apply to, with CIs, the difference from the best reference and the published figures")
+    board.add_argument("--scorer", action="append", help="a reference scorer, baseline, a folder of <config>.jsonl, or module:function (repeatable; default: every reference scorer and the baseline)")
+    board.add_argument("--config", action="append", help="score only this config (repeatable; default: every built config with a test split)")
+    board.add_argument("--bootstrap", type=int, default=1000, help="bootstrap samples over documents (default 1000)")
+    board.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    board.add_argument("--strict", action="store_true", help="a config a scorer cannot be scored on is an error, not a skipped line")
+    board.add_argument("--output", help="folder for the results per scorer (default .cache/leaderboard/; never inside a release)")
+    board.add_argument("--markdown", help="also write the table as Markdown to this file")
+    board.add_argument("--plot", help="write a PNG of scorers x configs with CI bars to this file")
     evaluate.add_argument("--bootstrap", type=int, default=1000, help="resamples of documents for the headline's 95%% CI (default 1000)")
     evaluate.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     add("train", cmd_train, "train the bundled baseline (Cai et al. sentence-level detector) and score every applicable config")
@@ -566,7 +598,7 @@ def parser() -> argparse.ArgumentParser:
     metaeval = add("metaeval", cmd_metaeval, "score a coherence measure against SummEval's expert ratings (tau_sys/sum/pair/intra, Acc_pair, bias matrix)")
     metaeval.add_argument("config", help="the config with human coherence ratings (one whose protocol is metaeval)")
     metaeval.add_argument("--scores", help="CSV or JSONL with doc_id, system, score (or id = <doc_id>/<system>, score); higher = less coherent, as every prediction")
-    metaeval.add_argument("--measure", help="a built-in reference measure instead: uppercase, architecture, upper-bound, random, or *-noised")
+    metaeval.add_argument("--measure", help="a rating reference scorer instead: uppercase, architecture, upper-bound, random, or *-noised")
     metaeval.add_argument("--allow-missing", action="store_true", help="evaluate on the scored summaries when some have no score")
     metaeval.add_argument("--bootstrap", type=int, default=1000, help="bootstrap samples for the 95%% CIs (default 1000)")
     metaeval.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and of random measures (default 0)")

@@ -5,7 +5,8 @@ evaluation protocols, and held to floors (the gate) before a release is accepted
 whichever are built; SNaC's too when it is listed there), selects the epoch with the best mean dev
 AUC over those configs, and scores every built config that a sentence or gap head applies to (its dev and test
 splits; test-only configs such as `storycloze_dsd` get the threshold tuned on the training configs' dev splits).
-Outputs in `<release>/baseline/`: metrics.json, metrics.md (rendered into the card), predictions/<config>.jsonl.
+Outputs in `<release>/baseline/`: metrics.json, metrics.md (rendered into the card), predictions/<scorer>/<config>.jsonl
+(the baseline's and every reference scorer's).
 """
 
 from .data import BaselineError, Example, baseline_params

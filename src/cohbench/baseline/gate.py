@@ -1,12 +1,14 @@
 """The release gate: the baseline's scores must clear the floors of `params.yaml` (`baseline.floors`) and beat
-every untrained reference scorer on the same split by a margin (`baseline.margin_over_references`).
+the best untrained reference scorer on the same test documents beyond noise (`baseline.margin_over_references`).
 
 A floor is `config: {metric path: minimum}`, the path going into the config's evaluation result, e.g.
 `test.f1` or `test.sentence.auc` (SNaC). Floors of configs the release does not hold are reported as skipped;
-a built config without a baseline score, or a metric that is undefined, fails. A margin is `config: {metric
-path: margin}`: the baseline's value must exceed the best reference scorer's value at that path by the margin,
-so a release whose labels a heuristic can predict as well as the trained model cannot pass, whatever the
-floors. The verdict is also written to `<release>/baseline/gate.json` (the release card stage depends on it)."""
+a built config without a baseline score, or a metric that is undefined, fails. A margin is `config: {split.metric:
+m}`, the metric being the config's headline: the lower end of the 95% paired-bootstrap CI of the baseline's figure
+minus the best reference scorer's, over the same resampled documents (`margins.margin`, on the predictions the
+release ships), must exceed m; so a release whose labels a heuristic predicts as well as the trained model, or
+within the noise of a small test split, cannot pass, whatever the floors. The verdict is also written to
+`<release>/baseline/gate.json` (the release card stage depends on it)."""
 
 from __future__ import annotations
 
@@ -15,8 +17,9 @@ from pathlib import Path
 
 from .. import jsonout, settings
 from ..display import percent
-from ..release.layout import built_configs
+from ..release.layout import built_configs, read_config, shipped_predictions
 from .data import BaselineError, baseline_params
+from .margins import margin as paired_margin
 
 
 def _lookup(result: dict, path: str):
@@ -43,33 +46,49 @@ def _floor_checks(floors: dict, scores: dict, built: dict) -> list[dict]:
     return checks
 
 
-def _margin_checks(margins: dict, scores: dict, references: dict, built: dict) -> list[dict]:
+def _shipped(release: Path, config: str) -> tuple[Path | None, dict[str, Path]]:
+    """The baseline's and every reference scorer's predictions on `config` that the train stage wrote."""
+    folder = release / "baseline" / "predictions"
+    baseline = shipped_predictions(release, "baseline", config)
+    references = {p.name: p / f"{config}.jsonl" for p in sorted(folder.iterdir()) if p.is_dir() and p.name != "baseline"} if folder.is_dir() else {}
+    return (baseline if baseline.is_file() else None), {name: path for name, path in references.items() if path.is_file()}
+
+
+def _margin_checks(margins: dict, release: Path, built: dict) -> list[dict]:
     checks = []
     for config, wanted in sorted(margins.items()):
-        for metric, margin in sorted(wanted.items()):
-            entry = {"config": config, "metric": metric, "kind": "margin", "value": None}
+        for metric, minimum in sorted(wanted.items()):
+            entry = {"config": config, "metric": metric, "kind": "margin", "value": None, "floor": minimum, "ci": None}
             if config not in built:
-                checks.append(entry | {"status": "skipped", "floor": None, "why": "config not built"})
+                checks.append(entry | {"status": "skipped", "why": "config not built"})
                 continue
-            rivals = {name: _lookup(result, metric) for name, result in references.get(config, {}).items()}
-            rivals = {name: v for name, v in rivals.items() if v is not None}
-            value = _lookup(scores[config], metric) if config in scores else None
-            if not rivals or value is None:
-                why = "no reference scorer result" if not rivals else "no baseline score"
-                checks.append(entry | {"status": "FAILED", "floor": None, "value": value, "why": why})
+            baseline, references = _shipped(release, config)
+            if baseline is None or not references:
+                why = "no baseline predictions" if baseline is None else "no reference scorer predictions"
+                checks.append(entry | {"status": "FAILED", "why": f"{why} in the release; run cohbench train"})
                 continue
-            best = max(rivals, key=rivals.get)
-            floor = round(rivals[best] + margin, 6)
-            checks.append(entry | {"status": "passed" if value >= floor else "FAILED", "floor": floor, "value": value,
-                                   "why": f"best reference {best} {percent(rivals[best])} + margin {percent(margin)}"})
+            m = paired_margin(config, baseline, references, read_config(release, config, built[config]).splits)
+            if m is None or m["ci"] is None:
+                checks.append(entry | {"status": "FAILED", "why": "no reference scorer with a defined figure on the test split"})
+                continue
+            if metric != f"{m['split']}.{m['metric']}":
+                checks.append(entry | {"status": "FAILED", "why": f"the margin is measured on the headline, {m['split']}.{m['metric']}"})
+                continue
+            low = m["ci"][0]
+            checks.append(entry | {"status": "passed" if low > minimum else "FAILED", "value": m["difference"], "ci": m["ci"],
+                                   "why": f"baseline minus best reference {m['best_reference']}, 95% paired CI over "
+                                          f"{m['documents']} documents ({m['samples']} resamples)"})  # fmt: skip
     return checks
 
 
 def _line(c: dict) -> str:
-    value, floor = percent(c["value"]), percent(c["floor"])
-    return f"{c['status']:<7} {c['config']} {c['metric']} = {value} ({'floor' if c['kind'] == 'floor' else 'needs'} {floor})" + (
-        f": {c['why']}" if c["why"] else ""
-    )
+    if c["kind"] == "floor":
+        head = f"{c['config']} {c['metric']} = {percent(c['value'])} (floor {percent(c['floor'])})"
+    else:
+        ci = f" [{percent(c['ci'][0], signed=True)}, {percent(c['ci'][1], signed=True)}]" if c["ci"] else ""
+        head = (f"{c['config']} {c['metric']} margin = {percent(c['value'], signed=True)}{ci} "
+                f"(lower bound needs > {percent(c['floor'], signed=True)})")
+    return f"{c['status']:<7} {head}" + (f": {c['why']}" if c["why"] else "")
 
 
 def check(*, release: Path | None = None, floors: dict | None = None, margins: dict | None = None) -> dict:
@@ -82,7 +101,7 @@ def check(*, release: Path | None = None, floors: dict | None = None, margins: d
         raise BaselineError(f"no baseline metrics at {path}; run `cohbench train` first")
     metrics = json.loads(path.read_text(encoding="utf-8"))
     built = built_configs(release)
-    checks = _floor_checks(floors, metrics["scores"], built) + _margin_checks(margins, metrics["scores"], metrics.get("references", {}), built)
+    checks = _floor_checks(floors, metrics["scores"], built) + _margin_checks(margins, release, built)
     failed = [c for c in checks if c["status"] == "FAILED"]
     summary = f"gate {'passed' if not failed else 'FAILED'}: {len(checks) - len(failed)} of {len(checks)} checks cleared or skipped"
     result = {"ok": not failed, "checks": checks, "lines": [*map(_line, checks), summary], "data": metrics.get("data")}

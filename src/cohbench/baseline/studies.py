@@ -155,8 +155,7 @@ def transfer(*, release: Path | None = None, seed: int = 0, progress: bool = Tru
     """Goyal et al. §6 / Fig. 7: a detector trained on the target's train split (SNaC) against one trained on the
     synthetic config only and the untrained embedding scorer, all scored on the target's test split at sentence
     level, each sentence judged as the target's protocol says (SNaC: on the preceding summary)."""
-    from ..evaluation import judged_on_preceding
-    from . import reference
+    from ..evaluation import judged_on_preceding, references
 
     release = release or settings.release_dir()
     p = baseline_params() | {"seed": seed}
@@ -176,7 +175,7 @@ def transfer(*, release: Path | None = None, seed: int = 0, progress: bool = Tru
         if progress:
             print(f"{name}: {target} test AUC {percent(metrics.roc_auc(*results[name]))}", file=sys.stderr)
     test_only = {"test": data[target]["test"], "train": data[target]["train"]}
-    lines = reference.predictions("embedding_dissimilarity", test_only, protocols[target], "sentences", vectors)
+    lines = references.predictions("embedding_dissimilarity", test_only, protocols[target], vectors)
     by_id = {line["id"]: line["score"] for line in lines}
     results["untrained embedding_dissimilarity"] = _unit_scores(scored[target], [by_id[e.id] for e in scored[target]])
     out = {"seed": seed, "target": target, "synthetic": synthetic, "results": {name: _summary(*r) for name, r in results.items()}}

@@ -1,6 +1,7 @@
 """`cohbench train`: the baseline trained on a release, selected on validation, scored beside the reference scorers
-with each config's protocol, and written to `<release>/baseline/` (metrics.json, metrics.md for the card,
-predictions/<config>.jsonl)."""
+with each config's protocol, and written to `<release>/baseline/` (metrics.json, metrics.md for the card, and the
+predictions of the baseline and of every reference scorer on every config it applies to,
+predictions/<scorer>/<config>.jsonl, which the leaderboard reads instead of re-running them)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from .. import jsonout, settings
 from ..atomic import write_text
 from ..display import percent
-from ..release.layout import built_configs
+from ..release.layout import built_configs, shipped_predictions
 from ..release.versions import provenance
 from ..schema import TRAIN_SPLITS
 from .data import BaselineError, baseline_params, dev_split, examples_of, release_data, release_vectors, training_sets
@@ -21,8 +22,10 @@ from .data import BaselineError, baseline_params, dev_split, examples_of, releas
 def train(*, release: Path | None = None, params: dict | None = None, progress: bool = True) -> dict:
     """Train, select on dev, score every applicable config beside the reference scorers; returns (and writes)
     the metrics. Timings go to the project's `.cache/timings/`, never into the release."""
-    from ..evaluation import evaluate, judged_on_preceding
-    from . import fit, reference
+    from ..evaluation import evaluate, judged_on_preceding, protocols as declared
+    from ..evaluation import references as reference_scorers
+    from ..comparison import published
+    from . import fit, margins
 
     release = release or settings.release_dir()
     p = params or baseline_params()
@@ -50,29 +53,29 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     vectors = release_vectors(data, tasks, p, progress)
     timings["embedding"] = time.perf_counter() - started
     started = time.perf_counter()
-    references = {
-        config: {
-            name: evaluate(config, reference.predictions(name, data[config], protocols[config], task, vectors),
-                           splits=data[config], release=release)
-            for name in reference.scorers_for(task)
-            if reference.applicable(name, data[config])
-        }
-        for config, task in scored.items()
-    }
+    out_dir = release / "baseline"
+    references, reference_lines = {}, {}
+    for config in (c for c in data if set(data[c]) - set(TRAIN_SPLITS)):  # every config with a split to score
+        unit = declared()[protocols[config]].unit
+        for name in (n for n in reference_scorers.scorers_for(unit) if reference_scorers.applicable(n, data[config], unit)):
+            lines = reference_scorers.predictions(name, data[config], protocols[config], vectors)
+            _write_predictions(release, name, config, lines)
+            reference_lines.setdefault(config, {})[name] = lines
+            references.setdefault(config, {})[name] = evaluate(config, lines, splits=data[config], release=release)
     timings["reference_scorers"] = time.perf_counter() - started
     started = time.perf_counter()
     model, selection = fit.fit(train_set, dev_set, vectors, p, progress)
     timings["training"] = time.perf_counter() - started
     # test-only configs (no dev split to tune on) take each head's threshold from the training configs' dev splits
     head_thresholds = fit.dev_thresholds(model, dev_set, vectors, p["max_sentences"])
-    out_dir = release / "baseline"
-    scores = {}
+    scores, margin = {}, {}
     for config, task in scored.items():
         examples = scored_examples[config]
         # SNaC judges each sentence given the preceding summary only; the other protocols see the whole text
         predicted = (fit.predict_prefixes if judged_on_preceding(protocols[config]) else fit.predict)(model, examples, vectors, p["max_sentences"])
         predictions = [{"id": e.id, "score": [round(float(v), 6) for v in s]} for e, s in zip(examples, predicted)]
-        write_text(out_dir / "predictions" / f"{config}.jsonl", "".join(json.dumps(x) + "\n" for x in predictions))
+        _write_predictions(release, "baseline", config, predictions)
+        margin[config] = margins.margin(config, predictions, reference_lines.get(config, {}), data[config])
         threshold = None if dev_split(data[config]) else head_thresholds[task]
         scores[config] = evaluate(config, predictions, threshold=threshold, splits=data[config], release=release)
         if threshold is not None:
@@ -88,7 +91,8 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
         "selection": selection,
         "scores": scores,
         "references": references,
-        "published": {c: v for c, v in (p.get("published") or {}).items() if c in scores},
+        "margins": margin,
+        "published": {c: figure for c in scores if (figure := published.first(c, "auc"))},
         "data": provenance(release, {name: stats for name, stats in built_configs(release).items() if name in data}),
     }
     jsonout.write(out_dir / "metrics.json", metrics)
@@ -100,6 +104,10 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
               f"reference scorers {timings['reference_scorers']:.0f} s; {timings_path}); metrics in {out_dir / 'metrics.json'}",
               file=sys.stderr)
     return metrics
+
+
+def _write_predictions(release: Path, scorer: str, config: str, lines: list[dict]) -> None:
+    write_text(shipped_predictions(release, scorer, config), "".join(json.dumps(x) + "\n" for x in lines))
 
 
 def _headline(result: dict) -> dict:
@@ -125,9 +133,23 @@ def _best_reference(references: dict) -> tuple[str, dict] | None:
     return name, scored[name]
 
 
+def _margin(m: dict | None) -> str:
+    """The baseline's paired difference from the best reference with its 95% CI; no margin is claimed when the CI
+    covers zero."""
+    from .margins import claimed
+
+    if not m or not m["ci"]:
+        return "-"
+    shown = f"{percent(m['difference'], signed=True)} [{percent(m['ci'][0], signed=True)}, {percent(m['ci'][1], signed=True)}]"
+    if claimed(m):
+        return f"{shown} over {m['best_reference']}"
+    return f"none: {shown} " + ("covers 0" if m["ci"][1] >= 0 else f"below {m['best_reference']}")
+
+
 def metrics_markdown(metrics: dict) -> str:
     """The card's baseline section: per config, the trained model beside the best untrained reference scorer on
-    the same split (every scorer's result is in metrics.json and `cohbench evaluate --scorer`)."""
+    the same split and the baseline's margin over it (every scorer's result is in metrics.json, its predictions in
+    predictions/<scorer>/, and `cohbench leaderboard` puts any scorer beside them)."""
     selection = metrics["selection"]
     lines = [
         "## Baseline (machine-written)",
@@ -136,21 +158,22 @@ def metrics_markdown(metrics: dict) -> str:
         f"epoch {selection['epoch']} selected by mean validation AUC {percent(selection['dev_auc'])} (seed "
         f"{metrics['settings']['seed']}, {metrics['device']}). Test split (else the only scored split), error class, "
         "percent. *Best untrained* is the best reference scorer on that split (`cohbench evaluate CONFIG --scorer "
-        "NAME`); a trained number means something only beside it. F1 at the threshold tuned on validation; "
+        "NAME`); a trained number means something only beside it. *Margin* is the baseline's test AUC minus the best "
+        "reference's, with a 95% paired-bootstrap CI over the same resampled test documents (1,000 samples, seed 0); "
+        "no margin is claimed where the CI covers 0. F1 at the threshold tuned on validation; "
         "\"flags\" marks a threshold that calls (nearly) every unit an error.",
         "",
-        "| config | units | AUC | AP | R@P70 | F1 | best untrained: AUC / AP | AUC gain | published AUC |",
+        "| config | units | AUC | AP | R@P70 | F1 | best untrained: AUC / AP | margin [95% CI] | published AUC |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for config, result in metrics["scores"].items():
         m = _headline(result)
         best = _best_reference(metrics["references"].get(config, {}))
         rival = f"{best[0]} {percent(best[1]['auc'])} / {percent(best[1].get('average_precision'))}" if best else "-"
-        gain = percent(m["auc"] - best[1]["auc"], signed=True) if best and m.get("auc") is not None else "-"
         ref = metrics["published"].get(config)
-        published = f"{percent(ref['auc'])} ({ref['source']})" if ref else "-"
+        published = f"{percent(ref['value'])} ({ref['paper']}, {ref['table']}, {ref['model']})" if ref else "-"
         lines.append(
             f"| `{config}` | {m['units']} | {percent(m.get('auc'))} | {percent(m.get('average_precision'))} "
-            f"| {percent(m.get('recall_at_p70'))} | {_f1(m)} | {rival} | {gain} | {published} |"
+            f"| {percent(m.get('recall_at_p70'))} | {_f1(m)} | {rival} | {_margin(metrics['margins'].get(config))} | {published} |"
         )
     return "\n".join(lines) + "\n"

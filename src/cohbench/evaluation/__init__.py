@@ -6,7 +6,7 @@ Modules: `protocol` (the declaration and registry), `declarations` (the built-in
 and score files), `metrics` (binary and ranking metrics), `detection` (units and detection metrics), `snac_types`
 (SNaC's per-type scores), `bootstrap` (vectorised resampling), `run` (`evaluate`, `summary_lines`), `headline`;
 the SummEval meta-evaluation: `rating_grid` (the document x system grid), `kendall` (τ-b arithmetic), `bias` (the
-bias matrix and its plot), `rating_references` (the paper's reference measures), `ratings` (the full report).
+bias matrix and its plot), `rating_references` (the paper's reference measures, registered in `references`, the one registry of reference scorers of every unit), `ratings` (the full report).
 """
 
 from .declarations import judged_on_preceding, protocol_of, protocols, unit_of

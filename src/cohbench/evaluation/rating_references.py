@@ -1,6 +1,7 @@
 """The reference measures of Steen & Markert (2022, §4.2, Table 1) on SummEval: confounders (capital letters,
 transformer architecture), the upper bound and chance. Each gives a (documents, systems) grid in coherence polarity
-(higher = more coherent), as the paper's Table 1 reads them; NaN where there is no summary."""
+(higher = more coherent), as the paper's Table 1 reads them; NaN where there is no summary. They are registered,
+with every other reference scorer, in the one registry `references.REFERENCES` (as rating references)."""
 
 from __future__ import annotations
 
@@ -8,28 +9,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import CohbenchError
 from .rating_grid import HumanScores
-from .reader import PredictionsError
-
 
 ReferenceMeasure = Callable[[HumanScores, np.random.Generator], np.ndarray]
-REFERENCE_MEASURES: dict[str, ReferenceMeasure] = {}
 NOISE = 1e-6  # below every gap between distinct values of the base measures (>= 1/300), so it only breaks ties
 TRANSFORMER_SYSTEMS = frozenset({"M17", "M20", "M22", "M23"})  # T5, GPT-2, BART, Pegasus (paper fn. 5)
 
 
-def reference_measure(name: str):
-    def register(func: ReferenceMeasure) -> ReferenceMeasure:
-        if name in REFERENCE_MEASURES:
-            raise CohbenchError(f"reference measure {name!r} is registered twice")
-        REFERENCE_MEASURES[name] = func
-        return func
-
-    return register
-
-
-@reference_measure("uppercase")
 def uppercase(human: HumanScores, rng) -> np.ndarray:
     """Number of upper-case letters in the summary (§4.2). The 400 summaries only BARTScore's copy keeps were
     published by SummEval in lower case (paper fn. 4: only BART, GPT-2 and Pegasus dynamic-mix write capitals);
@@ -38,39 +24,26 @@ def uppercase(human: HumanScores, rng) -> np.ndarray:
     return np.where(human.present, count(human.texts, human.variants), np.nan)
 
 
-@reference_measure("architecture")
 def architecture(human: HumanScores, rng) -> np.ndarray:
     """1 for systems built on pretrained transformers (T5, GPT-2, BART, Pegasus), else 0 (§4.2)."""
     flags = np.array([s in TRANSFORMER_SYSTEMS for s in human.systems], dtype=float)
     return np.where(human.present, flags[None, :], np.nan)
 
 
-@reference_measure("upper-bound")
 def upper_bound(human: HumanScores, rng) -> np.ndarray:
     """Every summary gets its system's mean human score: perfect system ranking, nothing within a system (§4.2)."""
     means = np.nanmean(human.gold, axis=0)
     return np.where(human.present, means[None, :], np.nan)
 
 
-@reference_measure("random")
 def random_scores(human: HumanScores, rng) -> np.ndarray:
     """Uniform random scores: the chance baseline (Table 3, RND)."""
     return np.where(human.present, rng.random(human.expert_sum.shape), np.nan)
 
 
-def _noised(base: ReferenceMeasure) -> ReferenceMeasure:
+def noised(base: ReferenceMeasure) -> ReferenceMeasure:
     def measure(human, rng):
         return base(human, rng) + rng.random(human.expert_sum.shape) * NOISE
 
     measure.__doc__ = f"{base.__name__} plus tie-breaking noise in [0, {NOISE}) (§4.2, Table 1's (r) variants)."
     return measure
-
-
-for _name in ("uppercase", "architecture", "upper-bound"):
-    reference_measure(f"{_name}-noised")(_noised(REFERENCE_MEASURES[_name]))
-
-
-def reference_scores(name: str, human: HumanScores, seed: int = 0) -> np.ndarray:
-    if name not in REFERENCE_MEASURES:
-        raise PredictionsError(f"unknown reference measure {name!r}; choose one of {', '.join(REFERENCE_MEASURES)}")
-    return REFERENCE_MEASURES[name](human, np.random.default_rng(seed))

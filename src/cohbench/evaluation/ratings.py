@@ -19,7 +19,7 @@ from .bias import bias_matrix, plot_bias_matrix
 from .bootstrap import DEFAULT_SAMPLES, INTERVAL, check_settings
 from .kendall import METRICS, RESAMPLED, number_or_none, correlations
 from .rating_grid import DIMENSION, EXPERTS, HumanScores, human_scores, load_human, rated_config, score_grid
-from .rating_references import reference_scores
+from .references import reference_scores
 from .reader import PredictionsError
 
 POLARITY = "scores read as higher = less coherent (the schema's error polarity), negated before correlating"
@@ -44,7 +44,7 @@ def evaluate(
 ) -> dict:
     """Score a coherence measure against SummEval's mean expert coherence: the five measures with 95% CIs and
     the bias matrix. Give `scores` (a CSV/JSONL path, a mapping id -> score, or rows) in the schema's polarity
-    (higher = less coherent, as every prediction), or a reference `measure` (`rating_references`). The ratings come
+    (higher = less coherent, as every prediction), or a reference `measure` (a rating reference of `references`). The ratings come
     from `human`, else `records`, else the built release's config with the metaeval protocol."""
     if (scores is None) == (measure is None):
         raise PredictionsError("give either scores to evaluate or the name of a reference measure, not both or neither")

@@ -32,9 +32,16 @@ from .fingerprint import fingerprint
 
 MANIFEST = "manifest.json"
 # What a release ships besides the Parquet files, hashed in the manifest so that `verify` covers it: the card, the
-# stats, the validation summaries and the baseline's scores (the manifest is written last, by `cohbench index`).
+# stats, the validation summaries, the baseline's scores and the predictions of the baseline and of every reference
+# scorer (`shipped_predictions`), so a user's scorer is compared with them without re-running them (the manifest is
+# written last, by `cohbench index`).
 SHIPPED = ("README.md", "cards/*.md", "croissant.json", "stats/*.json", "validation/*.json", "baseline/metrics.json",
-           "baseline/metrics.md", "baseline/gate.json", "baseline/predictions/*.jsonl")  # fmt: skip
+           "baseline/metrics.md", "baseline/gate.json", "baseline/predictions/*/*.jsonl")  # fmt: skip
+
+
+def shipped_predictions(release: Path, scorer: str, config: str) -> Path:
+    """Where a release ships scorer `scorer`'s (the baseline's, or a reference scorer's) predictions on `config`."""
+    return release / "baseline" / "predictions" / scorer / f"{config}.jsonl"
 
 
 def stats_path(release: Path, config: str) -> Path:

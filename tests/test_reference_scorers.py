@@ -1,13 +1,16 @@
-"""Untrained reference scorers: each ranks an obviously discordant sentence (or the gap left by a missing one)
-above the rest, the SNaC protocol's context is the preceding text only, and `cohbench evaluate --scorer` scores a
-built config by its protocol, or refuses an unknown scorer with the known names."""
+"""Untrained reference scorers, one registry keyed by unit: each ranks an obviously discordant sentence (or the gap
+left by a missing one) above the rest, the entity cue ranks a sentence that brings in an unintroduced name above
+one that does not, summary references read the summary and its source, rating references are SummEval's measures
+in the error polarity, a scorer's needs (not its name) decide where it applies, the SNaC protocol's context is the
+preceding text only, and `cohbench evaluate --scorer` scores a built config by its protocol, or refuses an unknown
+scorer with the known names."""
 
 import json
 
 import numpy as np
 import pytest
 
-from cohbench.baseline import reference
+from cohbench.evaluation import references as reference
 from cohbench.cli import main
 
 from release_fixture import record, write_config
@@ -18,8 +21,9 @@ GARDEN = ["Maya planted tomatoes in her garden.", "Maya watered the tomatoes in 
 SPACE = "The rocket engine fired for ninety seconds before docking with the orbital station."
 
 
-def scored(texts, task="sentences", prefix_only=False, train_texts=(), train_labels=()):
-    return reference.Scored(texts=texts, train_texts=list(train_texts), train_labels=list(train_labels), prefix_only=prefix_only, task=task)
+def scored(texts, task="sentences", prefix_only=False, train_texts=(), train_labels=(), records=()):
+    return reference.Scored(texts=texts, train_texts=list(train_texts), train_labels=list(train_labels), prefix_only=prefix_only,
+                            unit=task, records=list(records))
 
 
 @pytest.mark.parametrize("name", ["tfidf_dissimilarity", "embedding_dissimilarity"])
@@ -80,7 +84,7 @@ def test_an_unknown_or_inapplicable_scorer_is_refused_with_the_known_names(works
     err = capsys.readouterr().err
     assert "unknown reference scorer 'bm25'" in err and "embedding_dissimilarity" in err and "Traceback" not in err
     assert main(["evaluate", "timetravel_dsd", "--scorer", "tfidf_gap_drop"]) == 1
-    assert "scorers for it: position_prior, tfidf_dissimilarity, embedding_dissimilarity" in capsys.readouterr().err
+    assert "scorers for sentences units: position_prior, tfidf_dissimilarity, embedding_dissimilarity, entity_cue" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv", [["--sizes", "abc"], ["--sizes", "0"], ["--seeds", "x"], ["--token-sizes", "-5"]])
@@ -92,6 +96,39 @@ def test_a_study_with_bad_sizes_or_seeds_is_refused_with_one_line(argv, workspac
 
 def test_the_snac_protocol_gives_the_scorers_the_preceding_text_only(workspace):
     rows = [record("r", "d", GARDEN[:3] + [SPACE, GARDEN[4]], sentence_labels=[0, 0, 0, 1, 0], split="test")]
-    snac = reference.predictions("tfidf_dissimilarity", {"test": rows}, "typed_sentences", "sentences")
-    plain = reference.predictions("tfidf_dissimilarity", {"test": rows}, "sentences", "sentences")
+    snac = reference.predictions("tfidf_dissimilarity", {"test": rows}, "typed_sentences")
+    plain = reference.predictions("tfidf_dissimilarity", {"test": rows}, "sentences")
     assert snac[0]["score"][0] == 0.0 and plain[0]["score"][0] > 0.0
+
+
+def test_the_entity_cue_scores_a_sentence_by_the_names_it_brings_in_unintroduced():
+    text = ["Maya planted tomatoes.", "She watered them.", "Then Ferdinand sold the tractor.", "Maya thanked Ferdinand."]
+    assert reference.scorer("entity_cue").score(scored([text]))[0] == [1.0, 0.0, 1.5, 0.0]  # the tractor: half a name
+
+
+def test_summary_references_read_the_summary_and_its_source():
+    records = [{"source_text": "Anna baked bread in the old kitchen."}, {"source_text": "Anna baked bread."}]
+    texts = [["Anna baked bread."], ["Anna flew a rocket to the moon."]]
+    data = scored(texts, task="summary", records=records)
+    assert reference.scorer("summary_length").score(data) == [3.0, 7.0]
+    assert reference.scorer("source_novelty").score(data) == [0.0, 0.75]  # of anna, flew, rocket, moon, only anna is in the source
+
+
+def test_a_scorer_applies_where_the_data_gives_what_it_declares_it_needs():
+    labelled = {"train": [record("t", "t", ["A.", "B."], sentence_labels=[0, 1])], "test": [record("r", "r", ["A."])]}
+    unlabelled = {"test": [record("r", "r", ["A."])]}
+    assert reference.applicable("position_prior", labelled, "sentences")
+    assert reference.unmet("position_prior", unlabelled, "sentences") == "needs a train split labelled for its unit"
+    assert reference.unmet("source_novelty", unlabelled, "summary") == "needs a source text on every scored record"
+    assert reference.unmet("entity_cue", labelled, "gaps").startswith("scores sentences units")
+    assert set(reference.scorers_for("ratings")) >= {"uppercase", "architecture", "random", "summary_length"}
+    assert all(reference.scorers_for(unit) for unit in ("sentences", "gaps", "summary", "ratings"))
+
+
+def test_rating_references_are_the_meta_evaluation_measures_in_the_error_polarity():
+    rows = [record(f"d{d}/{s}", f"d{d}", ["Some Capitals Here." if s == "M22" else "lower case."], system=s, split="test",
+                   ratings=[{"annotator": f"e{k}", "annotator_type": "expert", "dimension": "coherence", "score": 3} for k in range(3)])
+            for d in range(2) for s in ("M0", "M22")]  # fmt: skip
+    lines = {line["id"]: line["score"] for line in reference.predictions("architecture", {"test": rows}, "metaeval")}
+    assert lines == {"d0/M0": 0.0, "d0/M22": -1.0, "d1/M0": 0.0, "d1/M22": -1.0}  # BART is a transformer: more coherent
+    assert reference.scorer("upper-bound").oracle and not reference.scorer("architecture").oracle

@@ -1,0 +1,163 @@
+"""`cohbench leaderboard`: scorers on every config they apply to, each config by its own protocol, with uncertainty.
+
+Per config: each scorer's headline metric on the test split with its 95% bootstrap CI over documents
+(`evaluation.headline`), the best reference scorer (the highest headline among the non-oracle references that apply)
+and each scorer's difference from it with a paired-bootstrap CI on the same resampled documents
+(`evaluation.paired_difference`), and the published figures of that config with their comparability note. Per
+scorer: the macro-average of its headlines over the configs it was scored on, per metric; the configs are
+independent samples, so its CI combines theirs in quadrature (each side's half-width separately), a normal
+approximation stated in the result.
+
+A scorer that gives no usable predictions for a config (does not apply, a file missing, a function that raises or
+returns the wrong count, NaN or a non-number) is one line naming scorer and config; that config is skipped for it and
+counted, and `strict` makes the first such line an error. No figure is ever computed from a guessed value.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from .. import settings
+from ..errors import CohbenchError
+from . import published, store
+from .scorers import Release, Skip, resolve
+
+DEFAULT_SAMPLES = 1000
+
+
+class LeaderboardError(CohbenchError):
+    """The leaderboard cannot be made as asked."""
+
+
+def _release(folder: Path, configs: list[str] | None, split: str) -> tuple[Release, list[str]]:
+    """The built configs that have the reported split (the others are named, not scored), read once."""
+    from ..registry import spec
+    from ..release.layout import MANIFEST, built_configs, read_config, read_manifest
+
+    built = built_configs(folder)
+    unknown = sorted(set(configs or ()) - set(built))
+    if unknown:
+        raise LeaderboardError(f"{', '.join(unknown)} is not built in {folder}; built configs: {', '.join(built)}")
+    data = {c: read_config(folder, c, stats).splits for c, stats in built.items()}  # all: the vectors need every config
+    scored = {c: splits for c, splits in data.items() if split in splits and (configs is None or c in configs)}
+    cached: dict = {}
+
+    def vectors():
+        """The train stage's sentence set (every built sentence or gap config, all splits, whatever `configs` picks):
+        the embedding cache holds one file per set, so only that set is answered without encoding."""
+        if "vectors" not in cached:
+            from ..baseline.data import TASKS, baseline_params, release_vectors
+            from ..evaluation import unit_of
+
+            units = {c: unit_of(c) for c in sorted(data) if unit_of(c) in TASKS}
+            cached["vectors"] = release_vectors(data, units, baseline_params(), False)
+        return cached["vectors"]
+
+    release = Release(folder, read_manifest(folder / MANIFEST), scored, {c: spec(c).protocol for c in scored}, vectors)
+    return release, sorted(c for c in data if split not in data[c] and (configs is None or c in configs))
+
+
+def _combined(entries: list[dict]) -> dict:
+    """Macro-average of independent estimates with their CIs: mean, and each side's half-width in quadrature / k."""
+    k = len(entries)
+    mean = sum(e["value"] for e in entries) / k
+    low = math.sqrt(sum((e["value"] - e["ci"][0]) ** 2 for e in entries)) / k
+    high = math.sqrt(sum((e["ci"][1] - e["value"]) ** 2 for e in entries)) / k
+    return {"value": mean, "ci": [mean - low, mean + high], "configs": k}
+
+
+def leaderboard(
+    scorers: list[str] | None = None,
+    *,
+    release: Path | None = None,
+    configs: list[str] | None = None,
+    split: str = "test",
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = 0,
+    strict: bool = False,
+    output: Path | None = None,
+) -> dict:
+    """The leaderboard of `scorers` (default: every reference scorer and the baseline) on the built configs (or
+    `configs`); results are also written per scorer under `output` (default `.cache/leaderboard/`), keyed by the
+    release's version and manifest hash. Returns the result; `render` turns it into text, Markdown or a plot."""
+    from ..evaluation import headline, paired_difference
+    from ..evaluation import references as builtin
+
+    if samples < 1:
+        raise LeaderboardError(f"the bootstrap needs at least 1 sample, got {samples}")
+    folder = Path(release or settings.release_dir())
+    target = store.folder(output)  # a path inside a release is refused before any work
+    data, unscored = _release(folder, configs, split)
+    names = list(scorers or [*(n for n, s in builtin.REFERENCES.items() if not s.oracle), "baseline"])
+    chosen = {name: resolve(name, set(data.splits)) for name in dict.fromkeys(names)}
+    skipped: list[dict] = []
+
+    def skip(scorer: str, config: str, why: str) -> None:
+        line = f"{scorer} on {config}: {why}"
+        if strict:
+            raise LeaderboardError(f"{line} (--strict)")
+        skipped.append({"scorer": scorer, "config": config, "why": why, "line": line})
+
+    for scorer in chosen.values():
+        for name in scorer.unknown_files:
+            skip(scorer.name, name, "the folder's file names no built config, so it is not scored")
+    options = {"split": split, "samples": samples, "seed": seed}
+    board = {}
+    for config, splits in data.splits.items():
+        predictions, results = {}, {}
+        references = [n for n, s in builtin.REFERENCES.items() if not s.oracle]
+        for name in dict.fromkeys([*references, *chosen]):
+            scorer = chosen.get(name) or resolve(name, set(data.splits))
+            try:
+                predictions[name] = scorer.predict(data, config)
+                results[name] = headline(config, predictions[name], splits=splits, **options)
+            except Skip as problem:
+                if name in chosen:
+                    skip(name, config, str(problem))
+            except CohbenchError as problem:  # the predictions reader's one line: a wrong count, a bad value, a missing id
+                if name in chosen:
+                    skip(name, config, str(problem))
+                predictions.pop(name, None)
+        defined = {n: r for n, r in results.items() if n in references and r["value"] is not None}
+        best = max(defined, key=lambda n: defined[n]["value"]) if defined else None
+        entry = {"protocol": data.protocols[config], "metric": None, "documents": None, "best_reference": best,
+                 "references": {n: _figure(r) for n, r in results.items() if n in references}, "scores": {}}
+        for name in chosen:
+            if name not in results:
+                continue
+            entry.update(metric=results[name]["metric"], documents=results[name]["documents"])
+            entry["scores"][name] = _figure(results[name]) | {"decision": results[name].get("decision")}
+            if best is not None and results[name]["value"] is not None:
+                paired = paired_difference(config, predictions[name], predictions[best], splits=splits, **options)
+                entry["scores"][name]["difference"] = {"from": best, "value": paired["difference"], "ci": paired["ci"]}
+        if best is not None:
+            entry.update(metric=entry["metric"] or results[best]["metric"], documents=entry["documents"] or results[best]["documents"])
+        entry["published"] = published.figures(config)
+        entry["note"] = published.note(config)
+        board[config] = entry
+    macro = {}
+    for name in chosen:
+        per_metric: dict[str, list[dict]] = {}
+        for entry in board.values():
+            score = entry["scores"].get(name)
+            if score and score["value"] is not None and score["ci"]:
+                per_metric.setdefault(entry["metric"], []).append(score)
+        macro[name] = {metric: _combined(entries) for metric, entries in per_metric.items()}
+    result = {
+        "release": store.identity(folder, data.manifest),
+        "split": split, "samples": samples, "seed": seed,
+        "scorers": list(chosen),
+        "configs": board,
+        "macro": macro,
+        "macro_interval": "per config a 95% percentile bootstrap CI over documents; the macro-average's CI combines "
+                          "them in quadrature (independent configs, normal approximation)",
+        "not_scored": {c: f"no {split} split" for c in unscored},
+        "skipped": skipped,
+    }  # fmt: skip
+    result["written"] = store.write(result, target)
+    return result
+
+
+def _figure(result: dict) -> dict:
+    return {"value": result["value"], "ci": result["ci"]}

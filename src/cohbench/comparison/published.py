@@ -1,0 +1,30 @@
+"""The published figures cohbench compares with, declared once in `catalog/published.yaml` with the conditions each
+was measured under (paper, table, split, training-set size, whether the paper's test labels were checked by people)
+and one comparability note per config."""
+
+from __future__ import annotations
+
+import functools
+
+from .. import settings
+
+
+@functools.lru_cache(maxsize=1)
+def _table() -> dict:
+    import yaml
+
+    return yaml.safe_load((settings.catalog_dir() / "published.yaml").read_text(encoding="utf-8"))
+
+
+def figures(config: str) -> list[dict]:
+    return [f for f in _table()["figures"] if f["config"] == config]
+
+
+def note(config: str) -> str | None:
+    return _table()["notes"].get(config)
+
+
+def first(config: str, metric: str) -> dict | None:
+    """The first published figure of `metric` on `config` that the paper gives (the table's order puts the model
+    closest to cohbench's baseline first)."""
+    return next((f for f in figures(config) if f["metric"] == metric and f["value"] is not None), None)

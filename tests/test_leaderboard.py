@@ -1,0 +1,192 @@
+"""`cohbench leaderboard` on the tiny release with one config per protocol: a user's `module:function` scorer gets,
+on every config, the same headline figure and CI as `cohbench evaluate` on that scorer's predictions, beside the
+best reference with a paired difference, a macro-average and the published figures; results are written per scorer
+under the release's version and manifest hash, never inside the release; each kind of bad input is one line naming
+scorer and config, that config skipped and counted (fatal with --strict), never a traceback or a guessed figure."""
+
+import json
+import textwrap
+
+import pytest
+
+from cohbench.cli import main
+
+SCORER = '''
+def score(records):
+    """Deterministic scores from the text alone: per sentence/gap where the record has units, else one number."""
+    out = []
+    for r in records:
+        n = len(r["sentences"])
+        if r["config"] in ("storysumm", "summeval"):
+            out.append(float(sum(len(s) for s in r["sentences"]) % 7) + (hash(r["id"]) % 3) / 10)
+        else:
+            units = n - 1 if r["config"].endswith("_msd") else n
+            out.append([((i * 7 + len(r["id"])) % 5) / 5 for i in range(units)])
+    return out
+'''
+
+
+def _scorer_module(folder, body: str, name: str = "my_scorer") -> str:
+    (folder / f"{name}.py").write_text(textwrap.dedent(body))
+    return f"{name}:score"
+
+
+@pytest.fixture
+def board(every_protocol, tmp_path, monkeypatch, capsys):
+    """Run `cohbench leaderboard ARGS --json` in a working folder holding the test's scorer modules."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+
+    def run(*args, code=0):
+        assert main(["leaderboard", *args, "--bootstrap", "200", "--output", str(tmp_path / "results"), "--json"]) == code
+        out, err = capsys.readouterr()
+        assert "Traceback" not in out + err
+        return (json.loads(out) if code == 0 else None), err
+
+    return work, run
+
+
+def test_a_users_function_gets_the_same_headline_as_evaluate_with_cis_differences_and_published_figures(board, capsys, tmp_path):
+    work, run = board
+    spec = _scorer_module(work, SCORER)
+    result, _ = run("--scorer", spec)
+    import my_scorer
+
+    from cohbench.release.layout import read_config
+    from cohbench.settings import release_dir
+
+    checked = 0
+    for config, entry in result["configs"].items():
+        splits = read_config(release_dir(), config).splits
+        records = [r for split, rows in splits.items() if split != "train" for r in rows]
+        path = tmp_path / f"{config}.jsonl"
+        path.write_text("".join(json.dumps({"id": r["id"], "score": s}) + "\n" for r, s in zip(records, my_scorer.score(records))))
+        assert main(["evaluate", config, "--predictions", str(path), "--bootstrap", "200", "--json"]) == 0
+        expected = json.loads(capsys.readouterr().out)["splits"]["test"]["headline"]
+        mine = entry["scores"].get(spec)
+        if expected is None or expected["value"] is None:
+            assert mine is None or mine["value"] is None
+            continue
+        assert mine["value"] == pytest.approx(expected["value"]) and mine["ci"] == pytest.approx(expected["ci"]), config
+        assert entry["metric"] == expected["metric"]
+        if entry["best_reference"]:
+            difference = mine["difference"]
+            best = entry["references"][entry["best_reference"]]["value"]
+            assert difference["from"] == entry["best_reference"] and difference["value"] == pytest.approx(mine["value"] - best)
+            assert difference["ci"][0] <= difference["value"] <= difference["ci"][1]
+        checked += 1
+    assert checked >= 4, result["configs"]
+    assert {entry["metric"] for entry in result["configs"].values()} >= {"auc", "tau_intra"}
+    assert result["macro"][spec]["auc"]["configs"] >= 2 and len(result["macro"][spec]["auc"]["ci"]) == 2
+    published = result["configs"]["timetravel_dsd"]["published"]
+    assert any(f["paper"] == "Cai et al. 2020" and f["metric"] == "auc" and f["value"] == 0.890 for f in published)
+    assert "unverified" in result["configs"]["timetravel_dsd"]["note"]
+    # the results are kept per scorer, under the release's version and manifest hash
+    (written,) = result["written"]
+    kept = json.loads(open(written).read())
+    assert kept["release"]["manifest_sha256"][:16] in written and kept["release"]["version"] in written
+    assert kept["configs"]["timetravel_dsd"]["value"] == result["configs"]["timetravel_dsd"]["scores"][spec]["value"]
+
+
+def test_the_text_table_prints_each_figure_with_its_ci_the_difference_and_the_papers_beside(board, capsys):
+    work, _ = board
+    spec = _scorer_module(work, SCORER)
+    argv = ["--scorer", spec, "--scorer", "entity_cue", "--bootstrap", "50", "--output", str(work / "out")]
+    assert main(["leaderboard", *argv, "--plot", str(work / "board.png"), "--markdown", str(work / "board.md")]) == 0
+    out = capsys.readouterr().out
+    assert (work / "board.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (work / "board.md").read_text().splitlines()[2] == next(line for line in out.splitlines() if line.startswith("| config |"))
+    row = next(line for line in out.splitlines() if line.startswith("| `timetravel_dsd` |"))
+    assert row.count("[") >= 3 and "Δ" in row, row  # best reference, and both scorers with CI and difference
+    assert "| Cai et al. 2020 | Table 3 | Sentence-level (BERT sentence embeddings) | auc | test | 89.0 |" in out
+    assert "| macro-average | auc |" in out
+
+
+BAD = {
+    "does not import": ("import not_a_module_anywhere\ndef score(records):\n    return []\n", "cannot import it: ModuleNotFoundError"),
+    "raises": ("def score(records):\n    raise RuntimeError('model weights missing')\n", "raised RuntimeError: model weights missing"),
+    "wrong count": ("def score(records):\n    return [0.5] * (len(records) + 1)\n", "entries for a batch of"),
+    "NaN": ("def score(records):\n    return [float('nan') if r['config'] in ('storysumm', 'summeval') else [float('nan')] * len(r['sentences']) for r in records]\n", "not a finite number"),
+    "non-number": ("def score(records):\n    return ['high' if r['config'] in ('storysumm', 'summeval') else ['high'] * len(r['sentences']) for r in records]\n", "not a finite number"),
+    "wrong units": ("def score(records):\n    return [0.5 if r['config'] in ('storysumm', 'summeval') else [0.5] * (len(r['sentences']) + 3) for r in records]\n", "timetravel_dsd"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_a_bad_function_is_one_line_per_config_skipped_counted_and_fatal_when_strict(case, board):
+    work, run = board
+    body, said = BAD[case]
+    spec = _scorer_module(work, body, name=f"bad_{case.replace(' ', '_').replace('-', '_')}")
+    result, err = run("--scorer", spec)
+    lines = [s["line"] for s in result["skipped"] if s["scorer"] == spec]
+    assert lines and any(said in line for line in lines), lines
+    assert all(line.startswith(f"{spec} on ") and "\n" not in line for line in lines)
+    assert all(line in err for line in lines)  # on stderr too
+    scored = [c for c, e in result["configs"].items() if spec in e["scores"]]
+    assert not set(scored) & {s["config"] for s in result["skipped"] if s["scorer"] == spec}  # no figure from a guessed value
+    _, err = run("--scorer", spec, "--strict", code=1)
+    assert len(err.strip().splitlines()) == 1 and spec in err and "--strict" in err
+
+
+def test_a_predictions_folder_with_a_config_missing_and_an_unknown_file(board, tmp_path):
+    work, run = board
+    from cohbench.release.layout import read_config
+    from cohbench.settings import release_dir
+
+    folder = tmp_path / "preds"
+    folder.mkdir()
+    rows = read_config(release_dir(), "timetravel_dsd").splits
+    records = [r for split in ("validation", "test") for r in rows[split]]
+    (folder / "timetravel_dsd.jsonl").write_text("".join(json.dumps({"id": r["id"], "score": [0.1 * i for i in range(len(r["sentences"]))]}) + "\n" for r in records))
+    (folder / "not_a_config.jsonl").write_text("{}\n")
+    result, err = run("--scorer", str(folder))
+    skipped = {s["config"]: s["why"] for s in result["skipped"]}
+    assert "not_a_config" in skipped and "names no built config" in skipped["not_a_config"]
+    assert "the folder has no snac.jsonl" in skipped["snac"]
+    assert result["configs"]["timetravel_dsd"]["scores"][str(folder)]["value"] is not None
+    assert f"{folder} on snac: the folder has no snac.jsonl" in err
+
+
+def test_a_reference_that_does_not_apply_is_named_and_a_result_folder_inside_the_release_is_refused(board, every_protocol, capsys):
+    work, run = board
+    result, _ = run("--scorer", "entity_cue")
+    assert {s["config"] for s in result["skipped"]} == {"storysumm", "summeval", "timetravel_msd"}
+    assert "entity_cue" in result["configs"]["snac"]["scores"]
+    assert main(["leaderboard", "--scorer", "entity_cue", "--output", str(every_protocol / "results")]) == 1
+    err = capsys.readouterr().err
+    assert "inside the release folder" in err and len(err.strip().splitlines()) == 1
+    assert main(["leaderboard", "--scorer", "no_such_scorer"]) == 1
+    assert "no reference scorer" in capsys.readouterr().err
+
+
+def test_the_python_api_gives_the_same_board(board):
+    import cohbench
+
+    work, run = board
+    result, _ = run("--scorer", "entity_cue")
+    again = cohbench.leaderboard(["entity_cue"], samples=200, output=work / "api")
+    assert again["configs"]["snac"]["scores"] == result["configs"]["snac"]["scores"]
+
+
+def test_shipped_predictions_are_read_when_the_manifest_records_them_and_refused_when_changed(board, every_protocol):
+    from cohbench.release.index import write_index
+    from cohbench.release.layout import read_config, shipped_predictions
+
+    work, run = board
+    rows = read_config(every_protocol, "timetravel_dsd").splits
+    records = [r for split in ("validation", "test") for r in rows[split]]
+    perfect = "".join(json.dumps({"id": r["id"], "score": [float(v) for v in r["sentence_labels"]]}) + "\n" for r in records)
+    for scorer in ("baseline", "entity_cue"):  # what `cohbench train` ships: the baseline's and a reference's predictions
+        path = shipped_predictions(every_protocol, scorer, "timetravel_dsd")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(perfect)
+    write_index(every_protocol)
+    result, _ = run("--scorer", "baseline", "--scorer", "entity_cue")
+    scores = result["configs"]["timetravel_dsd"]["scores"]
+    assert scores["baseline"]["value"] == 1.0 and scores["entity_cue"]["value"] == 1.0  # the shipped files, not a re-run
+    assert any(s["line"].startswith("baseline on snac: the release ships no baseline predictions") for s in result["skipped"])
+    shipped_predictions(every_protocol, "baseline", "timetravel_dsd").write_text(perfect.replace("1.0", "0.5"))
+    result, _ = run("--scorer", "baseline")
+    (line,) = [s["line"] for s in result["skipped"] if s["config"] == "timetravel_dsd"]
+    assert "is not the file its manifest records" in line and "baseline" not in result["configs"]["timetravel_dsd"]["scores"]
