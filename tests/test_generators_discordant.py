@@ -112,3 +112,19 @@ def test_a_record_from_another_split_is_refused(embeddings):
         generators.corrupt("discordant_replace", records("test"), seed=1, pool=pool, tau=0.5)
     with pytest.raises(CorruptionError, match="one split"):
         ConfounderPool.from_records(records("train") + records("test"), embeddings=embeddings)
+
+
+def test_a_pool_s_sentences_ids_and_documents_travel_as_out_of_band_buffers(embeddings):
+    """What lets Ray's object store hand the columns to every worker without a copy: pickled with protocol 5 (as
+    Ray pickles), the Arrow columns' bytes leave the pickle as buffers, and the pickle itself stays small."""
+    import pickle
+
+    pool = ConfounderPool.from_records(records("train", {f"{d}{n}": s for n in range(200) for d, s in STORIES.items()}),
+                                       embeddings=embeddings)
+    buffers = []
+    inline = pickle.dumps(pool, protocol=5, buffer_callback=buffers.append)
+    columns = sum(column.nbytes for column in (pool.texts, pool.ids, pool.doc_ids))
+    assert sum(memoryview(b).nbytes for b in buffers) >= columns
+    assert len(inline) < columns / 4
+    again = pickle.loads(inline, buffers=buffers)
+    assert again.texts_at([0, len(pool) - 1]) == pool.texts_at([0, len(pool) - 1])
