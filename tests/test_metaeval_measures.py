@@ -162,3 +162,10 @@ def test_reference_measures_on_the_fixture(human):
     assert np.array_equal(noised, references.reference_scores("architecture-noised", human, seed=4))
     with pytest.raises(PredictionsError, match="unknown reference measure 'length'"):
         references.reference_scores("length", human)
+
+
+def test_the_meta_evaluation_result_holds_no_timing(human):
+    # the train stage ships this result inside the release, whose bytes must not depend on the run
+    ids = [human.id_of(d, s) for d in range(2) for s in range(3)]
+    result = ratings.evaluate(dict(zip(ids, [0.1, 0.5, 0.3, 0.9, 0.2, 0.4])), human=human, bootstrap=10)
+    assert "seconds" not in json.dumps(result)

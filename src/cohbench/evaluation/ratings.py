@@ -8,7 +8,6 @@ into the coherence polarity the paper's tau is defined in, so a good measure has
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -51,7 +50,6 @@ def evaluate(
     check_settings(bootstrap, seed)
     if plot:
         plot = settings.user_output(plot)  # refused before any work
-    started = time.perf_counter()
     source = "given ratings" if human is not None or records is not None else config or rated_config()
     data = None
     if human is None and records is None:
@@ -89,5 +87,4 @@ def evaluate(
     if plot:
         plot_bias_matrix(out, Path(plot))
         out["plot"] = str(plot)
-    out["seconds"] = round(time.perf_counter() - started, 3)
     return out
