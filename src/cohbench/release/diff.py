@@ -16,7 +16,7 @@ import pyarrow as pa
 from ..display import percent
 from ..errors import ReleaseError
 from .fingerprint import FLOAT_DECIMALS, schema_types
-from .layout import built_configs, read_table
+from .layout import MANIFEST, built_configs, read_manifest, read_table
 from .versions import provenance
 
 # Fields whose values are labels: their changes are reported as transitions (old value -> new value).
@@ -94,6 +94,13 @@ def _compare(con, old: pa.Table, new: pa.Table) -> dict:
     return out
 
 
+def _release_version(folder: Path, provenance: dict) -> str:
+    """The version a release folder's manifest records; provenance names the checkout's version for a release of
+    unchanged configs, which would label an older release restored from the store as this one."""
+    manifest = Path(folder) / MANIFEST
+    return read_manifest(manifest).get("cohbench_version", provenance["release"]) if manifest.is_file() else provenance["release"]
+
+
 def diff(old: Path, new: Path, configs: list[str] | None = None) -> dict:
     """How release `new` differs from release `old` (two release folders), per config; `configs` narrows it."""
     import duckdb
@@ -112,8 +119,8 @@ def diff(old: Path, new: Path, configs: list[str] | None = None) -> dict:
         names = configs
     con = duckdb.connect()
     con.execute("SET enable_progress_bar = false")
-    result = {"old": {"release": sides["old"][2]["release"], "path": str(old)},
-              "new": {"release": sides["new"][2]["release"], "path": str(new)}, "configs": {}}
+    result = {"old": {"release": _release_version(old, sides["old"][2]), "path": str(old)},
+              "new": {"release": _release_version(new, sides["new"][2]), "path": str(new)}, "configs": {}}
     for name in names:
         entry = {side: ({"version": sides[side][2]["configs"][name]["version"], "fingerprint": sides[side][2]["configs"][name]["fingerprint"]}
                         if name in sides[side][1] else None) for side in ("old", "new")}
