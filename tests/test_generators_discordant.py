@@ -49,6 +49,17 @@ def test_cached_bertscore_equals_the_bert_score_package(embeddings):
         assert embeddings.f1(cand, [ref])[0] == pytest.approx(expected, abs=1e-5)
 
 
+def test_scoring_candidates_together_equals_scoring_each_alone(embeddings):
+    """Candidates of different lengths share one product: each keeps its own tokens' matches."""
+    references = [r for r, _ in PAIRS]
+    candidates = [c for _, c in PAIRS] + ["Short.", "A much longer candidate sentence with many more tokens than the others."]
+    for reference in references:
+        together = embeddings.f1(reference, candidates)
+        alone = [embeddings.f1(reference, [c])[0] for c in candidates]
+        assert together == pytest.approx(alone, abs=1e-12) and len(together) == len(candidates)
+    assert embeddings.f1(references[0], []) == []
+
+
 def test_cpu_path_is_taken_without_cuda(monkeypatch):
     import torch
 

