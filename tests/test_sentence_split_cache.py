@@ -45,3 +45,15 @@ def test_without_a_cache_folder_nothing_is_written(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     text.sentence_offsets(TEXTS)
     assert not list(tmp_path.rglob("*"))
+
+
+def test_splitting_loads_no_torch_and_torch_still_imports_after_it():
+    """A small `corrupt --recipe msd` run pays for spaCy only: thinc is kept from importing torch (1.5 s), which a
+    later encoder still imports normally in the same process."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; from cohbench import text; "
+             "assert text.split_sentences(['Tom went home. He slept.']) == [['Tom went home.', 'He slept.']]; "
+             "assert 'torch' not in sys.modules; import torch; assert float(torch.ones(2).sum()) == 2.0")
+    subprocess.run([sys.executable, "-c", probe], check=True)

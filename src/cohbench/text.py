@@ -30,8 +30,16 @@ _split_cache: Path | None = None  # set by `cached_splits`
 
 @functools.lru_cache(maxsize=1)
 def _senter():
-    import spacy
-
+    # thinc imports torch when it is installed (1.5 s, most of a small `corrupt` run) for wrappers that no pipeline
+    # here uses: hide it while spaCy loads, unless this process already holds it. Later imports of torch are unaffected.
+    hidden = "torch" not in sys.modules
+    if hidden:
+        sys.modules["torch"] = None
+    try:
+        import spacy
+    finally:
+        if hidden:
+            del sys.modules["torch"]
     nlp = spacy.load(SPACY_MODEL, exclude=["tagger", "parser", "lemmatizer", "ner", "attribute_ruler"])
     nlp.enable_pipe("senter")
     return nlp
