@@ -57,3 +57,13 @@ def test_splitting_loads_no_torch_and_torch_still_imports_after_it():
              "assert text.split_sentences(['Tom went home. He slept.']) == [['Tom went home.', 'He slept.']]; "
              "assert 'torch' not in sys.modules; import torch; assert float(torch.ones(2).sum()) == 2.0")
     subprocess.run([sys.executable, "-c", probe], check=True)
+
+
+def test_the_entity_pipeline_loads_no_torch_either():
+    import subprocess
+    import sys
+
+    probe = ("import sys; from cohbench.generators import nlp; "
+             "assert [e.text for e in nlp.analyse(['Anna met Tom in Paris.'])[0].ents]; "
+             "assert 'torch' not in sys.modules")
+    subprocess.run([sys.executable, "-c", probe], check=True)

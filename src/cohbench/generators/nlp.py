@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import functools
 
-from ..text import SPACY_MODEL
+from ..text import load_pipeline
 
 
 @functools.lru_cache(maxsize=1)
 def ner_pipeline():
-    import spacy
-
-    return spacy.load(SPACY_MODEL, exclude=["parser", "lemmatizer", "senter"])
+    return load_pipeline(exclude=["parser", "lemmatizer", "senter"])
 
 
 def analyse(sentences: list[str], batch_size: int = 256) -> list:
