@@ -72,13 +72,9 @@ def sentence_offsets(texts: Iterable[str], batch_size: int = 64) -> list[list[tu
     if kept is not None:
         return kept
     offsets = _split(texts, batch_size)
-    payload = _payload(offsets)
+    payload = json.dumps(offsets, separators=(",", ":"))
     write_text(path, json.dumps({"key": key, "sha256": hashlib.sha256(payload.encode()).hexdigest()}) + "\n" + payload)
     return offsets
-
-
-def _payload(offsets) -> str:
-    return json.dumps(offsets, separators=(",", ":"))
 
 
 def _split(texts: list[str], batch_size: int) -> list[list[tuple[int, int]]]:

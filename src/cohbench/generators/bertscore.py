@@ -98,18 +98,18 @@ class TokenEmbeddings:
             return []
         self.encode([reference, *candidates])
         ref, ref_w = self._cache[reference]
-        tokens, weights = (np.concatenate(part) for part in zip(*(self._cache[c] for c in candidates)))
-        starts = np.cumsum([0] + [len(self._cache[c][1]) for c in candidates[:-1]])
+        parts = [self._cache[c] for c in candidates]
+        tokens, weights = np.concatenate([t for t, _ in parts]), np.concatenate([w for _, w in parts])
+        starts = np.cumsum([0] + [len(w) for _, w in parts[:-1]])
         sim = tokens.astype(np.float64) @ ref.astype(np.float64).T  # [candidate tokens, reference tokens]
-        precision = _weighted_means(np.add.reduceat(sim.max(axis=1) * weights, starts), np.add.reduceat(weights, starts))
-        recall = _weighted_means(np.maximum.reduceat(sim, starts, axis=0) @ ref_w, ref_w.sum())
-        total = precision + recall
-        return [float(f) for f in np.where(total > 0, 2 * precision * recall / np.where(total > 0, total, 1), 0.0)]
+        precision = _ratio(np.add.reduceat(sim.max(axis=1) * weights, starts), np.add.reduceat(weights, starts))
+        recall = _ratio(np.maximum.reduceat(sim, starts, axis=0) @ ref_w, ref_w.sum())
+        return [float(f) for f in _ratio(2 * precision * recall, precision + recall)]
 
 
-def _weighted_means(sums, totals):
-    """sums / totals, 0 where a sentence has no weighted token (only [CLS] and [SEP])."""
-    return np.where(totals > 0, sums / np.where(totals > 0, totals, 1), 0.0)
+def _ratio(numerators, denominators):
+    """numerators / denominators, 0 where a denominator is 0 (a sentence of only [CLS] and [SEP], or P + R = 0)."""
+    return np.where(denominators > 0, numerators / np.where(denominators > 0, denominators, 1), 0.0)
 
 
 def rescale(raw: float, baseline: float) -> float:
