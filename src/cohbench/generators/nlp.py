@@ -4,8 +4,9 @@ Sentence splitting is not done here: texts arrive already split by `cohbench.tex
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
-from ..text import load_pipeline
+from ..text import load_pipeline, pipe
 
 
 @functools.lru_cache(maxsize=1)
@@ -13,6 +14,7 @@ def ner_pipeline():
     return load_pipeline(exclude=["parser", "lemmatizer", "senter"])
 
 
-def analyse(sentences: list[str], batch_size: int = 256) -> list:
-    """spaCy Docs of `sentences` (one per sentence)."""
-    return list(ner_pipeline().pipe(sentences, batch_size=batch_size))
+def analyse(texts: list[str], extract: Callable, batch_size: int = 256) -> list:
+    """`extract(doc)` of each text's spaCy Doc, in order (a module-level function: long lists are analysed by
+    worker processes, `text.pipe`, which send back what it extracts rather than whole Docs)."""
+    return pipe(ner_pipeline, texts, extract, batch_size)

@@ -86,16 +86,19 @@ def top_bigrams(texts: Iterable[str], n: int = 200) -> list[str]:
     return [" ".join(pair) for pair, _ in sorted(counts.items(), key=lambda item: (-item[1], item))[:n]]
 
 
+def entity_texts(doc) -> list[str]:
+    return [entity.text for entity in doc.ents]
+
+
 @generator("ne_bigram")
 def ne_bigram(batch: dict[str, list], *, seed: int, bigrams: list[str]) -> dict[str, list]:
     """SNaC App. B's degenerate text: every named entity of the text, as often as it occurs, followed by the
     corpus-wide top bigrams (`top_bigrams` over the whole corpus, passed in so output is batch-independent).
     The result is one nonsensical "sentence", labelled 1 with a GramE span. Deterministic; `seed` is recorded."""
     records = to_records(batch)
-    docs = analyse([" ".join(r["sentences"]) for r in records]) if records else []
+    found = analyse([" ".join(r["sentences"]) for r in records], entity_texts) if records else []
     out = []
-    for record, doc in zip(records, docs):
-        entities = [entity.text for entity in doc.ents]
+    for record, entities in zip(records, found):
         text = " ".join(entities + list(bigrams))
         if not text:
             continue
