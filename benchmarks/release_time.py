@@ -27,10 +27,9 @@ STAGE = re.compile(r"Running stage '([^']+)'|Stage '([^']+)' didn't change")
 
 
 def store_url() -> str:
-    """This checkout's release store as an absolute path (.dvc/config gives it relative to .dvc/)."""
-    listed = subprocess.run(["dvc", "remote", "list"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    url = dict(line.split(None, 1) for line in listed.strip().splitlines())["store"].strip()
-    return str((ROOT / ".dvc" / url).resolve()) if "://" not in url else url
+    """This checkout's release store (`dvc config` gives a folder as an absolute path; `dvc remote list` adds a
+    "(default)" mark after the URL, which once became part of the clone's store folder's name)."""
+    return subprocess.run(["dvc", "config", "remote.store.url"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
 
 
 def timed_release(clone: Path) -> tuple[list[tuple[float, str]], int]:
