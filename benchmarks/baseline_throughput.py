@@ -58,7 +58,7 @@ def main() -> None:
 
     from cohbench import settings
     from cohbench.baseline import fit, token_level
-    from cohbench.baseline.embeddings import EmbeddingCache
+    from cohbench.embedding_store import sentence_vectors
 
     release = Path(args.release) if args.release else settings.release_dir()
     examples = stories(release if release.is_dir() else None, args.stories)
@@ -75,8 +75,7 @@ def main() -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory() as cache:
-        encode = timed(lambda: holder.update(vectors=EmbeddingCache(Path(cache)).embed(
-            {s for e in examples for s in e.sentences}, progress=False)))
+        encode = timed(lambda: holder.update(vectors=sentence_vectors({s for e in examples for s in e.sentences}, Path(cache))))
     sentence_params = {"seed": 0, "epochs": 1, "batch_size": 64, "learning_rate": 1e-3, "weight_decay": 0.01,
                        "d_model": 128, "layers": 2, "heads": 4, "dropout": 0.1, "max_sentences": 128}
     train_sentence = timed(lambda: holder.update(model=fit.fit(examples, [], holder["vectors"], sentence_params, False)[0]))

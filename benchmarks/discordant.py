@@ -28,7 +28,8 @@ def reference(pool_texts, pool_docs, queries, query_docs, tau, baseline, early_s
     from bert_score import BERTScorer
     from rank_bm25 import BM25Okapi
 
-    from cohbench.generators.bertscore import encoder_path, rescale
+    from cohbench.encoder import encoder_path
+    from cohbench.generators.bertscore import rescale
     from cohbench.generators.retrieval import rank_bm25_top, tokenize
 
     scorer = BERTScorer(model_type=encoder_path(), num_layers=6, lang="en", device="cpu")

@@ -3,9 +3,9 @@ tests/test_reproducible_numerics.py.
 
 Each config is rebuilt from the same pinned upstream files into a scratch release folder on another code path
 (MKL_CBWR=COMPATIBLE, ATEN_CPU_CAPABILITY=default, one thread: torch reads OMP_NUM_THREADS) and compared with the
-release in use, which `make release` built on the path the command line pins (MKL_CBWR=AVX2,STRICT,
-ATEN_CPU_CAPABILITY=avx2, all cores). On a CPU with AVX2 these really are different kernels (the float32 encoder's raw
-outputs differ between them; see the test), so equal bytes here stand for equal bytes on another CPU. Prints, per
+release in use, which `make release` built on the CPU's own path (MKL's automatic branch, ATen's widest kernels, all
+cores: a build pins nothing, `cohbench.numerics`). On a CPU with AVX2 these really are different kernels (the float32
+encoder's raw outputs differ between them; see the test), so equal bytes here stand for equal bytes on another CPU. Prints, per
 config, whether every Parquet file's sha256 and the fingerprint are equal, and the rebuild's time.
 
     .venv/bin/python benchmarks/kernel_paths.py [--release DIR] [--configs timetravel_dsd,...] [--json]

@@ -1,6 +1,6 @@
 """The whole leaderboard: every built-in reference scorer (oracles left out) and the baseline on every config of the
 release, each config by its protocol, with 1,000 bootstrap resamples per headline and per paired difference, from a
-warm embedding cache (the train stage's sentence set, `baseline.embedding_cache`). Goal: under a minute on the
+warm embedding store (the vectors the train stage read, `.cache/embeddings`). Goal: under a minute on the
 project's 2-core CPU machine.
 
 Timed against a reference run in the same process: the same leaderboard with one resample, so the ratio is what the

@@ -1,5 +1,6 @@
 """Run in a subprocess by test_reproducible_numerics.py under a given CPU code path (MKL_CBWR, ATEN_CPU_CAPABILITY
-and the thread count are set before torch starts): prints, as JSON, what that path makes of the TimeTravel fixture."""
+and the thread count are set before torch starts): prints, as JSON, what that path makes of the TimeTravel fixture
+(its discordant records, every pair's BERTScore, every sentence's vector)."""
 
 import hashlib
 import json
@@ -11,7 +12,8 @@ import torch
 torch.set_num_threads(int(sys.argv[1]))
 
 from cohbench.builders import timetravel  # noqa: E402
-from cohbench.generators.bertscore import TokenEmbeddings, encoder_path  # noqa: E402
+from cohbench.generators.bertscore import TokenEmbeddings  # noqa: E402
+from cohbench.encoder import encode, encoder_path  # noqa: E402
 from cohbench.schema import FLOAT_DECIMALS  # noqa: E402
 
 FIX = Path(__file__).parent / "fixtures" / "timetravel"
@@ -28,6 +30,7 @@ with torch.inference_mode():
     batch = tokenizer(sentences, padding=True, return_tensors="pt")
     float32 = model(**batch)[0].numpy().tobytes()
 
+vectors = b"".join(vector.tobytes() for _, vector, _ in encode(sentences, device="cpu", tokens=False))
 embeddings = TokenEmbeddings(device="cpu")
 raw = [f1 for i, a in enumerate(sentences) for f1 in embeddings.f1(a, sentences[i + 1 :])]
 scores = [round(f1, FLOAT_DECIMALS) for f1 in raw]
@@ -40,4 +43,5 @@ print(json.dumps({
     "scores": hashlib.sha256(json.dumps(scores).encode()).hexdigest(),
     "scores_finer": hashlib.sha256(json.dumps(margin).encode()).hexdigest(),
     "float32_encoder": hashlib.sha256(float32).hexdigest(),
+    "vectors": hashlib.sha256(vectors).hexdigest(),
 }))

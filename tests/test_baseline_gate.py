@@ -59,14 +59,9 @@ def toy_release(root, shuffle_labels=False):
     return write_config(root, "timetravel_dsd", "timetravel", splits)
 
 
-@pytest.fixture
-def params(tmp_path):
-    return PARAMS | {"embedding_cache": str(tmp_path / "embeddings")}
-
-
-def test_the_baseline_beats_the_reference_scorers_is_seeded_and_passes_the_gate(workspace, params):
+def test_the_baseline_beats_the_reference_scorers_is_seeded_and_passes_the_gate(workspace):
     rel = toy_release(workspace / "release")
-    metrics = train(release=rel, params=params, progress=False)
+    metrics = train(release=rel, params=PARAMS, progress=False)
     test = metrics["scores"]["timetravel_dsd"]["splits"]["test"]
     references = {name: r["splits"]["test"]["auc"] for name, r in metrics["references"]["timetravel_dsd"].items()}
     assert set(references) == {"position_prior", "tfidf_dissimilarity", "embedding_dissimilarity", "entity_cue"}
@@ -83,7 +78,7 @@ def test_the_baseline_beats_the_reference_scorers_is_seeded_and_passes_the_gate(
     assert "| `timetravel_dsd` | 150 | 100.0 |" in card and "embedding_dissimilarity" in card
     assert re.search(r"\| \+\d+\.\d \[\+\d+\.\d, \+\d+\.\d\] over \w+ \|", card), card  # the margin with its CI
     assert "seconds" not in json.dumps(metrics)  # timings stay out of the release
-    assert train(release=rel, params=params, progress=False)["scores"] == metrics["scores"]
+    assert train(release=rel, params=PARAMS, progress=False)["scores"] == metrics["scores"]
     gate = check(release=rel, floors={"timetravel_dsd": {"test.auc": 0.8, "test.f1": 0.5}, "not_built": {"test.auc": 0.9}}, margins=MARGINS)
     assert gate["ok"], gate["lines"]
     assert [c["status"] for c in gate["checks"]] == ["skipped", "passed", "passed", "passed"]
@@ -93,9 +88,9 @@ def test_the_baseline_beats_the_reference_scorers_is_seeded_and_passes_the_gate(
     assert "## Baseline (machine-written)" in (rel / "README.md").read_text()
 
 
-def test_a_release_with_shuffled_labels_fails_the_gate(workspace, params, capsys, monkeypatch):
+def test_a_release_with_shuffled_labels_fails_the_gate(workspace, capsys, monkeypatch):
     rel = toy_release(workspace / "release", shuffle_labels=True)
-    metrics = train(release=rel, params=params, progress=False)
+    metrics = train(release=rel, params=PARAMS, progress=False)
     assert metrics["scores"]["timetravel_dsd"]["splits"]["test"]["auc"] < 0.8
     gate = check(release=rel, floors={"timetravel_dsd": {"test.auc": 0.8}}, margins=MARGINS)
     assert not gate["ok"] and re.fullmatch(r"FAILED  timetravel_dsd test\.auc = [1-7]?\d\.\d \(floor 80\.0\)", gate["lines"][0]), gate["lines"]
@@ -106,9 +101,9 @@ def test_a_release_with_shuffled_labels_fails_the_gate(workspace, params, capsys
     assert "gate FAILED: 0 of 1 checks cleared or skipped" in capsys.readouterr().out
 
 
-def test_the_best_reference_scorer_in_the_baselines_place_fails_the_margin(workspace, params):
+def test_the_best_reference_scorer_in_the_baselines_place_fails_the_margin(workspace):
     rel = toy_release(workspace / "release")
-    metrics = train(release=rel, params=params, progress=False)
+    metrics = train(release=rel, params=PARAMS, progress=False)
     references = metrics["references"]["timetravel_dsd"]
     best = max(references, key=lambda name: references[name]["splits"]["test"]["auc"])
     predictions = rel / "baseline/predictions"
@@ -122,9 +117,9 @@ def test_the_best_reference_scorer_in_the_baselines_place_fails_the_margin(works
     assert wrong["status"] == "FAILED" and "measured on the headline, test.auc" in wrong["why"]
 
 
-def test_training_on_a_config_without_sentence_or_gap_labels_names_the_configs_it_can_train_on(workspace, params):
+def test_training_on_a_config_without_sentence_or_gap_labels_names_the_configs_it_can_train_on(workspace):
     rel = toy_release(workspace / "release")
     write_config(rel, "storysumm", "storysumm", {"test": [record("s1", "d1", ["One.", "Two."], label=1)]})
     with pytest.raises(BaselineError, match=r"storysumm has no sentence or gap labels to train on; configs the "
                                             r"baseline can train on: timetravel_dsd"):
-        train(release=rel, params=params | {"train_configs": ["storysumm"]}, progress=False)
+        train(release=rel, params=PARAMS | {"train_configs": ["storysumm"]}, progress=False)

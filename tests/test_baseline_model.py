@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from cohbench.baseline import Example
-from cohbench.baseline.embeddings import DIMENSIONS, sentence_key
+from cohbench.embedding_store import sentence_key
+from cohbench.encoder import DIMENSIONS
 from cohbench.baseline.fit import predict, predict_prefixes, windows
 from cohbench.baseline.model import SentenceLevelDetector
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from cohbench import generators
-from cohbench.generators.bertscore import TokenEmbeddings, encoder_path, load_baseline, rescale
+from cohbench.generators.bertscore import TokenEmbeddings, load_baseline, rescale
 from cohbench.generators.dsd import ConfounderPool
+from cohbench.encoder import default_device, encoder_path
 from cohbench.generators.registry import CorruptionError
 from cohbench.schema import FEATURES, empty_record
 
@@ -62,8 +63,6 @@ def test_scoring_candidates_together_equals_scoring_each_alone(embeddings):
 
 def test_cpu_path_is_taken_without_cuda(monkeypatch):
     import torch
-
-    from cohbench.generators.bertscore import default_device
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert default_device() == "cpu" and TokenEmbeddings().device == "cpu"

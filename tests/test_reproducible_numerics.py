@@ -1,6 +1,7 @@
-"""A release's bytes do not follow the CPU: every command pins MKL and ATen to one code path (a user's own setting of
-those variables stays), and what a build records or decides on from the encoder is computed in float64 and rounded to
-`schema.FLOAT_DECIMALS`, so two genuinely different kernel paths make the same records."""
+"""A release's bytes do not follow the CPU. What a build records or decides on from the encoder, and the sentence
+vectors the baseline reads, are computed in float64 and rounded, so two genuinely different kernel paths make the same
+records and vectors; a training command pins float32 to the code path every CPU shares (MKL's COMPATIBLE branch,
+ATen's AVX2 kernels), other commands run on the CPU's own; a user's own setting of those variables stays."""
 
 import json
 import os
@@ -13,35 +14,49 @@ from cohbench import cli, numerics
 PROBE = Path(__file__).parent / "kernel_path_probe.py"
 
 
-def test_the_cli_pins_mkl_and_aten_to_one_code_path(monkeypatch, capsys):
-    for name in numerics.PINNED:
-        monkeypatch.delenv(name, raising=False)
-    assert cli.main(["list"]) == 0
-    assert {name: os.environ.get(name) for name in numerics.PINNED} == {"MKL_CBWR": "AVX2,STRICT", "ATEN_CPU_CAPABILITY": "avx2"}
+def unset_code_path(monkeypatch):
+    for name in numerics.FOR_TRAINING:
+        monkeypatch.setenv(name, "")  # recorded, so that whatever the command sets is undone after the test
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(numerics, "_set_here", set())
 
 
-def test_a_code_path_the_user_chose_is_kept(monkeypatch, capsys):
-    monkeypatch.setenv("MKL_CBWR", "COMPATIBLE")
-    monkeypatch.delenv("ATEN_CPU_CAPABILITY", raising=False)
+def test_a_training_command_pins_float32_to_the_code_path_every_cpu_shares(monkeypatch, capsys, tmp_path):
+    unset_code_path(monkeypatch)
+    assert cli.main(["train", "--release", str(tmp_path / "none")]) == 1  # no release there; pinned all the same
+    assert {name: os.environ.get(name) for name in numerics.FOR_TRAINING} == {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "avx2"}
+
+
+def test_other_commands_run_on_the_cpus_own_code_path(monkeypatch, capsys):
+    unset_code_path(monkeypatch)
     assert cli.main(["list"]) == 0
-    assert os.environ["MKL_CBWR"] == "COMPATIBLE" and os.environ["ATEN_CPU_CAPABILITY"] == "avx2"
+    assert not any(name in os.environ for name in numerics.FOR_TRAINING)
+
+
+def test_a_code_path_the_user_chose_is_kept(monkeypatch, capsys, tmp_path):
+    unset_code_path(monkeypatch)
+    monkeypatch.setenv("MKL_CBWR", "AVX2")
+    cli.main(["train", "--release", str(tmp_path / "none")])
+    assert os.environ["MKL_CBWR"] == "AVX2" and os.environ["ATEN_CPU_CAPABILITY"] == "avx2"
+    assert numerics.unpinned(os.getenv, "MKL_CBWR") == "AVX2"  # the user's choice reaches the encoder too
 
 
 def _probe(threads: int, **path) -> dict:
-    env = {**os.environ, **path, "HF_HUB_OFFLINE": "1"}
+    env = {**{k: v for k, v in os.environ.items() if k not in numerics.FOR_TRAINING}, **path, "HF_HUB_OFFLINE": "1"}
     run = subprocess.run([sys.executable, str(PROBE), str(threads)], env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
-def test_two_kernel_paths_and_thread_counts_make_the_same_discordant_records():
-    pinned = _probe(2, **numerics.PINNED)
+def test_two_kernel_paths_and_thread_counts_make_the_same_records_and_vectors():
+    native = _probe(2)
     other = _probe(1, MKL_CBWR="COMPATIBLE", ATEN_CPU_CAPABILITY="default")
     assert other["capability"] == "DEFAULT"
-    if pinned["capability"] != "DEFAULT":  # a CPU with AVX2: the two paths really run different kernels
-        assert pinned["float32_encoder"] != other["float32_encoder"], "the kernel paths did not differ; the test shows nothing"
-    assert pinned["pairs"] > 300
-    assert pinned["scores"] == other["scores"]  # every pair's BERTScore, at the recorded precision
+    if native["capability"] != "DEFAULT":  # a CPU with AVX2: the two paths really run different kernels
+        assert native["float32_encoder"] != other["float32_encoder"], "the kernel paths did not differ; the test shows nothing"
+    assert native["pairs"] > 300
+    assert native["scores"] == other["scores"]  # every pair's BERTScore, at the recorded precision
     # and at a precision 100 times finer, where float32 kernels already disagree: a margin, not luck
-    assert pinned["scores_finer"] == other["scores_finer"]
-    assert pinned["records"] == other["records"] and pinned["similarities"]  # byte for byte, similarities included
+    assert native["scores_finer"] == other["scores_finer"]
+    assert native["records"] == other["records"] and native["similarities"]  # byte for byte, similarities included
+    assert native["vectors"] == other["vectors"]  # every sentence vector, byte for byte

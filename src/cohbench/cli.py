@@ -519,12 +519,12 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--version", action="version", version=f"cohbench {__version__}")
     sub = top.add_subparsers(dest="command", required=True)
 
-    def add(name, func, help_text):
+    def add(name, func, help_text, trains=False):
         command = sub.add_parser(name, help=help_text, description=help_text)
         command.add_argument("--json", action="store_true", help="write figures to stdout as JSON")
         command.add_argument("--release", help="release folder (default: COHBENCH_RELEASE, else the first of a checkout's cohbench/, ./cohbench, "
                              "~/.local/share/cohbench that holds one)")
-        command.set_defaults(func=func)
+        command.set_defaults(func=func, trains=trains)  # a training command pins its float32 code path
         return command
 
     add("list", cmd_list, "configs with their versions, licences and built row counts")
@@ -580,9 +580,9 @@ def parser() -> argparse.ArgumentParser:
     board.add_argument("--plot", help="write a PNG of scorers x configs with CI bars to this file")
     evaluate.add_argument("--bootstrap", type=int, default=1000, help="resamples of documents for the headline's 95%% CI (default 1000)")
     evaluate.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
-    add("train", cmd_train, "train the bundled baseline (Cai et al. sentence-level detector) and score every applicable config")
+    add("train", cmd_train, "train the bundled baseline (Cai et al. sentence-level detector) and score every applicable config", trains=True)
     add("gate", cmd_gate, "fail unless the baseline clears the floors and beats the reference scorers (params.yaml baseline)")
-    study = add("study", cmd_study, "studies of the baseline, written to catalog/baseline/: learning curve, transfer to SNaC")
+    study = add("study", cmd_study, "studies of the baseline, written to catalog/baseline/: learning curve, transfer to SNaC", trains=True)
     study.add_argument("study", choices=["learning-curve", "transfer"])
     study.add_argument("--sizes", default="500,1500,3000,all", help="training story counts (learning curve)")
     study.add_argument("--seeds", default="0", help="seeds, comma-separated (learning curve)")
@@ -652,8 +652,9 @@ EXIT_CODES = """exit status: 0 success; 1 an error (one line on stderr says what
 
 
 def main(argv=None) -> int:
-    numerics.pin()
     args = parser().parse_args(argv)
+    if args.trains:
+        numerics.pin_for_training()
     if getattr(args, "mirror", None):
         os.environ["COHBENCH_MIRROR"] = args.mirror
     if getattr(args, "release", None):

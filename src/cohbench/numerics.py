@@ -1,20 +1,48 @@
-"""One CPU code path for the arithmetic a release is made of, so that a rebuild on another machine gives the same bytes.
+"""The CPU code paths of the arithmetic a release is made of, so that a rebuild on another machine gives the same bytes.
 
-MKL's and ATen's kernels otherwise follow the CPU (AVX-512, AMX), and their float32 rounding moved the 4th decimal of
-2 of 1,554 recorded TimeTravel train similarities between two machines, so the Parquet bytes differed. AVX2 (MKL's
-conditional numerical reproducibility; STRICT makes it independent of the thread count too) is the path every
-recent x86 CPU has. A GPU takes its own path (see the TimeTravel card).
+Two kinds of arithmetic go into a release:
+- The encoder (`encoder`) runs in float64 and its results are rounded: no code path moves them, so it runs
+  on the CPU's own fastest kernels (AVX-512 where there is AVX-512; 1.4x faster than AVX2 on an Intel Xeon).
+- Training the baseline runs in float32, where every path gives other bits and training amplifies them. MKL's
+  conditional numerical reproducibility pins MKL, but only its COMPATIBLE branch gives the same results on Intel and
+  AMD CPUs (its AVX2 branch is honoured on Intel CPUs only: the 0.3.0 baseline, trained with it on an AMD EPYC, came
+  out different on an Intel Xeon); ATen's own kernels are pinned to AVX2, which every x86 CPU since 2013 runs alike.
+  Training commands pin both before torch starts (`pin_for_training`), and train on a fixed number of threads.
+
+A process pinned for training that needs the encoder runs it in a fresh unpinned process (`unpinned`): MKL reads its
+branch once, and COMPATIBLE (SSE2) float64 encoding is 3x slower. A value the user set stays.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 
-PINNED = {"MKL_CBWR": "AVX2,STRICT", "ATEN_CPU_CAPABILITY": "avx2"}
+FOR_TRAINING = {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "avx2"}
+TRAINING_THREADS = 2  # fixed, so that scores do not follow the machine's core count (2 threads: 28.7 s an epoch, 1: 46.8)
+_set_here: set[str] = set()  # what `pin_for_training` set (not the user)
 
 
-def pin() -> None:
-    """Pin MKL's and ATen's CPU code paths before torch starts (a value the user set stays). Called by the CLI,
-    which runs every build and training."""
-    for name, value in PINNED.items():
-        os.environ.setdefault(name, value)
+def pin_for_training() -> None:
+    """Pin MKL's and ATen's CPU code paths for float32 training, before torch starts (a value the user set stays)."""
+    for name, value in FOR_TRAINING.items():
+        if name not in os.environ:
+            os.environ[name] = value
+            _set_here.add(name)
+
+
+def unpinned(function: Callable, *args):
+    """`function(*args)` (a module-level function), in a fresh process without the pins of `pin_for_training` when
+    this process has them, else here."""
+    if not _set_here:
+        return function(*args)
+    saved = {name: os.environ.pop(name) for name in _set_here}
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        future = pool.submit(function, *args)  # starts the process, which copies the environment as it is now
+    finally:
+        os.environ.update(saved)
+    with pool:
+        return future.result()

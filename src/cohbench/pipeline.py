@@ -41,7 +41,7 @@ def _not_cached(path: str) -> dict:
     return {path: {"cache": False}}
 
 
-# The stages after the builds, in the order they run. The CLI pins the CPU code path (`numerics`) before any command.
+# The stages after the builds, in the order they run. The CLI pins the float32 code path (`numerics`) of a training command.
 STAGES = (
     Stage("report", "Agreement and distribution statistics of every built config, beside the papers' figures, with plots.",
           "cohbench report", ("cohbench.report",), deps=("cohbench/data", "cohbench/stats", "catalog/versions"),
@@ -55,7 +55,7 @@ STAGES = (
           deps=("cohbench/data", "cohbench/validation/release.json", "catalog/published.yaml"),
           params=tuple(f"baseline.{key}" for key in (
               "train_configs", "max_train_records", "max_sentences", "d_model", "layers", "heads", "dropout",
-              "learning_rate", "weight_decay", "batch_size", "epochs", "seed", "embedding_cache")),
+              "learning_rate", "weight_decay", "batch_size", "epochs", "seed")),
           outs=("cohbench/baseline/predictions", _not_cached("cohbench/baseline/metrics.md")),
           metrics=(_not_cached("cohbench/baseline/metrics.json"),)),
     Stage("gate", "Fails the release unless the baseline clears the floors of params.yaml (baseline.floors) and its "
@@ -83,7 +83,7 @@ def build_stage(config: str) -> Stage:
     module = registry.corpus_of(config).parse.__module__
     kind = "made with the corruption generators (options: params.yaml `incoherence`)" if spec.options else "parsed from its corpus's files"
     return Stage(f"build_{config}", f"{config}: {kind}.", f"cohbench build {config} --no-index",
-                 ("cohbench.release.build", "cohbench.numerics", module), deps=("raw",),
+                 ("cohbench.release.build", module), deps=("raw",),
                  params=("incoherence",) if spec.options else (),
                  outs=(f"cohbench/data/{config}",), metrics=(_not_cached(f"cohbench/stats/{config}.json"),))
 

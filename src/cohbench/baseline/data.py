@@ -112,14 +112,14 @@ def release_data(release: Path) -> tuple[dict, dict[str, str], dict[str, str]]:
     return data, protocols, tasks
 
 
-def release_vectors(data: dict, tasks: dict[str, str], p: dict, progress: bool) -> dict:
-    """Sentence vectors of every sentence of every config the detector has a head for, all splits, in one call:
-    the same set for `train` and every study of the same release, so they share one cached encoding."""
-    from .embeddings import EmbeddingCache
+def release_vectors(data: dict, tasks: dict[str, str], progress: bool) -> dict:
+    """sha256 key -> vector of every sentence of every config the detector has a head for, all splits: read from the
+    embedding store, where the builds left the vectors of every sentence they encoded; the rest encoded once."""
+    from ..embedding_store import sentence_vectors
 
     sentences = {s for config, task in tasks.items() for rows in data[config].values()
                  for e in examples_of(config, rows, task) for s in e.sentences}
-    return EmbeddingCache(settings.project_root() / p["embedding_cache"]).embed(sentences, progress=progress)
+    return sentence_vectors(sentences, progress=progress)
 
 
 def training_sets(data: dict, tasks: dict[str, str], configs: list[str], p: dict) -> tuple[list[Example], list[Example]]:

@@ -11,18 +11,21 @@ from torch import nn
 
 from ..evaluation import metrics
 from .data import labelled_units, mean_auc
-from .embeddings import DIMENSIONS, device, sentence_key
+from .. import numerics
+from ..embedding_store import sentence_key
+from ..encoder import DIMENSIONS, default_device
 from .model import SentenceLevelDetector
 from .training import length_batches, masked_loss, train_epochs
 
 
 @contextlib.contextmanager
-def one_cpu_thread():
-    """Run the sentence-level model on one CPU thread: its matrices are tiny, so more threads only add
-    synchronisation (on 2 busy cores, 2 threads took 820 ms a batch against 49 ms for 1), and a fixed thread count
-    keeps scores the same on machines with different core counts."""
+def fixed_threads():
+    """Run the sentence-level model on `numerics.TRAINING_THREADS` CPU threads, whatever the machine's core count, so
+    that its scores do not follow the core count (MKL's reproducible branch asks for a fixed count too). On 2 busy
+    cores more threads than cores cost far more than they give (2 threads once took 820 ms a batch against 49 ms for
+    1, at a load of 8): train on a quiet machine."""
     before = torch.get_num_threads()
-    torch.set_num_threads(1)
+    torch.set_num_threads(numerics.TRAINING_THREADS)
     try:
         yield
     finally:
@@ -30,7 +33,7 @@ def one_cpu_thread():
 
 
 def device_name() -> str:
-    return torch.cuda.get_device_name(0) if device() == "cuda" else "cpu"
+    return torch.cuda.get_device_name(0) if default_device() == "cuda" else "cpu"
 
 
 def _batch(examples, vectors, dev: str):
@@ -104,10 +107,10 @@ def _predict_windows(model, examples, vectors, batch_size: int) -> list[np.ndarr
     """Per example (no longer than the model's positions), P(error) of each unit of its task."""
     model.eval()
     out = []
-    with torch.no_grad(), one_cpu_thread():
+    with torch.no_grad(), fixed_threads():
         for start in range(0, len(examples), batch_size):
             chunk = examples[start : start + batch_size]
-            x, mask, _, _ = _batch(chunk, vectors, device())
+            x, mask, _, _ = _batch(chunk, vectors, default_device())
             sentence_logits, gap_logits = model(x, mask)
             sentence_p, gap_p = torch.sigmoid(sentence_logits).cpu().numpy(), torch.sigmoid(gap_logits).cpu().numpy()
             for i, e in enumerate(chunk):
@@ -129,14 +132,14 @@ def dev_thresholds(model, dev_set, vectors, size: int) -> dict[str, float | None
 
 
 def fit(train_set, dev_set, vectors, p: dict, progress: bool):
-    with one_cpu_thread():
+    with fixed_threads():
         return _fit(train_set, dev_set, vectors, p, progress)
 
 
 def _fit(train_set, dev_set, vectors, p: dict, progress: bool):
     torch.manual_seed(p["seed"])
     rng = np.random.default_rng(p["seed"])
-    dev = device()
+    dev = default_device()
     model = SentenceLevelDetector(DIMENSIONS, p["d_model"], p["layers"], p["heads"], p["dropout"], p["max_sentences"]).to(dev)
     optimiser = torch.optim.AdamW(model.parameters(), lr=p["learning_rate"], weight_decay=p.get("weight_decay", 0.01))
     loss_fn = nn.BCEWithLogitsLoss()

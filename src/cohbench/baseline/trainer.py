@@ -50,7 +50,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     }
     timings = {}
     started = time.perf_counter()
-    vectors = release_vectors(data, tasks, p, progress)
+    vectors = release_vectors(data, tasks, progress)
     timings["embedding"] = time.perf_counter() - started
     started = time.perf_counter()
     out_dir = release / "baseline"

@@ -44,14 +44,14 @@ def _release(folder: Path, configs: list[str] | None, split: str) -> tuple[Relea
     cached: dict = {}
 
     def vectors():
-        """The train stage's sentence set (every built sentence or gap config, all splits, whatever `configs` picks):
-        the embedding cache holds one file per set, so only that set is answered without encoding."""
+        """The vectors of the train stage's sentence set (every built sentence or gap config, all splits, whatever
+        `configs` picks), read from the embedding store that stage filled."""
         if "vectors" not in cached:
-            from ..baseline.data import TASKS, baseline_params, release_vectors
+            from ..baseline.data import TASKS, release_vectors
             from ..evaluation import unit_of
 
             units = {c: unit_of(c) for c in sorted(data) if unit_of(c) in TASKS}
-            cached["vectors"] = release_vectors(data, units, baseline_params(), False)
+            cached["vectors"] = release_vectors(data, units, False)
         return cached["vectors"]
 
     release = Release(folder, read_manifest(folder / MANIFEST), scored, {c: spec(c).protocol for c in scored}, vectors)

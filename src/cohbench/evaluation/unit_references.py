@@ -81,13 +81,12 @@ def _tfidf_vectors(data: Scored):
 
 
 def _embedding_vectors(data: Scored):
-    from ..baseline.embeddings import sentence_key, sentence_vectors
+    from ..embedding_store import sentence_key, sentence_vectors
+    from ..encoder import DIMENSIONS
 
     flat = [s for t in data.texts for s in t]
-    if data.vectors is not None:
-        vectors = np.stack([data.vectors[sentence_key(s)] for s in flat]) if flat else np.zeros((0, 384), np.float32)
-    else:
-        vectors = sentence_vectors(flat)
+    by_key = data.vectors if data.vectors is not None else sentence_vectors(flat)
+    vectors = np.stack([by_key[sentence_key(s)] for s in flat]) if flat else np.zeros((0, DIMENSIONS), np.float32)
     return _per_record(vectors, data.texts)
 
 

