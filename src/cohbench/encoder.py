@@ -8,8 +8,8 @@ embedding reference scorers read).
 
 Why float64, and why the vectors are rounded: what a release records must not follow the kernels a CPU picks. In
 float32, MKL's code paths differ between CPUs (its AVX2 branch is honoured on Intel CPUs only; AMD CPUs get its
-automatic branch), and the 7th digit of a vector moves: the 0.3.0 baseline, trained from float32 vectors on an AMD
-EPYC, came out different on an Intel Xeon (up to 3 AUC points). In float64 two kernel paths (AVX2 and AVX-512 on one
+automatic branch), and the 7th digit of a vector moves: the 0.3.0 baseline, trained from float32 vectors on the
+machine that built that release, came out different on an Intel Xeon (up to 3 AUC points). In float64 two kernel paths (AVX2 and AVX-512 on one
 Intel Xeon) differ by at most 4.4e-16 per vector component (mean 5e-17), and by as little when a sentence meets
 another batch; rounding each component to `VECTOR_DECIMALS` puts such a difference across a rounding boundary with
 a probability of about 5e-17 / 1e-5 per component, 1e-4 over the release's 30M components. So the vectors are the

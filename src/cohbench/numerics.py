@@ -5,8 +5,8 @@ Two kinds of arithmetic go into a release:
   on the CPU's own fastest kernels (AVX-512 where there is AVX-512; 1.4x faster than AVX2 on an Intel Xeon).
 - Training the baseline runs in float32, where every path gives other bits and training amplifies them. MKL's
   conditional numerical reproducibility pins MKL, but only its COMPATIBLE branch gives the same results on Intel and
-  AMD CPUs (its AVX2 branch is honoured on Intel CPUs only: the 0.3.0 baseline, trained with it on an AMD EPYC, came
-  out different on an Intel Xeon); ATen's own kernels are pinned to AVX2, which every x86 CPU since 2013 runs alike.
+  AMD CPUs (its AVX2 branch is honoured on Intel CPUs only: the 0.3.0 baseline, trained with it on the machine that
+  built that release, came out different on an Intel Xeon); ATen's own kernels are pinned to AVX2, which every x86 CPU since 2013 runs alike.
   Training commands pin both before torch starts (`pin_for_training`), and train on a fixed number of threads.
 
 A process pinned for training that needs the encoder runs it in a fresh unpinned process (`unpinned`): MKL reads its
