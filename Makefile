@@ -8,9 +8,11 @@ export DVC_NO_ANALYTICS := 1
 
 .PHONY: release test
 
+# --no-compile: Python compiles a module on its first import instead, so only the modules a run imports are compiled
+# (pip compiling all 2.2 GB of packages took 56 of the install's 115 s).
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet torch==2.13.0 -r requirements.lock
+	$(VENV)/bin/pip install --quiet --no-compile torch==2.13.0 -r requirements.lock
 	$(VENV)/bin/pip install --quiet --no-deps -e '.[test,scale]'
 	$(VENV)/bin/pip check
 	touch $@

@@ -627,7 +627,7 @@ def parser() -> argparse.ArgumentParser:
     corrupt.add_argument("--tau", type=float, help="confounders' rescaled BERTScore F1 must be below tau (dsd, synthetic)")
     corrupt.add_argument("--top-k", type=int, help="BM25 candidates per replaced sentence")
     corrupt.add_argument("--retriever", choices=("bm25s", "rank_bm25", "tantivy"), help="BM25 implementation: bm25s (default, exhaustive), rank_bm25 "
-                         "(reference), tantivy (an inverted index on disk that prunes; extra cohbench[tantivy])")
+                         "(reference), tantivy (an inverted index on disk; extra cohbench[tantivy])")
     corrupt.add_argument("--window", type=int, help="shuffle only within windows of this many sentences (default: whole text)")
     corrupt.add_argument("--ratio", type=float, help="repetition: share of sentences repeated")
     corrupt.add_argument("--seed", type=int, help="seed; each record draws from (seed, its id)")

@@ -1,5 +1,7 @@
 """BM25 over a sentence pool: bm25s (exhaustive, the default), rank_bm25 (the reference implementation, exact
-parity) or tantivy (an inverted index on disk that prunes: block-max WAND, cost following the query's posting lists).
+parity) or tantivy (an inverted index on disk, memory-mapped: a query scores the documents of its terms' posting
+lists, all of them, since the Python binding's search collects through a multi-collector and never runs tantivy's
+block-max WAND; catalog/SCALE.md measures it).
 
 All three see the same tokens (`tokenize`: lower-cased runs of word characters and apostrophes); tantivy receives
 them joined by spaces and split on whitespace only (`TOKENS`, no other filter), so a sentence's terms and length
