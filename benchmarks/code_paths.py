@@ -72,10 +72,9 @@ def measure(what: str, threads: int, count: int) -> dict:
             model.encode(sentences, batch_size=256)
         seconds = time.perf_counter() - started
         return {"seconds": round(seconds, 2), "per_second": round(len(sentences) / seconds, 1), "unit": "sentences"}
-    from cohbench import numerics
+    from cohbench import numerics, settings
     from cohbench.baseline import fit
     from cohbench.baseline.data import baseline_params, release_data, release_vectors, training_sets
-    from cohbench import settings
 
     numerics.TRAINING_THREADS = threads
     p = baseline_params() | {"epochs": 1}
