@@ -57,7 +57,7 @@ def build_bmp(texts: list[str], path: str, bsize: int) -> None:
 def measure(pool: list[str], queries: list[str], k: int, bsize: int) -> dict:
     import bmp
 
-    from cohbench.generators.retrieval import pool_index, tokenize
+    from cohbench.generators.retrieval import tokenize
 
     with tempfile.TemporaryDirectory(prefix="bmp-") as work:
         path = os.path.join(work, "pool.bmp")
@@ -73,13 +73,11 @@ def measure(pool: list[str], queries: list[str], k: int, bsize: int) -> dict:
             times.append(time.perf_counter() - start)
             found.append([int(name) for name in names])
         index_bytes = os.path.getsize(path)
-    tantivy, _ = pool_index(pool, "tantivy")
-    exact = tantivy.top(queries, k)
     return {"pool_sentences": len(pool), "bsize": bsize, "build_seconds": round(built, 1),
             "ms_per_query_median": round(1000 * statistics.median(times), 3), "ms_per_query": round(1000 * statistics.fmean(times), 3),
-            "index_bytes": index_bytes, "queries_with_fewer_than_k": sum(len(f) < min(k, len(e)) for f, e in zip(found, exact)),
-            "share_of_tantivy_top_k": round(statistics.fmean(len(set(f) & set(e)) / len(e) for f, e in zip(found, exact) if e), 4),
-            "share_of_tantivy_top_10": round(statistics.fmean(len(set(f[:10]) & set(e[:10])) / len(e[:10]) for f, e in zip(found, exact) if e), 4)}
+            "index_bytes": index_bytes, "queries_with_fewer_than_k": sum(len(f) < k for f in found),
+            "share_of_tantivy_top_k": retrieval_scale.share_of_tantivy_top(pool, queries, found, k),
+            "share_of_tantivy_top_10": retrieval_scale.share_of_tantivy_top(pool, queries, found, k, first=10)}
 
 
 def main() -> None:
@@ -106,10 +104,7 @@ def main() -> None:
         if not args.json:
             print(json.dumps(row), flush=True)
     growth = {f"{rows[0]['pool_sentences']}->{r['pool_sentences']}": round(r["ms_per_query"] / rows[0]["ms_per_query"], 2) for r in rows[1:]}
-    if args.json:
-        print(json.dumps({"queries": args.queries, "k": args.k, "rows": rows, "growth_of_ms_per_query": growth}, indent=2))
-    else:
-        print(json.dumps(growth))
+    retrieval_scale.print_result({"queries": args.queries, "k": args.k, "rows": rows, "growth_of_ms_per_query": growth}, args.json)
 
 
 if __name__ == "__main__":

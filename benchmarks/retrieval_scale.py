@@ -69,6 +69,20 @@ def mixed_pool(real: list[str], size: int, seed: int) -> list[str]:
     return pool
 
 
+def share_of_tantivy_top(pool: list[str], queries: list[str], found: list[list[int]], k: int, first: int | None = None) -> float:
+    """Mean share of tantivy's top `k` (or of its first `first`) that another retriever's lists `found` hold."""
+    from cohbench.generators.retrieval import pool_index
+
+    tantivy, _ = pool_index(pool, "tantivy")
+    cut = slice(first)
+    return round(statistics.fmean(len(set(f[cut]) & set(e[cut])) / len(e[cut]) for f, e in zip(found, tantivy.top(queries, k)) if e), 4)
+
+
+def print_result(result: dict, as_json: bool) -> None:
+    """The whole result as JSON, or (the rows were printed as they came) only the growth."""
+    print(json.dumps(result, indent=2) if as_json else json.dumps(result["growth_of_ms_per_query"]))
+
+
 def rss_bytes() -> int:
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
