@@ -114,10 +114,11 @@ public class LuceneTopK {
         mean(exhaustive), sameDocuments, sameScores);
   }
 
-  static double median(double[] values) {
+  static double median(double[] values) {  // as Python's statistics.median, which the other benchmarks use
     double[] sorted = values.clone();
     Arrays.sort(sorted);
-    return sorted[sorted.length / 2];
+    int middle = sorted.length / 2;
+    return sorted.length % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
   }
 
   static double mean(double[] values) {
