@@ -101,12 +101,12 @@ def test_predictions_that_do_not_fit_are_one_clear_error(workspace, tmp_path, ca
     everything = [{"id": f"s{i}", "label": 1} for i in range(1, 10)]
     with pytest.raises(PredictionsError, match=r"2 record\(s\) of storysumm \(validation/test\) have no prediction: s1, s2"):
         evaluate("storysumm", everything[2:], release=rel)
-    with pytest.raises(PredictionsError, match=r"1 prediction id\(s\) are not records of storysumm: nope"):
+    with pytest.raises(PredictionsError, match=r"1 prediction line\(s\) name ids that are not records of storysumm: nope"):
         evaluate("storysumm", everything + [{"id": "nope", "label": 0}], release=rel)
     path = write(tmp_path / "dup.jsonl", everything + [{"id": "s3", "label": 0}])
     assert main(["evaluate", "storysumm", "--predictions", str(path)]) == 1
     err = capsys.readouterr().err.strip()
-    assert err == f"cohbench: error: {path}: 1 duplicate id(s): s3"
+    assert err == f"cohbench: error: {path}: 1 line(s) repeat an id: s3"
     write_config(rel, "timetravel_msd", "timetravel", {"test": [record("a", "d", ["1.", "2."], gap_labels=[1])]})
     with pytest.raises(PredictionsError, match=r"\(a\): score needs one value per unit \(1\), found 2 values"):
         evaluate("timetravel_msd", [{"id": "a", "score": [0.3, 0.1]}], threshold=0.5, release=rel)

@@ -119,7 +119,7 @@ def test_scores_files_in_both_layouts_give_the_same_result(human, tmp_path):
     jsonl = tmp_path / "scores.jsonl"
     jsonl.write_text("".join(json.dumps({"id": i, "score": v}) + "\n" for i, v in scores.items()))
     frame = pd.DataFrame({"id": list(scores), "score": list(scores.values())})
-    grids = [rating_grid.score_grid(source, human) for source in (csv, jsonl, scores, frame)]
+    grids = [rating_grid.score_grid(source, human).grid for source in (csv, jsonl, scores, frame)]
     assert all(np.array_equal(grids[0], grid) for grid in grids[1:])
     assert grids[0][1, 0] == 0.9
 
@@ -144,7 +144,7 @@ def test_duplicate_ids_are_an_error_and_missing_ones_can_be_allowed(human):
     rows = [{"id": human.id_of(d, s), "score": float(d + s)} for d in range(2) for s in range(3)]
     with pytest.raises(PredictionsError, match=r"1 summary id\(s\) are scored more than once: cnn-test-bbbb/M0"):
         rating_grid.score_grid(rows + rows[:1], human)
-    grid = rating_grid.score_grid(rows[1:], human, allow_missing=True)
+    grid = rating_grid.score_grid(rows[1:], human, allow_missing=True).grid
     assert np.isnan(grid[0, 0]) and np.isfinite(grid).sum() == 5
     result = ratings.evaluate(rows[1:], human=human, allow_missing=True, bootstrap=10)
     assert result["scored"] == 5 and result["missing"] == 1

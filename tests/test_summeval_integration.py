@@ -104,3 +104,44 @@ def test_cli_refuses_a_scores_file_with_gaps_unless_allowed(built, tmp_path, cap
     assert "10 of 1600 summaries have no score" in capsys.readouterr().err
     assert main(["metaeval", "summeval", "--scores", str(path), "--bootstrap", "0", "--allow-missing", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["scored"] == 1590
+
+
+def _least_agreeing_expert(records) -> tuple[str, dict[str, float]]:
+    """Steen & Markert's HUM (Table 3): "the annotator with the worst overall correlation to the remaining annotators",
+    whose scores are the predictions. Computed here from SummEval's per-annotator expert ratings, which the upstream
+    copies keep for the 12 abstractive systems only (1,200 summaries); Kendall's τ-b from scipy over those summaries."""
+    from scipy.stats import kendalltau
+
+    coherence = {}  # id -> expert -> rating
+    for record_id, ratings in zip(records["id"], records["ratings"]):
+        experts = {r["annotator"]: r["score"] for r in ratings if r["annotator_type"] == "expert" and r["dimension"] == "coherence"}
+        if experts:
+            coherence[record_id] = experts
+    ids, experts = sorted(coherence), sorted(next(iter(coherence.values())))
+    agreement = {}
+    for expert in experts:
+        others = [sum(coherence[i][e] for e in experts if e != expert) for i in ids]
+        agreement[expert] = kendalltau([coherence[i][expert] for i in ids], others).statistic
+    worst = min(agreement, key=agreement.get)
+    return worst, {i: coherence[i][worst] for i in ids}
+
+
+def test_a_coherence_file_reproduces_the_signs_of_steen_and_markerts_table_3_and_a_score_file_the_opposite(built, records, tmp_path, capsys):
+    expert, scores = _least_agreeing_expert(records)
+    results = {}
+    for column in ("coherence", "score"):
+        path = tmp_path / f"{column}.csv"
+        path.write_text(f"doc_id,system,{column}\n" + "".join(f"{i.split('/')[0]},{i.split('/')[1]},{v}\n" for i, v in scores.items()))
+        assert main(["metaeval", "summeval", "--scores", str(path), "--allow-missing", "--bootstrap", "0", "--json"]) == 0
+        results[column] = json.loads(capsys.readouterr().out)
+    coherence, score = (results[c]["metrics"] for c in ("coherence", "score"))
+    assert results["coherence"]["scored"] == 1200 and results["coherence"]["polarity"].startswith("`coherence`: higher = more coherent")
+    # Table 3, HUM: tau_intra +0.75, tau_pair +0.81, tau_sum +0.81, tau_sys +0.91, Acc_pair 0.77
+    for metric in ("tau_intra", "tau_pair", "tau_sum", "tau_sys"):
+        assert coherence[metric]["value"] > 0, (expert, metric, coherence[metric])
+        assert score[metric]["value"] == pytest.approx(-coherence[metric]["value"])  # the same numbers read as errors
+    assert coherence["acc_pair"]["value"] > 0.5 > score["acc_pair"]["value"]
+    both = tmp_path / "both.csv"
+    both.write_text("doc_id,system,coherence,score\n")
+    assert main(["metaeval", "summeval", "--scores", str(both)]) == 1
+    assert "has `coherence` and `score`" in capsys.readouterr().err

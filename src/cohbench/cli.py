@@ -348,9 +348,15 @@ def cmd_report(args) -> int:
 
 def cmd_evaluate(args) -> int:
     from .evaluation import evaluate, summary_lines
+    from .evaluation.bootstrap import check_settings
 
+    check_settings(args.bootstrap, args.seed)  # before any scorer runs
     predictions = args.predictions
-    if args.scorer:
+    if args.scorer and ":" in args.scorer:  # a user's module:function, in its own process
+        from .comparison.scorers import function_predictions
+
+        predictions = function_predictions(args.scorer, args.config)
+    elif args.scorer:
         from .evaluation.references import config_predictions
 
         predictions = config_predictions(args.config, args.scorer)
@@ -566,7 +572,8 @@ def parser() -> argparse.ArgumentParser:
     evaluate.add_argument("config")
     given = evaluate.add_mutually_exclusive_group(required=True)
     given.add_argument("--predictions", help='JSONL: {"id", "score"|"label"} per record (lists per sentence/gap)')
-    given.add_argument("--scorer", help="score with an untrained reference scorer instead (position_prior, tfidf_dissimilarity, ...)")
+    given.add_argument("--scorer", help="score with an untrained reference scorer (position_prior, tfidf_dissimilarity, ...) or "
+                       "module:function instead")
     evaluate.add_argument("--split", help="report one split only (default: every non-train split)")
     evaluate.add_argument("--threshold", type=float, help="predict an error when score >= T (default: tuned on the dev split)")
     board = add("leaderboard", cmd_leaderboard, "score scorers on every config they apply to, with CIs, the difference from the best reference and the published figures")
@@ -600,7 +607,8 @@ def parser() -> argparse.ArgumentParser:
     add("schema", cmd_schema, "print the schema documentation (catalog/SCHEMA.md)")
     metaeval = add("metaeval", cmd_metaeval, "score a coherence measure against SummEval's expert ratings (tau_sys/sum/pair/intra, Acc_pair, bias matrix)")
     metaeval.add_argument("config", help="the config with human coherence ratings (one whose protocol is metaeval)")
-    metaeval.add_argument("--scores", help="CSV or JSONL with doc_id, system, score (or id = <doc_id>/<system>, score); higher = less coherent, as every prediction")
+    metaeval.add_argument("--scores", help="CSV or JSONL with doc_id, system (or id = <doc_id>/<system>) and one column of scores: "
+                          "coherence (higher = more coherent) or score / error (higher = less coherent, as every prediction)")
     metaeval.add_argument("--measure", help="a rating reference scorer instead: uppercase, architecture, upper-bound, random, or *-noised")
     metaeval.add_argument("--allow-missing", action="store_true", help="evaluate on the scored summaries when some have no score")
     metaeval.add_argument("--bootstrap", type=int, default=1000, help="bootstrap samples for the 95%% CIs (default 1000)")

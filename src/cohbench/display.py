@@ -20,11 +20,17 @@ def coefficient(value: float | None, signed: bool = False) -> str:
     return f"{value:+.3f}" if signed else f"{value:.3f}"
 
 
-def escaped(text: str) -> str:
-    """`text` (an id from a user's file, say) with every character that is not printable written as its escape
-    (a newline as \\n, the ESC of a terminal colour code as \\x1b), so that it can neither break an error line
-    nor drive the terminal; letters of any script stay as they are."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+SHOWN_CHARS = 80  # of a value a user gave, repeated in a message: enough to recognise it, never the whole of a huge one
+
+
+def escaped(text: str, limit: int = SHOWN_CHARS) -> str:
+    """`text` (an id from a user's file, say) as a message may repeat it: its first `limit` characters (then "...",
+    so a 200 MB id is not a 200 MB line), every character that is not printable written as its escape (a newline as
+    \\n, the ESC of a terminal colour code as \\x1b), so that it can neither break an error line nor drive the
+    terminal; letters of any script stay as they are."""
+    text = str(text)
+    cut = text[:limit]
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in cut) + ("..." if len(text) > limit else "")
 
 
 def not_a_file(path) -> str | None:

@@ -58,39 +58,12 @@ def _release(folder: Path, configs: list[str] | None, split: str) -> tuple[Relea
     return release, sorted(c for c in data if split not in data[c] and (configs is None or c in configs))
 
 
-def _combined(entries: list[dict]) -> dict:
-    """Macro-average of independent estimates with their CIs: mean, and each side's half-width in quadrature / k."""
-    k = len(entries)
-    mean = sum(e["value"] for e in entries) / k
-    low = math.sqrt(sum((e["value"] - e["ci"][0]) ** 2 for e in entries)) / k
-    high = math.sqrt(sum((e["ci"][1] - e["value"]) ** 2 for e in entries)) / k
-    return {"value": mean, "ci": [mean - low, mean + high], "configs": k}
-
-
-def leaderboard(
-    scorers: list[str] | None = None,
-    *,
-    release: Path | None = None,
-    configs: list[str] | None = None,
-    split: str = "test",
-    samples: int = DEFAULT_SAMPLES,
-    seed: int = 0,
-    strict: bool = False,
-    output: Path | None = None,
-) -> dict:
-    """The leaderboard of `scorers` (default: every reference scorer and the baseline) on the built configs (or
-    `configs`); results are also written per scorer under `output` (default `.cache/leaderboard/`), keyed by the
-    release's version and manifest hash. Returns the result; `render` turns it into text, Markdown or a plot."""
+def _scored(chosen: dict, data: Release, split: str, samples: int, seed: int, strict: bool) -> tuple[dict, list[dict]]:
+    """Per config: every chosen scorer's headline with its CI and difference from the best reference; and the lines
+    of what was skipped."""
     from ..evaluation import headline, paired_difference
     from ..evaluation import references as builtin
 
-    if samples < 1:
-        raise LeaderboardError(f"the bootstrap needs at least 1 sample, got {samples}")
-    folder = Path(release or settings.release_dir())
-    target = store.folder(output)  # a path inside a release is refused before any work
-    data, unscored = _release(folder, configs, split)
-    names = list(scorers or [*(n for n, s in builtin.REFERENCES.items() if not s.oracle), "baseline"])
-    chosen = {name: resolve(name, set(data.splits)) for name in dict.fromkeys(names)}
     skipped: list[dict] = []
 
     def skip(scorer: str, config: str, why: str) -> None:
@@ -136,6 +109,51 @@ def leaderboard(
         entry["published"] = published.figures(config)
         entry["note"] = published.note(config)
         board[config] = entry
+    return board, skipped
+
+
+def _combined(entries: list[dict]) -> dict:
+    """Macro-average of independent estimates with their CIs: mean, and each side's half-width in quadrature / k."""
+    k = len(entries)
+    mean = sum(e["value"] for e in entries) / k
+    low = math.sqrt(sum((e["value"] - e["ci"][0]) ** 2 for e in entries)) / k
+    high = math.sqrt(sum((e["ci"][1] - e["value"]) ** 2 for e in entries)) / k
+    return {"value": mean, "ci": [mean - low, mean + high], "configs": k}
+
+
+def leaderboard(
+    scorers: list[str] | None = None,
+    *,
+    release: Path | None = None,
+    configs: list[str] | None = None,
+    split: str = "test",
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = 0,
+    strict: bool = False,
+    output: Path | None = None,
+) -> dict:
+    """The leaderboard of `scorers` (default: every reference scorer and the baseline) on the built configs (or
+    `configs`); results are also written per scorer under `output` (default `.cache/leaderboard/`), keyed by the
+    release's version and manifest hash. Returns the result; `render` turns it into text, Markdown or a plot."""
+    from ..evaluation import references as builtin
+
+    from ..evaluation.bootstrap import check_settings
+
+    if samples < 1:
+        raise LeaderboardError(f"the bootstrap needs at least 1 sample, got {samples}")
+    check_settings(samples, seed)
+    folder = Path(release or settings.release_dir())
+    target = store.folder(output)  # a path inside a release is refused before any work
+    data, unscored = _release(folder, configs, split)
+    names = list(scorers or [*(n for n, s in builtin.REFERENCES.items() if not s.oracle), "baseline"])
+    chosen: dict = {}
+    try:
+        for name in dict.fromkeys(names):  # a user's function is imported here, in its own process: refused before any work
+            chosen[name] = resolve(name, set(data.splits))
+        board, skipped = _scored(chosen, data, split, samples, seed, strict)
+    finally:
+        for scorer in chosen.values():
+            scorer.close()
     macro = {}
     for name in chosen:
         per_metric: dict[str, list[dict]] = {}

@@ -2,9 +2,10 @@
 
 S is a built-in reference scorer (`cohbench.evaluation.references`), `baseline`, a folder of `<config>.jsonl`
 prediction files (catalog/EVALUATION.md's format), or `module:function` importable from the working directory,
-`function(records) -> list` called on a config's scored records (validation and test, in the release schema) in
-batches, one entry per record: a list of per-unit scores for sentence and gap protocols, one number for summary and
-rating protocols, higher = more likely an error.
+`function(records) -> list` called in its own process (`sandbox`) on the scorer views (`Protocol.scorer_view`: the
+config, the sentences and what the protocol adds, never an id or a label) of a config's scored records (validation
+and test), in batches, in an order that says nothing of their ids, one entry per record: a list of per-unit scores
+for sentence and gap protocols, one number for summary and rating protocols, higher = more likely an error.
 
 A scorer that cannot give a config's predictions raises `Skip` with the reason; the caller names the scorer and
 the config, skips that config and counts it. Predictions the release ships (the baseline's and the reference
@@ -13,14 +14,14 @@ scorers', `baseline/predictions/<scorer>/<config>.jsonl`) are used only when the
 
 from __future__ import annotations
 
-import importlib
-import math
-import sys
+import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..display import escaped
 from ..errors import CohbenchError
+from ..evaluation.reader import finite
 from ..schema import TRAIN_SPLITS
 
 BATCH = 256  # records per call of a user's function
@@ -63,6 +64,7 @@ class Scorer:
     kind: str  # "reference", "baseline", "folder", "function"
     predict: Callable[[Release, str], object]  # (release, config) -> predictions (a path or lines), or raises Skip
     unknown_files: tuple[str, ...] = ()  # a folder's files that name no built config
+    close: Callable[[], object] = lambda: None  # ends what the scorer holds (a user's function: its process)
 
 
 def scored_records(splits: Mapping[str, list[dict]]) -> list[dict]:
@@ -115,37 +117,29 @@ def _folder(path: Path, built: set[str]) -> Scorer:
 
 
 def _function(spec: str) -> Scorer:
-    module_name, _, attribute = spec.partition(":")
-    problem = None
-    try:
-        if "" not in sys.path and str(Path.cwd()) not in sys.path:
-            sys.path.insert(0, str(Path.cwd()))  # importable from the working directory, as the option promises
-        function = getattr(importlib.import_module(module_name), attribute)
-        if not callable(function):
-            problem = f"{attribute} in {module_name} is not a function"
-    except Exception as error:  # a user's module can fail to import in any way; each is one line, never a traceback
-        problem, function = f"cannot import it: {type(error).__name__}: {error}", None
+    """A user's function, in its own process (`sandbox`), imported now: one that cannot be is refused before any work."""
+    from .sandbox import ScorerProcess
+
+    process = ScorerProcess(spec)
+    process.start()
 
     def predict(release: Release, config: str):
-        if problem:
-            raise Skip(problem)
         from ..evaluation import protocols
 
-        records = scored_records(release.splits[config])
-        per_unit = protocols()[release.protocols[config]].unit in ("sentences", "gaps")
+        protocol = protocols()[release.protocols[config]]
+        # ids can name the answer (Story Cloze's `:wrong_ending`), and so can their sorted order: a scorer sees neither
+        records = sorted(scored_records(release.splits[config]), key=lambda r: hashlib.sha256(r["id"].encode()).digest())
+        per_unit = protocol.unit in ("sentences", "gaps")
         lines = []
         for start in range(0, len(records), BATCH):
             batch = records[start : start + BATCH]
-            try:
-                scores = list(function([dict(r) for r in batch]))
-            except Exception as error:  # the user's code raised: its message, on one line
-                raise Skip(f"raised {type(error).__name__}: {error}") from None
+            scores = process.score([protocol.scorer_view(r) for r in batch])
             if len(scores) != len(batch):
                 raise Skip(f"returned {len(scores)} entries for a batch of {len(batch)} records")
             lines += [{"id": r["id"], "score": _entry(r, s, per_unit)} for r, s in zip(batch, scores)]
         return lines
 
-    return Scorer(spec, "function", predict)
+    return Scorer(spec, "function", predict, close=process.close)
 
 
 def _entry(record: Mapping, value, per_unit: bool):
@@ -153,16 +147,16 @@ def _entry(record: Mapping, value, per_unit: bool):
     one finite number otherwise (the predictions reader then checks one score per unit)."""
     if not per_unit:
         return _number(record, value)
-    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
-        raise Skip(f"gave record {record['id']} {value!r}, not a list with one score per unit")
+    if not isinstance(value, list):
+        raise Skip(f"gave record {escaped(record['id'])} {escaped(repr(value))}, not a list with one score per unit")
     return [_number(record, v) for v in value]
 
 
 def _number(record: Mapping, value) -> float:
-    number = value.item() if hasattr(value, "item") else value  # a numpy scalar
-    if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number):
-        raise Skip(f"gave record {record['id']} the score {value!r}, not a finite number")
-    return float(number)
+    number = finite(value)
+    if number is None:
+        raise Skip(f"gave record {escaped(record['id'])} the score {escaped(repr(value))}, not a finite number")
+    return number
 
 
 def resolve(spec: str, built: set[str]) -> Scorer:
@@ -179,3 +173,21 @@ def resolve(spec: str, built: set[str]) -> Scorer:
         return _function(spec)
     raise CohbenchError(f"--scorer {spec!r} is no reference scorer ({', '.join(references.REFERENCES)}), not baseline, "
                         "no folder of <config>.jsonl files, and not module:function")
+
+
+def function_predictions(spec: str, config: str, release: Path | None = None) -> list[dict]:
+    """The prediction lines of a user's `module:function` on one built config (`cohbench evaluate --scorer`); any
+    way it fails is one line naming it and the config."""
+    from ..registry import spec as config_spec
+    from ..release.layout import read_config, require_built
+
+    config_spec(config)  # an unknown name: the closest registered one, before the scorer is started
+    folder, stats = require_built(config, release)
+    splits = read_config(folder, config, stats).splits
+    scorer = _function(spec)
+    try:
+        return scorer.predict(Release(folder, {}, {config: splits}, {config: config_spec(config).protocol}), config)
+    except CohbenchError as problem:
+        raise CohbenchError(f"{spec} on {config}: {problem}") from None
+    finally:
+        scorer.close()

@@ -16,6 +16,7 @@ import numpy as np
 from .protocol import PredictionsError
 
 DEFAULT_SAMPLES = 1000
+MAX_SAMPLES = 100_000  # ~100x the default: a CI's percentiles are settled long before; more only runs for hours
 CHUNK = 100  # samples per vectorised step: bounds memory at (CHUNK x units) floats per statistic
 INTERVAL = "percentile, 2.5-97.5"
 
@@ -24,10 +25,14 @@ Statistic = Callable[..., np.ndarray]
 
 
 def check_settings(samples, seed) -> None:
-    """Bootstrap settings as whole numbers >= 0 (numpy's generator refuses a negative seed with a traceback)."""
+    """Bootstrap settings as whole numbers >= 0 (numpy's generator refuses a negative seed with a traceback), and at
+    most MAX_SAMPLES samples."""
     for what, value in (("number of bootstrap samples", samples), ("bootstrap seed", seed)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise PredictionsError(f"the {what} must be a whole number, 0 or more, not {value}")
+    if samples > MAX_SAMPLES:
+        raise PredictionsError(f"{samples} bootstrap samples is more than the {MAX_SAMPLES:,} allowed; "
+                               f"the default {DEFAULT_SAMPLES:,} settles a 95% CI")
 
 
 def counts(rng: np.random.Generator, samples: int, n: int) -> np.ndarray:

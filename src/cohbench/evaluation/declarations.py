@@ -43,7 +43,7 @@ def _tau_intra(rows, predictions, threshold):
     """Headline statistic of the meta-evaluation: τ_intra, resampling documents and systems together."""
     human = human_scores(rows)
     scored = _scores_of(rows, predictions)
-    pred = coherence(score_grid(scored, human))
+    pred = coherence(score_grid(scored, human).grid)
     return human.expert_sum.shape, Comparisons(human.expert_sum, pred).tau_intra
 
 
@@ -54,7 +54,8 @@ def _rating_metrics(rows, predictions, threshold) -> dict:
 
 
 def _scores_of(rows, predictions) -> list[dict]:
-    """The score rows of `rows`' rated summaries (every one needs a score: a correlation has no use for labels)."""
+    """The score rows of `rows`' rated summaries, in the error polarity (the reader turned a `coherence` around);
+    every one needs a score: a correlation has no use for labels."""
     if any(predictions[r["id"]].score is None for r in rows):
         raise PredictionsError("the metaeval protocol correlates scores with ratings: every prediction needs a score")
     return [{"id": r["id"], "score": float(predictions[r["id"]].score[0])} for r in rows]
@@ -99,6 +100,8 @@ declare(Protocol(
     name="summary", unit="summary",
     description="StorySumm (Subbiah et al. §4, Tables 7-8): faithfulness of a whole summary",
     metrics=summary_metrics, lines=_summary_lines, criterion=MAX_BALANCED_ACCURACY, combined_row=True,
+    inputs=("source_text",),  # the story the summary is judged faithful to
+    better_score=("faithfulness", "higher = more faithful"),  # StorySumm's own polarity (label 1 = faithful)
     headline=Headline("balanced_accuracy", ("balanced_accuracy",), thresholded=True), headline_statistic=_balanced_accuracy,
 ))
 declare(Protocol(
@@ -124,7 +127,11 @@ declare(Protocol(
     # τ_intra: robust to system-level confounders (architecture, capitals, the system-mean upper bound all score
     # about 0 there), the regime Steen & Markert recommend reporting (§4.1, §8)
     name="metaeval", unit="ratings", scores="higher = less coherent (negated before correlating with coherence)",
+    better_score=("coherence", "higher = more coherent"),  # how Steen & Markert and every SummEval study give a measure
     description="SummEval meta-evaluation (Steen & Markert 2022 §4): Kendall τ-b with mean expert coherence",
+    # the summary's place in the document x system grid, and its article: what §4.2's confounders and
+    # source-based measures (BARTScore) read
+    inputs=("doc_id", "system", "system_name", "text_variant", "source_text"),
     metrics=_rating_metrics, lines=_rating_lines,
     headline=Headline("tau_intra", ("metrics", "tau_intra", "value")), headline_statistic=_tau_intra,
 ))

@@ -8,6 +8,7 @@ The built-in declarations, and looking a config's protocol up, are in `declarati
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -18,6 +19,11 @@ from ..errors import CohbenchError
 UNITS = ("sentences", "gaps", "summary", "ratings")
 CONTEXTS = ("whole text", "preceding")  # what a unit is judged with: the rest of the text, or the text before it
 ERROR_POLARITY = "higher = more likely an error"
+ERROR_COLUMNS = ("score", "error")  # a score file's columns read in ERROR_POLARITY (a predictions line: `score`)
+# What every scorer sees of a record: the config it scores (which names the task) and the text, one entry per
+# sentence. Never its id (some ids name the answer: Story Cloze's `:wrong_ending`, synthetic `:coherent`), its
+# labels, spans, ratings, corruption provenance or split.
+SCORER_INPUTS = ("config", "sentences")
 
 
 class PredictionsError(CohbenchError):
@@ -64,7 +70,11 @@ class Protocol:
     criterion: Criterion | None = None
     context: str = "whole text"  # one of CONTEXTS
     scores: str = ERROR_POLARITY  # what a higher score means for this protocol's unit
+    # (key, meaning): a score in the polarity this corpus's users think in, higher = better (SummEval's coherence),
+    # accepted beside `score` under its own name and negated on reading; a line or file giving both is refused
+    better_score: tuple[str, str] | None = None
     extra_fields: Mapping[str, Callable] = field(default_factory=dict)
+    inputs: tuple[str, ...] = ()  # record fields a scorer also sees beyond SCORER_INPUTS (a source, a system)
     combined_row: bool = False  # also report the evaluation splits together as "full" (StorySumm's Tables 7-8)
 
     def __post_init__(self):
@@ -74,6 +84,15 @@ class Protocol:
             raise CohbenchError(f"protocol {self.name!r} declares context {self.context!r}; contexts: {', '.join(CONTEXTS)}")
         if self.headline.thresholded and self.criterion is None:
             raise CohbenchError(f"protocol {self.name!r} has a thresholded headline metric but no criterion to tune a threshold")
+
+    def own_keys(self) -> tuple[str, ...]:
+        """Prediction keys this protocol reads besides `score` and `label`."""
+        return (*self.extra_fields, *(self.better_score[:1] if self.better_score else ()))
+
+    def scorer_view(self, record: Mapping) -> dict:
+        """What a scorer is given of `record`: SCORER_INPUTS and this protocol's `inputs`, copied, so that no scorer
+        sees an answer or changes what another is scored against."""
+        return {key: copy.deepcopy(record.get(key)) for key in (*SCORER_INPUTS, *self.inputs)}
 
     def width(self, record: Mapping) -> int | None:
         """How many entries a prediction's lists need for `record` (None: one number per record)."""
@@ -97,4 +116,4 @@ def declare(protocol: Protocol) -> Protocol:
 def extra_field_names() -> set[str]:
     """Prediction keys some declared protocol reads besides score and label (a key meant for another protocol is
     an error)."""
-    return {key for p in PROTOCOLS.values() for key in p.extra_fields}
+    return {key for p in PROTOCOLS.values() for key in p.own_keys()}

@@ -3,40 +3,47 @@ meta-evaluation, Steen & Markert 2022 §4), and a measure's scores laid on the s
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from ..display import escaped
-from .reader import PredictionsError, finite, score_rows
+from .reader import PredictionsError, Tally, finite, score_rows, value_column
 
 DIMENSION = "coherence"
 EXPERTS = 3
 
 
 @dataclass(frozen=True)
-class HumanScores:
-    """The corpus as a document x system grid: mean expert coherence and the summary text of every cell."""
+class SummaryGrid:
+    """The rated corpus as a document x system grid of summaries, without their ratings: what a measure may read."""
 
     docs: tuple[str, ...]
     systems: tuple[str, ...]
     system_names: tuple[str, ...]
-    expert_sum: np.ndarray  # (D, S) sum of the 3 experts' coherence ratings, so ties stay exact; NaN = no summary
-    texts: np.ndarray  # (D, S) object: the summary, sentences joined by spaces
+    texts: np.ndarray  # (D, S) object: the summary, sentences joined by spaces; None = no summary
     variants: np.ndarray  # (D, S) object: text_variant of the record (None = SummEval's own text)
+
+    @property
+    def present(self) -> np.ndarray:
+        return np.not_equal(self.texts, None)
+
+    def id_of(self, d: int, s: int) -> str:
+        return f"{self.docs[d]}/{self.systems[s]}"
+
+
+@dataclass(frozen=True)
+class HumanScores(SummaryGrid):
+    """The grid with the mean expert coherence of every summary (the human side of the meta-evaluation)."""
+
+    expert_sum: np.ndarray = field(kw_only=True)  # (D, S) sum of the 3 experts' coherence ratings, so ties stay exact; NaN = no summary
 
     @property
     def gold(self) -> np.ndarray:
         return self.expert_sum / EXPERTS
-
-    @property
-    def present(self) -> np.ndarray:
-        return ~np.isnan(self.expert_sum)
-
-    def id_of(self, d: int, s: int) -> str:
-        return f"{self.docs[d]}/{self.systems[s]}"
 
 
 def _expert_sum(ratings: list[dict], record_id: str) -> float:
@@ -53,11 +60,9 @@ def _system_key(system: str):
     return (int(system[1:]), system) if system[1:].isdigit() else (10**9, system)
 
 
-def human_scores(records: Iterable[Mapping]) -> HumanScores:
-    """The grid from built `summeval` records (a list of dicts or a `datasets.Dataset`)."""
-    if hasattr(records, "column_names"):  # a datasets.Dataset: read the needed columns at once
-        columns = ("id", "doc_id", "system", "system_name", "ratings", "sentences", "text_variant")
-        records = [dict(zip(columns, row)) for row in zip(*(records[c] for c in columns))]
+def summary_grid(records: Iterable[Mapping]) -> SummaryGrid:
+    """The grid of rated summaries from records (or scorer views of them) with `doc_id`, `system`, `system_name`,
+    `sentences` and `text_variant`."""
     records = list(records)
     if not records:
         raise PredictionsError("the SummEval corpus has no records; build it with `cohbench build summeval`")
@@ -65,15 +70,27 @@ def human_scores(records: Iterable[Mapping]) -> HumanScores:
     systems = tuple(sorted({r["system"] for r in records}, key=_system_key))
     names = {r["system"]: r["system_name"] for r in records}
     d_index, s_index = {d: i for i, d in enumerate(docs)}, {s: i for i, s in enumerate(systems)}
-    expert_sum = np.full((len(docs), len(systems)), np.nan)
-    texts = np.full(expert_sum.shape, None, dtype=object)
-    variants = np.full(expert_sum.shape, None, dtype=object)
+    texts = np.full((len(docs), len(systems)), None, dtype=object)
+    variants = np.full(texts.shape, None, dtype=object)
     for r in records:
         d, s = d_index[r["doc_id"]], s_index[r["system"]]
-        expert_sum[d, s] = _expert_sum(r["ratings"], r["id"])
         texts[d, s] = " ".join(r["sentences"])
         variants[d, s] = r["text_variant"]
-    return HumanScores(docs, systems, tuple(names[s] for s in systems), expert_sum, texts, variants)
+    return SummaryGrid(docs, systems, tuple(names[s] for s in systems), texts, variants)
+
+
+def human_scores(records: Iterable[Mapping]) -> HumanScores:
+    """The grid with its ratings, from built `summeval` records (a list of dicts or a `datasets.Dataset`)."""
+    if hasattr(records, "column_names"):  # a datasets.Dataset: read the needed columns at once
+        columns = ("id", "doc_id", "system", "system_name", "ratings", "sentences", "text_variant")
+        records = [dict(zip(columns, row)) for row in zip(*(records[c] for c in columns))]
+    records = list(records)
+    grid = summary_grid(records)
+    d_index, s_index = {d: i for i, d in enumerate(grid.docs)}, {s: i for i, s in enumerate(grid.systems)}
+    expert_sum = np.full(grid.texts.shape, np.nan)
+    for r in records:
+        expert_sum[d_index[r["doc_id"]], s_index[r["system"]]] = _expert_sum(r["ratings"], r["id"])
+    return HumanScores(grid.docs, grid.systems, grid.system_names, grid.texts, grid.variants, expert_sum=expert_sum)
 
 
 def rated_config() -> str:
@@ -98,53 +115,68 @@ def load_human(release: Path | None = None, config: str | None = None) -> tuple[
     return human_scores([r for split in SPLITS if split in splits for r in splits[split]]), provenance(folder, {config: stats})
 
 
-def _first(items: list, n: int = 5) -> str:
-    return ", ".join(escaped(str(item)) for item in items[:n]) + (", ..." if len(items) > n else "")
+class GridScores(NamedTuple):
+    grid: np.ndarray  # (D, S) predicted scores in the error polarity, NaN where a summary has no score
+    column: str  # where they were read from: `score`, `error`, or the protocol's better-polarity key (negated)
 
 
-def score_grid(scores, human: HumanScores, *, allow_missing: bool = False) -> np.ndarray:
-    """(D, S) predicted scores, NaN where a summary has no score. `scores`: a CSV/JSONL path, a mapping
-    id -> score, a pandas DataFrame, or rows (dicts with `id` or `doc_id` + `system`, and `score`)."""
+def _rows_in_error_polarity(rows: Iterable[Mapping], better: tuple[str, str] | None) -> Iterator[dict]:
+    """Score rows given in Python (dicts, a DataFrame's records) read by the score files' rule (`value_column`)."""
+    column = None
+    for number, row in enumerate(rows, 1):
+        where = f"score row {number}"
+        found = value_column(row, better, where)
+        if column not in (None, found):
+            raise PredictionsError(f"{where} gives `{found}` where the rows before gave `{column}`; the direction of a score is never guessed")
+        column, value = found, row[found]
+        if value is not None and better and found == better[0] and finite(value) is not None:
+            value = -float(value)
+        yield {**row, "score": value, "column": found}
+
+
+def score_grid(scores, human: SummaryGrid, *, allow_missing: bool = False, better: tuple[str, str] | None = None) -> GridScores:
+    """Predicted scores on the grid, in the error polarity. `scores`: a CSV/JSONL path, a mapping id -> score
+    (higher = more likely an error), a pandas DataFrame, or rows (dicts with `id` or `doc_id` + `system`, and one
+    column of scores: `score` / `error`, or `better`'s key, read negated)."""
     if isinstance(scores, (str, Path)):
-        rows = score_rows(Path(scores))
+        rows = score_rows(Path(scores), better)
     elif isinstance(scores, Mapping):
-        rows = [{"id": k, "score": v} for k, v in scores.items()]
-    elif hasattr(scores, "to_dict"):
-        rows = scores.to_dict("records")
+        rows = ({"id": k, "score": v, "column": "score"} for k, v in scores.items())
     else:
-        rows = list(scores)
+        rows = _rows_in_error_polarity(scores.to_dict("records") if hasattr(scores, "to_dict") else scores, better)
     index = {human.id_of(d, s): (d, s) for d, s in zip(*np.nonzero(human.present))}
-    grid = np.full(human.expert_sum.shape, np.nan)
-    seen, duplicates, unknown, not_numbers = set(), [], [], []
+    grid = np.full(human.present.shape, np.nan)
+    column, seen, duplicates, unknown, not_numbers = "score", set(), Tally(), Tally(), Tally()
     for number, row in enumerate(rows, 1):
         if "id" not in row and not {"doc_id", "system"} <= set(row):
-            raise PredictionsError(f"score row {number} has neither `id` nor `doc_id` and `system`: {row}")
-        key = row["id"] if "id" in row else f"{row['doc_id']}/{row['system']}"
+            raise PredictionsError(f"score row {number} has neither `id` nor `doc_id` and `system`")
+        key, column = row["id"] if "id" in row else f"{row['doc_id']}/{row['system']}", row["column"]
         if not isinstance(key, str):
-            raise PredictionsError(f"score row {number}: the id must be a string, found {key!r:.40}")
+            raise PredictionsError(f"score row {number}: the id must be a string, found {escaped(repr(key))}")
+        if key not in index:
+            unknown.add(key)
+            continue
         if key in seen:
-            duplicates.append(key)
+            duplicates.add(key)
             continue
         seen.add(key)
-        if key not in index:
-            unknown.append(key)
-            continue
-        value = row.get("score")
+        value = row["score"]
         if value is None:
             continue  # no score: missing
         if finite(value) is None:
-            not_numbers.append(key)
+            not_numbers.add(key)
             continue
         grid[index[key]] = float(value)
     if duplicates:
-        raise PredictionsError(f"{len(duplicates)} summary id(s) are scored more than once: {_first(duplicates)}")
+        raise PredictionsError(f"{duplicates.count} summary id(s) are scored more than once: {duplicates}")
     if unknown:
-        raise PredictionsError(f"{len(unknown)} id(s) are not SummEval summaries (expected <doc_id>/<system> such as {next(iter(index))}): {_first(unknown)}")
+        raise PredictionsError(f"{unknown.count} id(s) are not SummEval summaries (expected <doc_id>/<system> such as {next(iter(index))}): {unknown}")
     if not_numbers:
-        raise PredictionsError(f"{len(not_numbers)} score(s) are NaN, infinite or not numbers ({_first(not_numbers)}); give finite numbers (leave a score out, or empty, for no score)")
+        raise PredictionsError(f"{not_numbers.count} score(s) are NaN, infinite or not numbers ({not_numbers}); give finite numbers (leave a score out, or empty, for no score)")
     missing = [key for key, at in index.items() if np.isnan(grid[at])]
     if missing and not allow_missing:
-        raise PredictionsError(f"{len(missing)} of {len(index)} summaries have no score ({_first(missing)}); score every summary, or pass --allow-missing to evaluate on the rest")
+        shown = ", ".join(escaped(k) for k in missing[:5]) + (", ..." if len(missing) > 5 else "")
+        raise PredictionsError(f"{len(missing)} of {len(index)} summaries have no score ({shown}); score every summary, or pass --allow-missing to evaluate on the rest")
     if len(missing) == len(index):
         raise PredictionsError("no summary has a score; there is nothing to evaluate")
-    return grid
+    return GridScores(grid, column)

@@ -1,9 +1,11 @@
 """The meta-evaluation protocol (SummEval, Steen & Markert 2022): a measure's scores against the mean expert
 coherence, as the five tau of `kendall` with BOOT-BOTH CIs and the bias matrix of `bias`.
 
-Scores come in the schema's polarity, the same on every entrance (`cohbench evaluate summeval`, `cohbench metaeval
-summeval --scores`, Python): higher = less coherent (more likely an error). They are turned around once, here,
-into the coherence polarity the paper's tau is defined in, so a good measure has a positive tau.
+Scores say their direction by their name, the same on every entrance (`cohbench evaluate summeval`, `cohbench
+metaeval summeval --scores`, Python): `coherence` is higher = more coherent, as Steen & Markert and every SummEval
+study give a measure; `score` (or `error`) is the schema's polarity, higher = less coherent (more likely an error).
+Anything else is refused, never guessed. The reader brings both into the error polarity; they are turned around
+once, here, into the coherence polarity the paper's tau is defined in, so a good measure has a positive tau.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from .rating_grid import DIMENSION, EXPERTS, HumanScores, human_scores, load_hum
 from .references import reference_scores
 from .reader import PredictionsError
 
-POLARITY = "scores read as higher = less coherent (the schema's error polarity), negated before correlating"
 
 
 def coherence(scores: np.ndarray) -> np.ndarray:
@@ -42,8 +43,9 @@ def evaluate(
     config: str | None = None,
 ) -> dict:
     """Score a coherence measure against SummEval's mean expert coherence: the five measures with 95% CIs and
-    the bias matrix. Give `scores` (a CSV/JSONL path, a mapping id -> score, or rows) in the schema's polarity
-    (higher = less coherent, as every prediction), or a reference `measure` (a rating reference of `references`). The ratings come
+    the bias matrix. Give `scores` (a CSV/JSONL path or rows with one column of scores, `coherence` or `score` /
+    `error`; or a mapping id -> score in the schema's polarity, higher = less coherent, as every prediction), or a
+    reference `measure` (a rating reference of `references`). The ratings come
     from `human`, else `records`, else the built release's config with the metaeval protocol."""
     if (scores is None) == (measure is None):
         raise PredictionsError("give either scores to evaluate or the name of a reference measure, not both or neither")
@@ -55,7 +57,9 @@ def evaluate(
     if human is None and records is None:
         human, data = load_human(config=source)
     human = human or human_scores(records)
-    pred = reference_scores(measure, human, seed) if measure else coherence(score_grid(scores, human, allow_missing=allow_missing))
+    better = _better_score(config)
+    read = None if measure else score_grid(scores, human, allow_missing=allow_missing, better=better)
+    pred = reference_scores(measure, human, seed) if measure else coherence(read.grid)
     gold = human.expert_sum  # tau is scale-free; integer sums keep tied system means exactly tied
     result = correlations(gold, pred, samples=bootstrap, seed=seed)
     bias = bias_matrix(gold, pred)
@@ -65,7 +69,7 @@ def evaluate(
         "ratings_from": source,
         "measure": measure or (str(scores) if isinstance(scores, (str, Path)) else "scores"),
         "gold": f"mean of {EXPERTS} expert {DIMENSION} ratings",
-        "polarity": POLARITY if measure is None else "a reference measure, higher = more coherent",
+        "polarity": _polarity(read.column, better) if read else "a reference measure, higher = more coherent",
         "summaries": int(human.present.sum()),
         "documents": len(human.docs),
         "systems": len(human.systems),
@@ -88,3 +92,19 @@ def evaluate(
         plot_bias_matrix(out, Path(plot))
         out["plot"] = str(plot)
     return out
+
+
+def _better_score(config: str | None) -> tuple[str, str] | None:
+    """The rated config's declared score in its users' polarity (SummEval: `coherence`); the package's `__init__`
+    has declared the protocols."""
+    from .. import registry
+    from .protocol import PROTOCOLS
+
+    return PROTOCOLS[registry.spec(config or rated_config()).protocol].better_score
+
+
+def _polarity(column: str, better: tuple[str, str] | None) -> str:
+    """How the scores of `column` were read."""
+    if better and column == better[0]:
+        return f"`{column}`: {better[1]}, correlated as given"
+    return f"`{column}`: higher = less coherent (the schema's error polarity), negated before correlating"

@@ -5,7 +5,10 @@ A predictions file is JSONL, one object per release record, read line by line: e
 a `Prediction` (numpy arrays, resolved spans) at once, so memory grows with the release, not with the file.
 
     every protocol   "id": a string naming a record of the config
-                     "score": a finite number (not a bool, not a string)   and/or   "label": 0 or 1
+                     "score": a finite number (not a bool, not a string), higher = more likely an error
+                     and/or   "label": 0 or 1 (1 = error)
+    metaeval         "coherence" instead of "score": higher = more coherent (`Protocol.better_score`)
+    summary          "faithfulness" instead of "score": higher = more faithful; never both keys in one line
     summary, ratings one number per record (a rated summary may also be named by "doc_id" and "system")
     sentences, gaps, a list with one entry per unit (sentence, or gap between sentences) of the record
     typed_sentences
@@ -13,9 +16,10 @@ a `Prediction` (numpy arrays, resolved spans) at once, so memory grows with the 
                      "spans": [{"sentence": i, "type": NAME, "start": a, "end": b} or {..., "text": "..."}], with
                      0 <= i < sentences, 0 <= a <= b <= the sentence's length
 
-Which keys and widths apply is the protocol's declaration (`Protocol.width`, `Protocol.extra_fields`). Other keys
-are ignored. The first problem stops the reading with one line naming the file and line. Score files for rating
-protocols (`score_rows`) may also be CSV with columns `doc_id`, `system`, `score` (or `id`, `score`).
+Which keys and widths apply is the protocol's declaration (`Protocol.width`, `Protocol.extra_fields`,
+`Protocol.better_score`). Other keys are ignored. The first problem stops the reading with one line naming the file
+and line. Score files for rating protocols (`score_rows`) may also be CSV with columns `doc_id`, `system` (or `id`)
+and one column of scores: `coherence` (higher = more coherent) or `score` / `error` (higher = more likely an error).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import numpy as np
 from .. import jsonlines
 from ..display import escaped, not_a_file
 from ..schema import ERROR_TYPES
-from .protocol import PROTOCOLS, PredictionsError, Protocol, extra_field_names
+from .protocol import ERROR_COLUMNS, ERROR_POLARITY, PROTOCOLS, PredictionsError, Protocol, extra_field_names
 
 EXAMPLES = 5
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
@@ -138,15 +142,23 @@ def spans_field(value, record: Mapping) -> tuple[tuple[int, str, int, int], ...]
 
 
 def check(row, protocol: Protocol, record: Mapping) -> Prediction:
-    """One prediction checked against the protocol's schema for `record` (the release record it names)."""
+    """One prediction checked against the protocol's schema for `record` (the release record it names); a score
+    given in the protocol's `better_score` polarity is turned into the error polarity here, once."""
     units = protocol.width(record)
-    if "score" not in row and "label" not in row:
-        raise PredictionsError('needs a "score" or a "label"')
-    misplaced = sorted(k for k in extra_field_names() - set(protocol.extra_fields) if k in row)
+    better = protocol.better_score[0] if protocol.better_score else None
+    if better in row and "score" in row:
+        raise PredictionsError(f'gives both "score" ({ERROR_POLARITY}) and "{better}" ({protocol.better_score[1]}); '
+                               "give one: the direction is never guessed")
+    key = better if better in row else "score"
+    if key not in row and "label" not in row:
+        raise PredictionsError('needs a "score" or a "label"' + (f' (or a "{better}", {protocol.better_score[1]})' if better else ""))
+    misplaced = sorted(k for k in extra_field_names() - set(protocol.own_keys()) if k in row)
     if misplaced:
-        owners = " or ".join(name for name, p in PROTOCOLS.items() if misplaced[0] in p.extra_fields)
+        owners = " or ".join(name for name, p in PROTOCOLS.items() if misplaced[0] in p.own_keys())
         raise PredictionsError(f'"{misplaced[0]}" is only scored by the {owners} protocol, not {protocol.name}')
-    score = np.array(_per_unit(row["score"], "score", units, _number), dtype=float) if "score" in row else None
+    score = np.array(_per_unit(row[key], key, units, _number), dtype=float) if key in row else None
+    if score is not None and key == better:
+        score = -score
     label = np.array(_per_unit(row["label"], "label", units, _label), dtype=np.int8) if "label" in row else None
     extra = {key: parse(row[key], record) for key, parse in protocol.extra_fields.items() if key in row}
     return Prediction(score, label, extra)
@@ -174,7 +186,7 @@ def read_predictions(source, protocol: Protocol, records: Mapping[str, Mapping],
     """id -> checked prediction, from a JSONL path (streamed) or an iterable of dicts, for `records` (id -> release
     record). Malformed entries, unknown and duplicate ids are errors."""
     out: dict[str, Prediction] = {}
-    unknown, duplicates = set(), set()
+    unknown, duplicates = Tally(), Tally()  # counted, a few kept: a file of unknown ids must not fill the memory
     for where, row in _rows(source):
         if not isinstance(row, dict):
             raise PredictionsError(f"{where}: must be a JSON object with \"id\" and \"score\" or \"label\"; found {json.dumps(row)[:60]}")
@@ -195,30 +207,67 @@ def read_predictions(source, protocol: Protocol, records: Mapping[str, Mapping],
         raise PredictionsError("the predictions are empty; give one prediction per record")
     name = str(source) if isinstance(source, (str, Path)) else "predictions"
     if duplicates:
-        raise PredictionsError(f"{name}: {len(duplicates)} duplicate id(s): {examples(duplicates)}")
+        raise PredictionsError(f"{name}: {duplicates.count} line(s) repeat an id: {duplicates}")
     if unknown:
-        raise PredictionsError(f"{len(unknown)} prediction id(s) are not records of {config}: {examples(unknown)}")
+        raise PredictionsError(f"{unknown.count} prediction line(s) name ids that are not records of {config}: {unknown}")
     return out
+
+
+class Tally:
+    """How many prediction lines something happened to, and the first EXAMPLES ids (shortened) to show: memory stays
+    bounded whatever the file holds."""
+
+    def __init__(self):
+        self.count, self.shown = 0, []
+
+    def add(self, item: str) -> None:
+        self.count += 1
+        if len(self.shown) < EXAMPLES and (shown := escaped(item)) not in self.shown:
+            self.shown.append(shown)
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def __str__(self) -> str:
+        return ", ".join(self.shown) + (", ..." if self.count > len(self.shown) else "")
 
 
 # --- score files of rating protocols: one score per rated summary, some possibly missing ---------------------
 
 
-def score_rows(path: Path) -> Iterator[dict]:
-    """Rows `{"id", "score"}` of a CSV or JSON-lines file with `doc_id`, `system`, `score` or `id`, `score`, read
-    line by line. A score is a finite number; an empty CSV cell or a JSON null is no score (see --allow-missing);
-    anything else stops the reading with one line naming the file and line."""
+def value_column(columns, better: tuple[str, str] | None, where: str) -> str:
+    """The one column of a score file (or row) holding its scores: `better`'s key (higher = better, read negated) or
+    `score` / `error` (higher = more likely an error). None of them, or more than one, is refused: the direction of
+    a score is never guessed."""
+    given = [c for c in (*better[:1], *ERROR_COLUMNS) if c in columns] if better else [c for c in ERROR_COLUMNS if c in columns]
+    wanted = (f"`{better[0]}` ({better[1]}) or " if better else "") + f"`score` / `error` ({ERROR_POLARITY})"
+    if len(given) != 1:
+        found = f"has {' and '.join(f'`{c}`' for c in given)}" if given else "has no score column"
+        raise PredictionsError(f"{where} {found}; give one column of scores, {wanted}: the direction of a score is never guessed")
+    return given[0]
+
+
+def score_rows(path: Path, better: tuple[str, str] | None) -> Iterator[dict]:
+    """Rows `{"id", "score", "column"}` of a CSV or JSON-lines file with `doc_id`, `system` (or `id`) and one column
+    of scores (`value_column`), read line by line; "score" is in the error polarity (a `better` column negated). A
+    score is a finite number; an empty CSV cell or a JSON null is no score (see --allow-missing); anything else stops
+    the reading with one line naming the file and line."""
     path = Path(path)
     problem = not_a_file(path)
     if problem:
         raise PredictionsError(f"scores file {path} {problem}; give the path of a CSV or JSONL file")
-    rows = 0
+    rows, column = 0, None
     try:
         with open(path, encoding="utf-8-sig", newline="") as handle:  # a spreadsheet's CSV may start with a BOM
-            lines = _jsonl_rows(path) if path.suffix.lower() in JSONL_SUFFIXES else _csv_rows(path, handle)
+            lines = _jsonl_rows(path) if path.suffix.lower() in JSONL_SUFFIXES else _csv_rows(path, handle, better)
             for number, row in lines:
-                rows += 1
-                yield _score_row(path, number, row)
+                where = f"{path.name}: line {number}"
+                found = value_column(row, better, where)
+                if column is not None and found != column:
+                    raise PredictionsError(f"{where} gives `{found}` where the lines before gave `{column}`; "
+                                           "give one column of scores: the direction of a score is never guessed")
+                column, rows = found, rows + 1
+                yield _score_row(where, row, column, better)
     except UnicodeDecodeError:
         raise PredictionsError(f"{path.name} is not UTF-8 text; save it as UTF-8") from None
     if not rows:
@@ -232,35 +281,38 @@ def _jsonl_rows(path: Path):
         yield number, row
 
 
-def _csv_rows(path: Path, handle):
+def _csv_rows(path: Path, handle, better):
     reader = csv.DictReader(handle)
     try:
         columns = reader.fieldnames or []
-        if "score" not in columns or not ("id" in columns or {"doc_id", "system"} <= set(columns)):
-            if columns:
-                raise PredictionsError(f"{path.name} needs columns `doc_id`, `system`, `score` or `id`, `score`; it has {', '.join(columns)}")
+        if not columns:
             return
+        if not ("id" in columns or {"doc_id", "system"} <= set(columns)):
+            raise PredictionsError(f"{path.name} needs columns `doc_id`, `system` (or `id`) and one column of scores; "
+                                   f"it has {escaped(', '.join(columns))}")
+        column = value_column(columns, better, path.name)
         for row in reader:
             if None in row or None in row.values():
                 raise PredictionsError(f"{path.name}: line {reader.line_num} has {'more' if None in row else 'fewer'} cells than the header")
-            score = row["score"].strip()
+            score = row[column].strip()
             try:
-                row["score"] = None if not score else float(score)
+                row[column] = None if not score else float(score)
             except ValueError:
-                raise PredictionsError(f"{path.name}: line {reader.line_num}: score {score[:30]!r} is not a number") from None
+                raise PredictionsError(f"{path.name}: line {reader.line_num}: {column} {escaped(score[:30])!r} is not a number") from None
             yield reader.line_num, row
     except csv.Error as error:
         raise PredictionsError(f"{path.name} is not readable as CSV ({error})") from None
 
 
-def _score_row(path: Path, number: int, row: dict) -> dict:
-    where = f"{path.name}: line {number}"
+def _score_row(where: str, row: dict, column: str, better: tuple[str, str] | None) -> dict:
     keys = ("id",) if "id" in row else ("doc_id", "system")
-    if "score" not in row or any(k not in row for k in keys):
-        raise PredictionsError(f"{where} needs `doc_id`, `system`, `score` or `id`, `score`")
+    if any(k not in row for k in keys):
+        raise PredictionsError(f"{where} needs `doc_id` and `system`, or `id`")
     if not all(isinstance(row[k], str) and row[k] for k in keys):
         raise PredictionsError(f"{where}: {' and '.join(keys)} must be non-empty strings")
-    score = row["score"]
+    score = row[column]
     if score is not None and finite(score) is None:
-        raise PredictionsError(f"{where}: score {json.dumps(score)[:30]} is not a finite number")
-    return {"id": row["id"] if "id" in row else f"{row['doc_id']}/{row['system']}", "score": score}
+        raise PredictionsError(f"{where}: {column} {escaped(json.dumps(score)[:30])} is not a finite number")
+    if score is not None and better and column == better[0]:
+        score = -float(score)
+    return {"id": row["id"] if "id" in row else f"{row['doc_id']}/{row['system']}", "score": score, "column": column}

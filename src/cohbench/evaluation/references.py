@@ -61,16 +61,17 @@ class ReferenceScorer:
     grid: rating.ReferenceMeasure | None = None  # rating measures: the document x system grid, higher = more coherent
 
 
-def _rating_measure(grid: rating.ReferenceMeasure) -> Callable[[Scored], list[float]]:
+def _rating_measure(grid: rating.ReferenceMeasure, oracle: bool) -> Callable[[Scored], list[float]]:
     """A meta-evaluation measure (a score per cell of the rated corpus's document x system grid, higher = more
-    coherent, seed 0 where it draws) as record scores in the error polarity every prediction uses: negated."""
+    coherent, seed 0 where it draws) as record scores in the error polarity every prediction uses: negated. Only an
+    oracle is given the ratings (whole records); the others lay the scorer views on the grid."""
 
     def score(data: Scored) -> list[float]:
-        from .rating_grid import human_scores
+        from .rating_grid import human_scores, summary_grid
 
-        human = human_scores(data.records)
-        values = grid(human, np.random.default_rng(0))
-        doc, system = {d: i for i, d in enumerate(human.docs)}, {s: i for i, s in enumerate(human.systems)}
+        layout = human_scores(data.records) if oracle else summary_grid(data.records)
+        values = grid(layout, np.random.default_rng(0))
+        doc, system = {d: i for i, d in enumerate(layout.docs)}, {s: i for i, s in enumerate(layout.systems)}
         return [float(-values[doc[r["doc_id"]], system[r["system"]]]) for r in data.records]
 
     return score
@@ -100,7 +101,8 @@ REFERENCES: dict[str, ReferenceScorer] = {
         ReferenceScorer("summary_length", SUMMARY | RATING, "words in the summary", summary.summary_length),
         ReferenceScorer("source_novelty", SUMMARY | RATING, "share of the summary's content words absent from its source",
                         summary.source_novelty, frozenset({"source"}), ("sklearn",)),
-        *(ReferenceScorer(name, RATING, text, _rating_measure(grid), oracle=name.startswith("upper-bound"), grid=grid)
+        *(ReferenceScorer(name, RATING, text, _rating_measure(grid, name.startswith("upper-bound")),
+                          oracle=name.startswith("upper-bound"), grid=grid)
           for name, (text, grid) in _RATING_MEASURES.items()),
     )
 }
@@ -146,19 +148,21 @@ def predictions(name: str, splits: Mapping[str, list[dict]], protocol: str, vect
     unit_name = PROTOCOLS[protocol].unit
     if (why := unmet(name, splits, unit_name)) is not None:
         raise ScorerError(f"{name} {why}; scorers for {unit_name} units: {', '.join(scorers_for(unit_name))}")
+    chosen, declared = scorer(name), PROTOCOLS[protocol]
     train = [r for split in TRAIN_SPLITS for r in splits.get(split, [])]
     scored = [r for split, rows in splits.items() if split not in TRAIN_SPLITS for r in rows]
+    views = scored if chosen.oracle else [declared.scorer_view(r) for r in scored]  # an oracle reads the answers by definition
     label_field = UNIT_LABELS.get(unit_name)
     data = Scored(
-        texts=[r["sentences"] for r in scored],
+        texts=[v["sentences"] for v in views],
         train_texts=[r["sentences"] for r in train],
         train_labels=[(r[label_field] or []) if label_field else [] for r in train],
-        prefix_only=PROTOCOLS[protocol].context == "preceding",
+        prefix_only=declared.context == "preceding",
         unit=unit_name,
-        records=scored,
+        records=views,
         vectors=vectors,
     )
-    values = scorer(name).score(data)
+    values = chosen.score(data)
     if unit_name in UNIT_LABELS:
         return [{"id": r["id"], "score": [round(float(v), 6) for v in per_unit]} for r, per_unit in zip(scored, values)]
     return [{"id": r["id"], "score": round(float(v), 6)} for r, v in zip(scored, values)]

@@ -16,15 +16,16 @@ class ScorerError(CohbenchError):
 
 @dataclass(frozen=True)
 class Scored:
-    """The records to score (their sentences in `texts`, the whole records in `records` for scorers that read a
-    source or a system) and the config's train split (sentences and the labels of the unit, for learned priors)."""
+    """The records to score (their sentences in `texts`; in `records`, what the protocol lets a scorer see of each,
+    `Protocol.scorer_view`: a source, a system; whole records only for an oracle) and the config's train split
+    (sentences and the labels of the unit, for learned priors)."""
 
     texts: Sequence[Sequence[str]]
     train_texts: Sequence[Sequence[str]]
     train_labels: Sequence[Sequence[int]]  # per train record, the labels of the unit's items
     prefix_only: bool  # the protocol judges a unit on the text before it only (SNaC)
     unit: str  # "sentences", "gaps", "summary" or "ratings" (the protocol's unit)
-    records: Sequence[Mapping] = field(default=())
+    records: Sequence[Mapping] = field(default=())  # scorer views of the scored records
     vectors: Mapping[str, np.ndarray] | None = None  # sentence key -> MiniLM vector, where the caller has them
 
     def units(self, text: Sequence[str]) -> int:
