@@ -18,7 +18,8 @@ def bias_matrix(gold: np.ndarray, pred: np.ndarray) -> dict:
     (s_i, s_j); below it tau- of (s_j, s_i). Undefined (no such document) and diagonal cells are NaN."""
     gold, pred = np.asarray(gold, dtype=float), np.asarray(pred, dtype=float)
     valid = ~np.isnan(gold) & ~np.isnan(pred)
-    means = np.nanmean(np.where(valid, gold, np.nan), axis=0)
+    counts = valid.sum(axis=0)  # a system with no scored summary (--allow-missing) has no mean: NaN, without a warning
+    means = np.where(counts > 0, np.where(valid, gold, 0.0).sum(axis=0) / np.maximum(counts, 1), np.nan)
     order = np.argsort(-means, kind="stable")
     g, p, v = gold[:, order], pred[:, order], valid[:, order]
     pairs_valid = v[:, :, None] & v[:, None, :]

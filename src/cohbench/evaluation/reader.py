@@ -149,13 +149,13 @@ def check(row, protocol: Protocol, record: Mapping) -> Prediction:
     if better in row and "score" in row:
         raise PredictionsError(f'gives both "score" ({ERROR_POLARITY}) and "{better}" ({protocol.better_score[1]}); '
                                "give one: the direction is never guessed")
-    key = better if better in row else "score"
-    if key not in row and "label" not in row:
-        raise PredictionsError('needs a "score" or a "label"' + (f' (or a "{better}", {protocol.better_score[1]})' if better else ""))
     misplaced = sorted(k for k in extra_field_names() - set(protocol.own_keys()) if k in row)
     if misplaced:
         owners = " or ".join(name for name, p in PROTOCOLS.items() if misplaced[0] in p.own_keys())
         raise PredictionsError(f'"{misplaced[0]}" is only scored by the {owners} protocol, not {protocol.name}')
+    key = better if better in row else "score"
+    if key not in row and "label" not in row:
+        raise PredictionsError('needs a "score" or a "label"' + (f' (or a "{better}", {protocol.better_score[1]})' if better else ""))
     score = np.array(_per_unit(row[key], key, units, _number), dtype=float) if key in row else None
     if score is not None and key == better:
         score = -score
