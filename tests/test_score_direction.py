@@ -56,7 +56,7 @@ def test_a_jsonl_score_file_that_changes_column_midway_is_refused(every_protocol
     rows = [{"id": i, "coherence" if n < 4 else "score": v} for n, (i, v) in enumerate(SUMMEVAL)]
     path = tmp_path / "mixed.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    assert "line 5 gives `score` where the lines before gave `coherence`" in _metaeval(capsys, path, code=1)
+    assert "line 5 gives `score` where the rows before gave `coherence`" in _metaeval(capsys, path, code=1)
 
 
 def test_predictions_in_the_corpus_polarity_score_like_negated_error_scores(every_protocol, tmp_path, capsys):

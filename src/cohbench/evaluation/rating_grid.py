@@ -3,7 +3,7 @@ meta-evaluation, Steen & Markert 2022 §4), and a measure's scores laid on the s
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..display import escaped
-from .reader import PredictionsError, Tally, finite, score_rows, value_column
+from .reader import PredictionsError, Tally, directed_rows, finite, score_rows
 
 DIMENSION = "coherence"
 EXPERTS = 3
@@ -120,20 +120,6 @@ class GridScores(NamedTuple):
     column: str  # where they were read from: `score`, `error`, or the protocol's better-polarity key (negated)
 
 
-def _rows_in_error_polarity(rows: Iterable[Mapping], better: tuple[str, str] | None) -> Iterator[dict]:
-    """Score rows given in Python (dicts, a DataFrame's records) read by the score files' rule (`value_column`)."""
-    column = None
-    for number, row in enumerate(rows, 1):
-        where = f"score row {number}"
-        found = value_column(row, better, where)
-        if column not in (None, found):
-            raise PredictionsError(f"{where} gives `{found}` where the rows before gave `{column}`; the direction of a score is never guessed")
-        column, value = found, row[found]
-        if value is not None and better and found == better[0] and finite(value) is not None:
-            value = -float(value)
-        yield {**row, "score": value, "column": found}
-
-
 def score_grid(scores, human: SummaryGrid, *, allow_missing: bool = False, better: tuple[str, str] | None = None) -> GridScores:
     """Predicted scores on the grid, in the error polarity. `scores`: a CSV/JSONL path, a mapping id -> score
     (higher = more likely an error), a pandas DataFrame, or rows (dicts with `id` or `doc_id` + `system`, and one
@@ -143,7 +129,8 @@ def score_grid(scores, human: SummaryGrid, *, allow_missing: bool = False, bette
     elif isinstance(scores, Mapping):
         rows = ({"id": k, "score": v, "column": "score"} for k, v in scores.items())
     else:
-        rows = _rows_in_error_polarity(scores.to_dict("records") if hasattr(scores, "to_dict") else scores, better)
+        given = scores.to_dict("records") if hasattr(scores, "to_dict") else scores
+        rows = (row for _, row in directed_rows(((f"score row {n}", row) for n, row in enumerate(given, 1)), better))
     index = {human.id_of(d, s): (d, s) for d, s in zip(*np.nonzero(human.present))}
     grid = np.full(human.present.shape, np.nan)
     column, seen, duplicates, unknown, not_numbers = "score", set(), Tally(), Tally(), Tally()

@@ -239,12 +239,27 @@ def value_column(columns, better: tuple[str, str] | None, where: str) -> str:
     """The one column of a score file (or row) holding its scores: `better`'s key (higher = better, read negated) or
     `score` / `error` (higher = more likely an error). None of them, or more than one, is refused: the direction of
     a score is never guessed."""
-    given = [c for c in (*better[:1], *ERROR_COLUMNS) if c in columns] if better else [c for c in ERROR_COLUMNS if c in columns]
+    given = [c for c in (*(better[:1] if better else ()), *ERROR_COLUMNS) if c in columns]
     wanted = (f"`{better[0]}` ({better[1]}) or " if better else "") + f"`score` / `error` ({ERROR_POLARITY})"
     if len(given) != 1:
         found = f"has {' and '.join(f'`{c}`' for c in given)}" if given else "has no score column"
         raise PredictionsError(f"{where} {found}; give one column of scores, {wanted}: the direction of a score is never guessed")
     return given[0]
+
+
+def directed_rows(rows: Iterable[tuple[str, Mapping]], better: tuple[str, str] | None) -> Iterator[tuple[str, dict]]:
+    """(where, row) pairs of score rows, each given its "score" in the error polarity (a `better` column negated) and
+    its "column"; every row must use the one column the first used."""
+    column = None
+    for where, row in rows:
+        found = value_column(row, better, where)
+        if column not in (None, found):
+            raise PredictionsError(f"{where} gives `{found}` where the rows before gave `{column}`; "
+                                   "give one column of scores: the direction of a score is never guessed")
+        column, value = found, row[found]
+        if value is not None and better and found == better[0] and finite(value) is not None:
+            value = -float(value)
+        yield where, {**row, "score": value, "column": found}
 
 
 def score_rows(path: Path, better: tuple[str, str] | None) -> Iterator[dict]:
@@ -256,18 +271,13 @@ def score_rows(path: Path, better: tuple[str, str] | None) -> Iterator[dict]:
     problem = not_a_file(path)
     if problem:
         raise PredictionsError(f"scores file {path} {problem}; give the path of a CSV or JSONL file")
-    rows, column = 0, None
+    rows = 0
     try:
         with open(path, encoding="utf-8-sig", newline="") as handle:  # a spreadsheet's CSV may start with a BOM
             lines = _jsonl_rows(path) if path.suffix.lower() in JSONL_SUFFIXES else _csv_rows(path, handle, better)
-            for number, row in lines:
-                where = f"{path.name}: line {number}"
-                found = value_column(row, better, where)
-                if column is not None and found != column:
-                    raise PredictionsError(f"{where} gives `{found}` where the lines before gave `{column}`; "
-                                           "give one column of scores: the direction of a score is never guessed")
-                column, rows = found, rows + 1
-                yield _score_row(where, row, column, better)
+            for where, row in directed_rows(((f"{path.name}: line {number}", row) for number, row in lines), better):
+                rows += 1
+                yield _score_row(where, row)
     except UnicodeDecodeError:
         raise PredictionsError(f"{path.name} is not UTF-8 text; save it as UTF-8") from None
     if not rows:
@@ -304,15 +314,12 @@ def _csv_rows(path: Path, handle, better):
         raise PredictionsError(f"{path.name} is not readable as CSV ({error})") from None
 
 
-def _score_row(where: str, row: dict, column: str, better: tuple[str, str] | None) -> dict:
+def _score_row(where: str, row: dict) -> dict:
     keys = ("id",) if "id" in row else ("doc_id", "system")
     if any(k not in row for k in keys):
         raise PredictionsError(f"{where} needs `doc_id` and `system`, or `id`")
     if not all(isinstance(row[k], str) and row[k] for k in keys):
         raise PredictionsError(f"{where}: {' and '.join(keys)} must be non-empty strings")
-    score = row[column]
-    if score is not None and finite(score) is None:
-        raise PredictionsError(f"{where}: {column} {escaped(json.dumps(score)[:30])} is not a finite number")
-    if score is not None and better and column == better[0]:
-        score = -float(score)
-    return {"id": row["id"] if "id" in row else f"{row['doc_id']}/{row['system']}", "score": score, "column": column}
+    if row["score"] is not None and finite(row["score"]) is None:
+        raise PredictionsError(f"{where}: {row['column']} {escaped(json.dumps(row['score'])[:30])} is not a finite number")
+    return {"id": row["id"] if "id" in row else f"{row['doc_id']}/{row['system']}", "score": row["score"], "column": row["column"]}
