@@ -620,8 +620,8 @@ def parser() -> argparse.ArgumentParser:
     sql.add_argument("--format", choices=("csv", "json", "parquet"), help="output format (default: a table on the terminal)")
     sql.add_argument("--output", help="write the result to this file instead of stdout")
     sql.add_argument("--max-rows", type=_row_count, default=40, help="rows shown in the terminal table (default 40)")
-    sql.add_argument("--memory-limit", type=_memory_size, help="DuckDB memory limit for the query, e.g. 8GB "
-                     "(default: COHBENCH_SQL_MEMORY or 4GB; at most the machine's memory)")
+    sql.add_argument("--memory-limit", type=_memory_size, help="DuckDB memory limit for the query, e.g. 8GB; the process "
+                     "may grow by the limit plus as much again (default: COHBENCH_SQL_MEMORY or 4GB; at most the machine's memory)")
     agreement = add("agreement", cmd_agreement, "agreement and distribution statistics of one built config")
     agreement.add_argument("config")
     corrupt = add("corrupt", cmd_corrupt, "make synthetic training data (MSD, DSD, SNaC-style, ...) from your own narratives")

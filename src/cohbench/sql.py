@@ -370,6 +370,8 @@ def _one_line(error: duckdb.Error, con: duckdb.DuckDBPyConnection) -> str:
         message += " " + hint
     if isinstance(error, duckdb.CatalogException):
         message += f" (views: {', '.join(views(con))})"
+    if isinstance(error, duckdb.OutOfMemoryException):
+        message += " (the limit is --memory-limit or COHBENCH_SQL_MEMORY)"
     near = re.search(r'syntax error at or near "(\w+)"', message)
     if near and near[1].lower() in _reserved_columns(con):
         message += f' ({near[1]} is a reserved word in SQL: quote the column name, "{near[1]}")'
