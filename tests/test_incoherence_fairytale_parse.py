@@ -52,7 +52,8 @@ def test_dsd_never_draws_from_the_same_story_so_single_story_splits_get_no_confo
     parsed = fairytaleqa.parse(PATHS, "fairytale_dsd", options("fairytale_dsd"), FILES)
     # val and test each hold one story: no admissible confounder; train's two stories lend to each other.
     assert parsed.dropped == {"no_confounder_below_tau": 2}
-    assert {r["split"] for r in parsed.records} <= {"train"}
+    made = {r["corruption"]["source_id"]: r["split"] for r in parsed.records}
+    assert made == {"Fox-tale-w000": "train", "Fox-tale-w001": "train", "hare-w000": "train"}
     for r in parsed.records:
         donors = {i.split("-w")[0] for i in r["corruption"]["inserted_ids"]}
         assert r["doc_id"] not in donors and r["sentence_labels"].count(1) == 2

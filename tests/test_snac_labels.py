@@ -46,7 +46,22 @@ def test_unresolved_coherence_span_labels_its_segment(records):
 
 
 def test_summary_label_is_any_coherence_error(records):
-    assert all(record["label"] == 1 for record in records.values())
+    assert {rid: record["label"] for rid, record in records.items()} == {
+        "book_175b1": 1, "book_6b1": 1, "book_175b86": 1, "tripod3": 1,
+        "tripod5": 0,  # no error at all
+        "book_6b13": 0,  # language errors only (GramE, CorefE)
+    }
+
+
+@pytest.mark.parametrize("record_id", ["tripod5", "book_6b13"])
+def test_a_summary_without_coherence_errors_is_coherent_at_every_level(records, record_id):
+    record = records[record_id]
+    assert len(record["sentences"]) >= 2 and len(record["segment_labels"]) >= 1
+    for field in ("sentence_labels", "sentence_labels_min2votes"):
+        assert record[field] == [0] * len(record["sentences"])
+    for field in ("segment_labels", "segment_labels_min2votes"):
+        assert record[field] == [0] * len(record["segments"])
+    assert all(not example["error_types"] for example in snac.sentence_examples(record))
 
 
 def test_training_view_context_is_every_preceding_sentence(records):

@@ -73,6 +73,32 @@ def test_sql_reads_only_the_release_and_writes_nowhere(release, tmp_path, capsys
     assert '"n": 2' in capsys.readouterr().out
 
 
+def test_the_copies_duckdb_may_read_cannot_be_written_either(release, capsys):
+    # DuckDB may open only sealed in-memory copies of the checked files: a write to one is refused, even with no
+    # temporary file, and the release is untouched
+    before = fingerprint(release)
+    con = sql.db()
+    (allowed,) = con.execute("SELECT current_setting('allowed_paths')").fetchone()
+    assert allowed and all(re.fullmatch(r"/proc/(self|\d+)/fd/\d+", path) for path in allowed)
+    for path in allowed:
+        with pytest.raises(duckdb.Error):
+            con.execute(f"COPY (SELECT 42 AS x) TO '{path}' (FORMAT parquet, USE_TMP_FILE false, OVERWRITE true)")
+    assert con.execute("SELECT count(*) FROM snac").fetchone()[0] == 2 and fingerprint(release) == before
+
+
+def test_without_memfd_the_records_are_copied_into_memory_within_the_same_sandbox(release, tmp_path, monkeypatch, capsys):
+    monkeypatch.delattr(os, "memfd_create")  # as on a system without it
+    before, elsewhere = fingerprint(release), tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    con = sql.db()
+    assert con.execute("SELECT current_setting('allowed_paths')").fetchone()[0] == []
+    assert con.execute("SELECT count(*) FROM spans").fetchone()[0] == 11
+    for statement in hostile_statements(release, elsewhere):
+        with pytest.raises(duckdb.Error):
+            con.execute(statement)
+    assert fingerprint(release) == before and not any(elsewhere.iterdir())
+
+
 def test_python_connection_is_the_same_sandbox(release, tmp_path):
     con = cohbench.db()
     target = release / "data" / "snac" / "train.parquet"
@@ -126,6 +152,32 @@ def test_output_is_written_in_batches_within_the_memory_limit(release, tmp_path,
 def test_a_query_over_the_memory_limit_is_one_line(release, capsys):
     assert cli.main(["sql", "SELECT list(range) FROM range(50000000)", "--memory-limit", "32MB"]) == 1
     assert "memory" in one_error_line(capsys).lower()
+
+
+def test_one_huge_value_is_stopped_by_the_bound_on_the_whole_process(release):
+    # DuckDB does not count a single 2 GB string against its memory limit: the process as a whole is bounded
+    process = subprocess.run(
+        [sys.executable, "-c", "import resource, sys, cohbench.cli as c; code = c.main(sys.argv[1:]); "
+         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); sys.exit(code)",
+         "sql", "SELECT length(repeat('x', 2147483647)) AS n", "--memory-limit", "200MB"],
+        capture_output=True, text=True, env=os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)})  # fmt: skip
+    *lines, peak_kb = process.stderr.strip().splitlines()
+    assert process.returncode == 1 and len(lines) == 1 and "Out of Memory" in lines[0], process.stderr
+    assert int(peak_kb) < 1_000_000  # kB: it reached 4.4 GB before
+
+
+def test_the_process_bound_is_lifted_after_the_query(release, capsys):
+    import resource
+
+    before = resource.getrlimit(resource.RLIMIT_DATA)
+    assert cli.main(["sql", "SELECT length(repeat('x', 2147483647)) AS n", "--memory-limit", "200MB"]) == 1
+    assert "Out of Memory" in one_error_line(capsys)
+    assert resource.getrlimit(resource.RLIMIT_DATA) == before
+
+
+def test_a_memory_limit_too_small_for_duckdb_is_one_line(release, capsys):
+    assert cli.main(["sql", "SELECT 1", "--memory-limit", "1B"]) == 1
+    assert "is too small for DuckDB" in one_error_line(capsys)
 
 
 def usage_error(argv, capsys) -> str:
@@ -188,6 +240,34 @@ def test_ctrl_c_stops_the_join_every_time_within_two_seconds(release, options):
         assert code == 130 and err.strip() == "cohbench: interrupted" and took < 2, (after, code, took, err)
 
 
+STREAMED = "SELECT a.range, md5(a.range::VARCHAR) AS h FROM range(2000000000) a"
+
+
+@pytest.mark.parametrize("options", [("--format", "csv"), ("--format", "json"), ("--output", "out.csv"), ("--output", "out.parquet")])
+def test_ctrl_c_while_a_result_streams_out_is_130(release, tmp_path, options):
+    # the interrupt reached pyarrow's reader as an OSError: exit 1, "cannot use: INTERRUPT Error"
+    out = tmp_path / "out"
+    out.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cohbench.cli", "sql", STREAMED, *options], cwd=out, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, env=os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)})  # fmt: skip
+    try:
+        if options[0] == "--format":
+            assert process.stdout.read(1)  # the result is streaming out
+        else:
+            started = time.perf_counter()
+            while not any(out.iterdir()) and time.perf_counter() - started < 120:  # the temporary file: streaming
+                time.sleep(0.05)
+        threading.Thread(target=process.stdout.read, daemon=True).start()  # a reader that keeps up, as a terminal
+        time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=15)
+    finally:
+        process.kill()
+    assert code == 130 and process.stderr.read().decode().strip() == "cohbench: interrupted"
+    assert not list(out.iterdir())  # no output file, and no temporary one left
+
+
 def test_ctrl_c_in_the_prompt_stops_the_query_and_keeps_the_prompt(release, capsys):
     prompt = sql._Shell(sql.db())
     timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
@@ -212,6 +292,8 @@ def test_a_query_on_stdin_is_read_with_a_bound(release, monkeypatch, capsys):
 
 def test_max_rows_counts_the_rows_it_shows(release, capsys):
     assert "--max-rows: '-1' is not a positive number of rows" in usage_error(["sql", "SELECT 1", "--max-rows", "-1"], capsys)
+    huge = usage_error(["sql", "SELECT 1", "--max-rows", "99999999999999999999999"], capsys)
+    assert "more than a terminal table shows (at most 100,000)" in huge
     assert cli.main(["sql", "SELECT range FROM range(100)", "--max-rows", "25"]) == 0
     out = capsys.readouterr().out
     shown = [int(n) for n in re.findall(r"^│\s+(\d+) │$", out, re.MULTILINE)]

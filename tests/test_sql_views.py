@@ -164,7 +164,60 @@ def test_query_results_export_to_files(release, tmp_path, fmt):
     elif fmt == "json":
         assert json.loads(target.read_text())[0] == {"type": "CharE", "n": 5}
     else:
-        assert target.read_text().splitlines()[:2] == ["type,n", "CharE,5"]
+        assert target.read_text().splitlines()[:2] == ['"type","n"', '"CharE",5']
+
+
+def test_csv_on_stdout_is_the_csv_written_to_a_file(release, tmp_path, capsys):
+    statement = "SELECT * FROM (VALUES (1, 'a,b', NULL), (2, '', 0.5), (3, 'say \"hi\"', 'nan'::DOUBLE)) t(n, s, x)"
+    assert cli.main(["sql", statement, "--format", "csv"]) == 0
+    assert cli.main(["sql", statement, "--output", str(tmp_path / "x.csv")]) == 0
+    assert capsys.readouterr().out == (tmp_path / "x.csv").read_text()
+
+
+# Types that Arrow or Python render otherwise than DuckDB: each is written as DuckDB's own text for it
+AS_DUCKDB_SHOWS = {
+    "i": "INTERVAL 3 DAY", "b": "'a\\x00b'::BLOB", "t": "'1010'::BIT", "v": "123456789012345678901234567890::VARINT",
+    "u": "340282366920938463463374607431768211455::UHUGEINT", "z": "'10:00:00+01:00'::TIMETZ",
+    "d": "'infinity'::DATE", "ts": "'-infinity'::TIMESTAMP", "far": "'5000000-01-01'::DATE",
+}
+
+
+def test_values_arrow_or_python_would_change_are_written_as_duckdb_shows_them(release, tmp_path, capsys):
+    import csv
+    import io
+
+    import duckdb
+
+    select = "SELECT " + ", ".join(f"{value} AS {name}" for name, value in AS_DUCKDB_SHOWS.items())
+    oracle = duckdb.connect()  # DuckDB's own text for each value
+    expected = {name: oracle.execute(f"SELECT CAST(({value}) AS VARCHAR)").fetchone()[0] for name, value in AS_DUCKDB_SHOWS.items()}
+    assert cli.main(["sql", select, "--format", "csv"]) == 0
+    assert list(csv.DictReader(io.StringIO(capsys.readouterr().out))) == [expected]
+    assert cli.main(["sql", select, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [expected]
+    assert cli.main(["sql", f"SELECT [{AS_DUCKDB_SHOWS['d']}] AS d, {{'i': {AS_DUCKDB_SHOWS['i']}}} AS s", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"d": ["infinity"], "s": {"i": "3 days"}}]  # inside lists and structs too
+    assert cli.main(["sql", select, "--output", str(tmp_path / "x.parquet")]) == 0
+    lost = duckdb.connect().execute(f"SELECT t::VARCHAR, u::VARCHAR, z::VARCHAR FROM '{tmp_path / 'x.parquet'}'").fetchall()
+    assert lost == [(expected["t"], expected["u"], expected["z"])]  # through Arrow these were bytes, -1, and no zone
+    assert cli.main(["sql", f"SELECT u, z FROM ({select}) t"]) == 0  # the terminal table is DuckDB's own, not Arrow's
+    table = capsys.readouterr().out
+    assert expected["u"] in table and expected["z"] in table
+
+
+def test_a_repeated_column_name_is_numbered_alike_in_every_format(release, tmp_path, capsys):
+    statement = "SELECT 1 AS a, 2 AS a, 3 AS A"  # JSON kept only the last `a`
+    assert cli.main(["sql", statement, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == [{"a": 1, "a_1": 2, "A_2": 3}]
+    assert captured.err.strip() == "cohbench: note: the result repeats column names; written as a_1 (a), A_2 (A)"
+    assert cli.main(["sql", statement, "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines() == ['"a","a_1","A_2"', "1,2,3"]
+    assert cli.main(["sql", statement, "--output", str(tmp_path / "x.parquet")]) == 0
+    assert pq.read_table(tmp_path / "x.parquet").to_pylist() == [{"a": 1, "a_1": 2, "A_2": 3}]
+    assert cli.main(["sql", statement]) == 0
+    table = capsys.readouterr().out
+    assert " a_1 " in table and " A_2 " in table
 
 
 def one_error_line(capsys) -> str:

@@ -63,9 +63,18 @@ def test_cli_verify_passes_then_fails_on_a_tampered_raw_file(built, capsys):
 
 
 def test_cli_fetch_is_idempotent_and_reports_paths(built, capsys):
+    raw = built[0] / "raw"
+
+    def cache():  # every cached file's bytes and identity: a file rewritten in place or replaced shows here
+        return {p.relative_to(raw): (p.read_bytes(), p.stat().st_ino, p.stat().st_mtime_ns) for p in sorted(raw.rglob("*")) if p.is_file()}
+
+    before = cache()
     assert main(["fetch", "storysumm", "--json"]) == 0
-    paths = json.loads(capsys.readouterr().out)["storysumm"]
-    assert paths["storysumm"].endswith("errata/storysumm-stray-string-line-1455/storysumm.json")
+    first = json.loads(capsys.readouterr().out)["storysumm"]
+    assert main(["fetch", "storysumm", "--json"]) == 0
+    second = json.loads(capsys.readouterr().out)["storysumm"]
+    assert first == second and cache() == before  # the build already fetched: nothing is fetched or written again
+    assert first["storysumm"].endswith("errata/storysumm-stray-string-line-1455/storysumm.json")
 
 
 def test_the_corpus_builder_works_directly_with_hf_caching(built, tmp_path):

@@ -9,7 +9,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import jsonout, numerics, settings
+from . import jsonout, settings
 from .display import coefficient, percent
 from ._version import __version__
 from .errors import CohbenchError
@@ -284,21 +284,24 @@ def cmd_sql(args) -> int:
         raise CohbenchError("--format parquet needs --output FILE")
     if args.output:
         settings.user_output(args.output)  # refused before the release is loaded
-    con = sql.db(memory=args.memory_limit, statement=statement)
-    if statement is None:
-        sql.shell(con, args.max_rows)
-        return 0
-    with sql.interruptible(con):
-        if args.output:
-            fmt = args.format or (args.output.rsplit(".", 1)[-1] if "." in args.output else "")
-            rows = sql.write(statement, args.output, fmt, con)
-            print(f"wrote {rows} rows to {args.output} ({fmt})", file=sys.stderr)
-        elif args.json or args.format == "json":
-            sql.stream_to(statement, sys.stdout.buffer, "json", con)
-        elif args.format == "csv":
-            sql.stream_to(statement, sys.stdout.buffer, "csv", con)
-        else:
-            print(sql.render(*sql.head(statement, args.max_rows, con), max_rows=args.max_rows), end="")
+    memory = sql.memory_limit(args.memory_limit)
+    with sql.interruptible():  # Ctrl-C while the views are made stops after them, as 130
+        con = sql.db(memory=memory, statement=statement)
+    with sql.process_memory_bound(memory):
+        if statement is None:
+            sql.shell(con, args.max_rows)
+            return 0
+        with sql.interruptible(con):
+            if args.output:
+                fmt = args.format or (args.output.rsplit(".", 1)[-1] if "." in args.output else "")
+                rows = sql.write(statement, args.output, fmt, con)
+                print(f"wrote {rows} rows to {args.output} ({fmt})", file=sys.stderr)
+            elif args.json or args.format == "json":
+                sql.stream_to(statement, sys.stdout.buffer, "json", con)
+            elif args.format == "csv":
+                sql.stream_to(statement, sys.stdout.buffer, "csv", con)
+            else:
+                print(sql.table(statement, con, args.max_rows), end="")
     return 0
 
 
@@ -324,8 +327,13 @@ def _memory_size(text: str) -> int:
 
 
 def _row_count(text: str) -> int:
+    from .sql import MAX_SHOWN_ROWS
+
     if not text.strip().isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of rows")
+    if int(text) > MAX_SHOWN_ROWS:
+        raise argparse.ArgumentTypeError(f"{text} rows is more than a terminal table shows (at most {MAX_SHOWN_ROWS:,}); "
+                                         "--format csv|json or --output gives every row")
     return int(text)
 
 
@@ -620,8 +628,8 @@ def parser() -> argparse.ArgumentParser:
     sql.add_argument("--format", choices=("csv", "json", "parquet"), help="output format (default: a table on the terminal)")
     sql.add_argument("--output", help="write the result to this file instead of stdout")
     sql.add_argument("--max-rows", type=_row_count, default=40, help="rows shown in the terminal table (default 40)")
-    sql.add_argument("--memory-limit", type=_memory_size, help="DuckDB memory limit for the query, e.g. 8GB "
-                     "(default: COHBENCH_SQL_MEMORY or 4GB; at most the machine's memory)")
+    sql.add_argument("--memory-limit", type=_memory_size, help="DuckDB memory limit for the query, e.g. 8GB; the process "
+                     "may grow by the limit plus as much again (default: COHBENCH_SQL_MEMORY or 4GB; at most the machine's memory)")
     agreement = add("agreement", cmd_agreement, "agreement and distribution statistics of one built config")
     agreement.add_argument("config")
     corrupt = add("corrupt", cmd_corrupt, "make synthetic training data (MSD, DSD, SNaC-style, ...) from your own narratives")
@@ -662,6 +670,8 @@ EXIT_CODES = """exit status: 0 success; 1 an error (one line on stderr says what
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     if args.trains:
+        from . import numerics  # only training commands pay for its imports (multiprocessing)
+
         numerics.pin_for_training()
     if getattr(args, "mirror", None):
         os.environ["COHBENCH_MIRROR"] = args.mirror

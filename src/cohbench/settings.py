@@ -19,8 +19,6 @@ import copy
 import os
 from pathlib import Path
 
-import yaml
-
 
 def project_root() -> Path:
     if os.environ.get("COHBENCH_ROOT"):
@@ -43,6 +41,8 @@ def params() -> dict:
     key = (str(path), status.st_size, status.st_mtime_ns)
     if key not in _PARSED:
         _PARSED.clear()
+        import yaml  # here, not at the top: a command that never reads params.yaml (`cohbench sql`) does not pay for it
+
         _PARSED[key] = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     return copy.deepcopy(_PARSED[key])
 

@@ -1,9 +1,13 @@
-"""SQL over the release: a sandboxed, in-memory DuckDB connection holding the release's records.
+"""SQL over the release: a sandboxed, in-memory DuckDB connection with views over the release's records.
 
-The connection is a sandbox: the release is loaded into memory, then file access, extensions and configuration are
-locked, so a query can read the release and nothing else and write nowhere (`--output` is written by cohbench from
-the streamed result, not by DuckDB). A memory limit (`COHBENCH_SQL_MEMORY`, default 4GB, at most the machine's
-memory) bounds every query, with no spilling to disk.
+The connection is a sandbox: DuckDB reads each Parquet file from a sealed in-memory copy of the bytes checked against
+the stats (a Linux memfd that nothing can write once sealed, not even root), allowed as the only paths it may open;
+then file access, extensions and configuration are locked, so a query can read the release and nothing else and write
+nowhere (`--output` is written by cohbench from the streamed result, not by DuckDB). The copies matter: DuckDB's
+allowed paths would let a query overwrite the files it may read. Without memfd (not Linux) the records are copied
+into in-memory tables instead. A memory limit (`COHBENCH_SQL_MEMORY`, default 4GB, at most the machine's memory)
+bounds every query, with no spilling to disk; `process_memory_bound` also bounds `cohbench sql`'s whole process,
+since DuckDB does not count every value against its limit (repeat('x', 2147483647) is one 2 GB string).
 
 Views (documented with example queries in `catalog/SQL.md`):
 - one per built config, named like the config (`"name"` quoting where it has a hyphen), one row per record;
@@ -13,6 +17,10 @@ Views (documented with example queries in `catalog/SQL.md`):
 - every view has `annotation`: `human` (annotators' labels) or `synthetic` (a config made by a corruption generator),
   so that a count never mixes the two unasked;
 - `snac_training`: SNaC's detector view, one row per sentence with the preceding summary text as context.
+
+A result leaves as DuckDB shows it: the terminal table is DuckDB's own box, and csv, json and parquet carry as
+DuckDB's text the types that Arrow or Python would change (`_TEXT_IN`). A name the result repeats is numbered
+(`a`, `a_1`) in every format, since a JSON object or a Parquet file holds a name once.
 """
 
 from __future__ import annotations
@@ -27,16 +35,16 @@ import signal
 import socket
 import sys
 import threading
+import weakref
 from decimal import Decimal
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
 from . import jsonout, settings
 from .atomic import atomic_path
 from .errors import CohbenchError, ReleaseError
-from .release.layout import annotation_of, data_files, require_release
+from .release.layout import annotation_of, data_bytes, require_release
 from .schema import BINARY_LABELS, CATEGORIES, ERROR_TYPES, GAP_LABELS
 
 LONG_VIEWS = ("records", "spans", "sentences", "ratings", "corruptions", "snac_training")
@@ -44,7 +52,8 @@ FORMATS = ("csv", "json", "parquet")
 DEFAULT_MEMORY_LIMIT = "4GB"
 BATCH_ROWS = 10_000
 MAX_QUERY_CHARS = 4_000_000  # a query text read from stdin; more is not a query
-_DATA_SCHEMA = "release_data"  # the loaded tables; users query the views over them
+MAX_SHOWN_ROWS = 100_000  # rows of a terminal table; --format and --output give every row
+_DATA_SCHEMA = "release_data"  # the in-memory tables where there is no memfd; users query the views over them
 
 
 class QueryError(CohbenchError):
@@ -144,13 +153,6 @@ _LONG_VIEW_SQL = {
 }
 
 
-def config_files(release: Path | None = None, statement: str | None = None) -> tuple[dict[str, list[Path]], dict[str, dict]]:
-    """Parquet files of the built configs `statement` reads (`_needed`), each checked against the sha256 its stats
-    record (DuckDB reads them after the check), and the stats the build wrote (the release's own record)."""
-    release, built = require_release(release)
-    return {config: data_files(release, config, built[config]) for config in _needed(built, statement)}, built
-
-
 _SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(b|bytes?|[kmgt]b?|[kmgt]ib)\s*", re.IGNORECASE)
 
 
@@ -192,19 +194,41 @@ def memory_limit(requested: int | str | None = None) -> int:
     return machine
 
 
-def _tables_named(statement: str) -> set[str] | None:
-    """The tables a SELECT statement names, from DuckDB's parser (`json_serialize_sql`) in a locked connection: the
-    statement is parsed, never run (`duckdb.get_table_names` runs some statements: EXPORT DATABASE writes a folder).
-    None for anything but a SELECT."""
-    con = duckdb.connect()
+@contextlib.contextmanager
+def process_memory_bound(memory: int):
+    """Within the block, this process may grow by at most `memory` plus as much again (at least 256 MiB), for what
+    DuckDB does not count against its limit (one huge string) and for the result being written: its data segment
+    (RLIMIT_DATA) is bounded, so an allocation beyond it fails as an out-of-memory error, one line, instead of growing
+    until the system stops it. Where /proc or the limit is missing (not Linux), nothing is bounded."""
     try:
-        con.execute("SET enable_external_access = false")
-        con.execute("SET lock_configuration = true")
+        import resource
+
+        with open("/proc/self/status", encoding="ascii") as status:
+            used = int(re.search(r"^VmData:\s+(\d+) kB", status.read(), re.MULTILINE)[1]) * 1024
+    except (ImportError, OSError, TypeError):
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    bound = min(limit for limit in (used + memory + max(memory, 256 * 2**20), soft, hard) if limit != resource.RLIM_INFINITY)
+    resource.setrlimit(resource.RLIMIT_DATA, (bound, hard))
+    try:
+        yield
+    except MemoryError:
+        raise QueryError(f"the query needs more memory than the limit of {_gib(memory)} allows (--memory-limit or "
+                         "COHBENCH_SQL_MEMORY)") from None
+    finally:
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+
+
+def _tables_named(con: duckdb.DuckDBPyConnection, statement: str | None) -> set[str] | None:
+    """The tables a SELECT statement names, from DuckDB's parser (`json_serialize_sql`, which parses and never runs a
+    statement; `duckdb.get_table_names` runs some: EXPORT DATABASE writes a folder). None for anything but a SELECT."""
+    if statement is None:
+        return None
+    try:
         tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [statement]).fetchone()[0])
     except duckdb.Error:
         return None
-    finally:
-        con.close()
     if tree.get("error"):
         return None
     names, todo = set(), [tree]
@@ -223,11 +247,10 @@ def _tables_named(statement: str) -> set[str] | None:
 _COUNTED_IN_STATS = ("spans", "ratings")
 
 
-def _needed(built: dict[str, dict], statement: str | None) -> list[str]:
-    """The configs a statement reads, so that a query loads only those: the config views it names, and for `spans`
-    or `ratings` the configs whose stats count any (the README's span count needs SNaC and the synthetic spans, not
-    the news ratings). Every config when it names another view, or is not a plain SELECT."""
-    names = None if statement is None else _tables_named(statement)
+def _needed(built: dict[str, dict], names: set[str] | None) -> list[str]:
+    """The configs a statement naming `names` reads, so that a query loads only those: the config views it names, and
+    for `spans` or `ratings` the configs whose stats count any (the README's span count needs SNaC and the synthetic
+    spans, not the news ratings). Every config when it names another view, or is not a plain SELECT (None)."""
     if not names:
         return list(built)
     wanted = set()
@@ -244,39 +267,81 @@ def _needed(built: dict[str, dict], statement: str | None) -> list[str]:
 
 def db(release: Path | None = None, *, memory: int | str | None = None, statement: str | None = None) -> duckdb.DuckDBPyConnection:
     """A sandboxed in-memory DuckDB connection with a view per built config and the long views over them; with
-    `statement`, only what that statement reads (the views of the configs it names, when it names only those).
-
-    The records are copied into memory before the sandbox is locked: DuckDB's allowed paths would let a query
-    overwrite the very files it may read."""
-    files, built = config_files(release, statement)
-    clash = sorted(set(files) & set(LONG_VIEWS))
-    if clash:
-        raise ReleaseError(f"config {clash[0]!r} has the name of a SQL view; rename the config")
+    `statement`, only what that statement reads (the views of the configs it names, when it names only those)."""
+    release, built = require_release(release)
     con = duckdb.connect()
-    con.execute("SET enable_progress_bar = false")  # long statistics queries would draw bars over the output
-    con.execute(f"CREATE SCHEMA {_DATA_SCHEMA}")
-    for config, paths in files.items():
-        table = f"{_DATA_SCHEMA}.{_ident(config)}"
-        try:
-            con.execute(f"CREATE TABLE {table} AS SELECT * FROM {_parquet(paths)}")
-        except duckdb.Error as error:
-            raise ReleaseError(f"{config}'s Parquet files cannot be read ({_one_line(error, con)}); run `cohbench verify`") from None
-        annotation = _literal(annotation_of(built[config]))
-        con.execute(f"CREATE VIEW {_ident(config)} AS SELECT *, {annotation} AS annotation FROM {table}")
-    union = " UNION ALL ".join(f"SELECT * FROM {_ident(config)}" for config in files)
-    con.execute(f"CREATE VIEW records AS {union}")
-    for name, body in _LONG_VIEW_SQL.items():
-        con.execute(f"CREATE VIEW {name} AS {body.replace('__SOURCE__', 'records')}")
-    _lock(con, memory_limit(memory))
+    try:
+        configs = _needed(built, _tables_named(con, statement))
+        clash = sorted(set(configs) & set(LONG_VIEWS))
+        if clash:
+            raise ReleaseError(f"config {clash[0]!r} has the name of a SQL view; rename the config")
+        con.execute("SET enable_progress_bar = false")  # long statistics queries would draw bars over the output
+        con.execute("SET TimeZone = 'UTC'")  # times with a zone are shown alike on every machine
+        for config, source in _sources(con, release, {config: built[config] for config in configs}).items():
+            annotation = _literal(annotation_of(built[config]))
+            try:
+                con.execute(f"CREATE VIEW {_ident(config)} AS SELECT *, {annotation} AS annotation FROM {source}")
+            except duckdb.Error as error:
+                raise ReleaseError(f"{config}'s Parquet files cannot be read ({_one_line(error, con)}); run `cohbench verify`") from None
+        union = " UNION ALL ".join(f"SELECT * FROM {_ident(config)}" for config in configs)
+        con.execute(f"CREATE VIEW records AS {union}")
+        for name, body in _LONG_VIEW_SQL.items():
+            con.execute(f"CREATE VIEW {name} AS {body.replace('__SOURCE__', 'records')}")
+        _lock(con, memory_limit(memory))
+    except BaseException:
+        con.close()
+        raise
     return con
 
 
+def _sources(con: duckdb.DuckDBPyConnection, release: Path, built: dict[str, dict]) -> dict[str, str]:
+    """What each config's view reads: its checked Parquet bytes, as sealed memfd copies that are the only paths
+    DuckDB may open (closed with the connection); without memfd, an in-memory table holding its records."""
+    if not (hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd")):
+        con.execute(f"CREATE SCHEMA {_DATA_SCHEMA}")
+        for config, stats in built.items():
+            data_bytes(release, config, stats)  # the check; DuckDB reads the files by path below
+            paths = [release / entry["path"] for entry in stats["files"].values()]
+            try:
+                con.execute(f"CREATE TABLE {_DATA_SCHEMA}.{_ident(config)} AS SELECT * FROM {_parquet(paths)}")
+            except duckdb.Error as error:
+                raise ReleaseError(f"{config}'s Parquet files cannot be read ({_one_line(error, con)}); run `cohbench verify`") from None
+        return {config: f"{_DATA_SCHEMA}.{_ident(config)}" for config in built}
+    descriptors: list[int] = []
+    weakref.finalize(con, _close_all, descriptors)
+    sources = {config: _parquet([_sealed_copy(data, f"{config}-{split}", descriptors)
+                                 for split, data in data_bytes(release, config, stats).items()])
+               for config, stats in built.items()}  # fmt: skip
+    con.execute(f"SET allowed_paths = {_names(f'/proc/self/fd/{fd}' for fd in descriptors)}")
+    return sources
+
+
+def _sealed_copy(data: bytes, name: str, descriptors: list[int]) -> str:
+    """A memfd holding `data`, sealed so that nothing can write, grow or shrink it; the path DuckDB opens it by."""
+    import fcntl
+
+    fd = os.memfd_create(f"cohbench-{name}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    descriptors.append(fd)
+    with open(fd, "wb", closefd=False) as sink:
+        sink.write(data)
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL)
+    return f"/proc/self/fd/{fd}"
+
+
+def _close_all(descriptors: list[int]) -> None:
+    for fd in descriptors:
+        os.close(fd)
+
+
 def _lock(con: duckdb.DuckDBPyConnection, memory: int) -> None:
-    con.execute(f"SET memory_limit = '{memory}B'")
+    try:
+        con.execute(f"SET memory_limit = '{memory}B'")
+    except duckdb.Error:
+        raise QueryError(f"a memory limit of {memory:,} B is too small for DuckDB; give at least a few MB (e.g. 64MB)") from None
     con.execute("SET temp_directory = ''")  # no spilling: a query over the limit fails instead of writing files
     con.execute("SET autoinstall_known_extensions = false")  # nothing is downloaded or loaded on demand
     con.execute("SET autoload_known_extensions = false")
-    con.execute("SET enable_external_access = false")  # no files, no ATTACH, no extensions
+    con.execute("SET enable_external_access = false")  # no files but the allowed copies, no ATTACH, no extensions
     con.execute("SET lock_configuration = true")  # and no statement can turn that back on
 
 
@@ -305,6 +370,8 @@ def _one_line(error: duckdb.Error, con: duckdb.DuckDBPyConnection) -> str:
         message += " " + hint
     if isinstance(error, duckdb.CatalogException):
         message += f" (views: {', '.join(views(con))})"
+    if isinstance(error, duckdb.OutOfMemoryException):
+        message += " (the limit is --memory-limit or COHBENCH_SQL_MEMORY)"
     near = re.search(r'syntax error at or near "(\w+)"', message)
     if near and near[1].lower() in _reserved_columns(con):
         message += f' ({near[1]} is a reserved word in SQL: quote the column name, "{near[1]}")'
@@ -385,26 +452,88 @@ def _relation(sql: str, con: duckdb.DuckDBPyConnection):
         raise QueryError(_one_line(error, con)) from None
 
 
-def batches(sql: str, con: duckdb.DuckDBPyConnection | None = None, rows: int = BATCH_ROWS):
-    """The result of one SQL statement as record batches, computed as they are read (a statement without a
-    result, such as CREATE, yields nothing). Errors become one-line `QueryError`s."""
-    con = con or db()
-    relation = _relation(sql, con)
-    if relation is not None:
-        yield from _batches(relation, con, rows)
+# The DuckDB types whose values a format would change, carried as DuckDB's text instead. Arrow hands over an unsigned
+# 128-bit integer as -1, a time's zone dropped and bits as bytes (every format but the terminal table goes through
+# Arrow); pyarrow's CSV writer and Python's JSON have no form for an interval, bytes, an integer beyond 128 bits or an
+# infinite date, and Python none for dates beyond the year 9999 (dates and times are therefore all text there).
+_LOST_IN_ARROW = frozenset({"bit", "uhugeint", "time with time zone"})
+_TEXT_IN = {
+    "table": frozenset(),
+    "parquet": _LOST_IN_ARROW,
+    "csv": _LOST_IN_ARROW | {"interval", "blob", "bignum", "date", "time", "time_ns", "timestamp", "timestamp_s",
+                             "timestamp_ms", "timestamp_ns", "timestamp with time zone"},
+}  # fmt: skip
+_TEXT_IN["json"] = _TEXT_IN["csv"]
+
+
+def _as_text(kind, text: frozenset) -> str | None:
+    """`kind` as a SQL type with each type in `text` made VARCHAR, inside lists, structs, maps and unions too; None
+    where nothing changes."""
+    if kind.id in text:
+        return "VARCHAR"
+    if kind.id not in ("list", "array", "struct", "map", "union"):
+        return None
+    if kind.id in ("list", "array"):
+        child = _as_text(kind.children[0][1], text)
+        return None if child is None else f"{child}[]" if kind.id == "list" else f"{child}[{kind.children[1][1]}]"
+    fields = [(name, child, _as_text(child, text)) for name, child in kind.children if kind.id != "union" or name]
+    if all(new is None for _, _, new in fields):
+        return None
+    if kind.id == "map":
+        return f"MAP({', '.join(str(new or child) for _, child, new in fields)})"
+    return f"{kind.id.upper()}({', '.join(f'{_ident(name)} {new or child}' for name, child, new in fields)})"
+
+
+def _distinct(names: list[str]) -> list[str]:
+    """The names with each repeat numbered (`a`, `a_1`, `a_1_1`), compared without case, as DuckDB compares them."""
+    taken, out = set(), []
+    for name in names:
+        new, n = name, 0
+        while new.lower() in taken:
+            n += 1
+            new = f"{name}_{n}"
+        taken.add(new.lower())
+        out.append(new)
+    return out
+
+
+def _shaped(relation, fmt: str):
+    """The relation as `fmt` writes it: distinct column names (a note on stderr names the renamed ones) and the
+    types of `_TEXT_IN[fmt]` as DuckDB's text."""
+    names = _distinct(relation.columns)
+    renamed = [f"{new} ({old})" for old, new in zip(relation.columns, names) if new != old]
+    if renamed:
+        print(f"cohbench: note: the result repeats column names; written as {', '.join(renamed)}", file=sys.stderr)
+    casts = [_as_text(kind, _TEXT_IN[fmt]) for kind in relation.types]
+    if not renamed and not any(casts):
+        return relation
+    return relation.project(", ".join(f"{f'CAST(#{i} AS {cast})' if cast else f'#{i}'} AS {_ident(name)}"
+                                      for i, (name, cast) in enumerate(zip(names, casts), 1)))  # fmt: skip
 
 
 def _batches(relation, con: duckdb.DuckDBPyConnection, rows: int = BATCH_ROWS):
+    """The relation's rows as Arrow record batches, computed as they are read. A failure while the stream runs (an
+    interrupt, memory) reaches pyarrow as its own error: it becomes a one-line `QueryError` too."""
+    import pyarrow as pa
+
     try:
-        yield from relation.to_arrow_reader(rows)
+        reader = relation.to_arrow_reader(rows)
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                return
+            yield batch
     except duckdb.InterruptException:
         raise
-    except duckdb.Error as error:
+    except (duckdb.Error, pa.ArrowException, OSError) as error:
         raise QueryError(_one_line(error, con)) from None
 
 
 def query(sql: str, con: duckdb.DuckDBPyConnection | None = None):
     """Run one SQL statement; returns a pyarrow Table. Errors become one-line `QueryError`s."""
+    import pyarrow as pa
+
     con = con or db()
     relation = _relation(sql, con)
     try:
@@ -415,25 +544,10 @@ def query(sql: str, con: duckdb.DuckDBPyConnection | None = None):
         raise QueryError(_one_line(error, con)) from None
 
 
-def head(sql: str, max_rows: int, con: duckdb.DuckDBPyConnection | None = None) -> tuple[pa.Table, bool]:
-    """The first `max_rows` rows of a result and whether there are more: no more than one extra row is fetched."""
-    kept, taken = [], 0
-    for batch in batches(sql, con, rows=max(1, min(max_rows + 1, BATCH_ROWS))):
-        if taken + batch.num_rows > max_rows:
-            kept.append(batch.slice(0, max_rows - taken))
-            return pa.Table.from_batches(kept), True
-        kept.append(batch)
-        taken += batch.num_rows
-    return (pa.Table.from_batches(kept) if kept else pa.table({})), False
-
-
-_COPY_OPTIONS = {"csv": "FORMAT csv, HEADER true", "json": "FORMAT json, ARRAY true", "parquet": "FORMAT parquet"}
-
-
 def write(sql: str, output: Path, fmt: str, con: duckdb.DuckDBPyConnection | None = None) -> int:
     """Write a query's result to `output` as csv, json (an array of objects) or parquet; returns the row count.
-    `output` may not lie inside the release. The sandbox cannot write, so its result streams, batch by batch, into
-    a second connection that runs only this fixed COPY."""
+    `output` may not lie inside the release. The sandbox cannot write, so csv and json are written as on stdout, and
+    parquet streams, batch by batch, into a second connection that runs only this fixed COPY."""
     if fmt not in FORMATS:
         raise QueryError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     output = settings.user_output(output)
@@ -441,18 +555,18 @@ def write(sql: str, output: Path, fmt: str, con: duckdb.DuckDBPyConnection | Non
     relation = _relation(sql, con)
     if relation is None:
         raise QueryError("the statement returns no rows to write; give a SELECT")
-    if fmt == "json":  # the rows of --json on stdout: DuckDB's COPY writes NaN and Infinity, which are not JSON
+    relation = _shaped(relation, fmt)
+    if fmt != "parquet":
+        if fmt == "csv":
+            _refuse_nested_in_csv(relation)
         with atomic_path(output) as tmp, open(tmp, "wb") as sink, interruptible(con):
             return _write_rows(_batches(relation, con), sink, fmt)
     writer = duckdb.connect()
     writer.execute("SET enable_progress_bar = false")
     with atomic_path(output) as tmp, interruptible(con, writer):
         try:
-            reader = relation.to_arrow_reader(BATCH_ROWS)
-            if fmt == "csv":
-                _refuse_nested_in_csv(reader.schema)
-            writer.register("result", reader)
-            (rows,) = writer.execute(f"COPY (SELECT * FROM result) TO {_literal(str(tmp))} ({_COPY_OPTIONS[fmt]})").fetchone()
+            writer.register("result", relation.to_arrow_reader(BATCH_ROWS))
+            (rows,) = writer.execute(f"COPY (SELECT * FROM result) TO {_literal(str(tmp))} (FORMAT parquet)").fetchone()
         except duckdb.InterruptException:
             raise KeyboardInterrupt from None
         except duckdb.Error as error:
@@ -460,23 +574,29 @@ def write(sql: str, output: Path, fmt: str, con: duckdb.DuckDBPyConnection | Non
     return rows
 
 
-export = write  # the Python API's name for it
-
-
 def stream_to(sql: str, sink, fmt: str, con: duckdb.DuckDBPyConnection | None = None) -> int:
     """Write a query's result to a binary stream (stdout) as csv or json, batch by batch; returns the row count."""
-    return _write_rows(batches(sql, con or db()), sink, fmt)
+    con = con or db()
+    relation = _relation(sql, con)
+    if relation is None:
+        raise QueryError("the statement returns no rows to write; give a SELECT")
+    relation = _shaped(relation, fmt)
+    if fmt == "csv":
+        _refuse_nested_in_csv(relation)
+    return _write_rows(_batches(relation, con), sink, fmt)
 
 
-def _refuse_nested_in_csv(schema: pa.Schema) -> None:
+def _refuse_nested_in_csv(relation) -> None:
     """CSV has no lists or structs: pyarrow refuses them, and DuckDB's COPY writes text that no reader parses back."""
-    nested = [field.name for field in schema if pa.types.is_nested(field.type)]
+    nested = [name for name, kind in zip(relation.columns, relation.types) if kind.id in ("list", "array", "struct", "map", "union")]
     if nested:
         raise QueryError(f"CSV cannot hold the list or struct column(s) {', '.join(nested)}; use --format parquet or json, "
                          "or turn them into text in the query (e.g. array_to_string(col, '|'))")
 
 
-def _holds_decimals(kind: pa.DataType) -> bool:
+def _holds_decimals(kind) -> bool:
+    import pyarrow as pa
+
     return pa.types.is_decimal(kind) or any(_holds_decimals(kind.field(i).type) for i in range(kind.num_fields))
 
 
@@ -508,7 +628,6 @@ def _write_rows(batches, sink, fmt: str) -> int:
                 rows += 1
             continue
         if writer is None:
-            _refuse_nested_in_csv(batch.schema)
             writer = pyarrow.csv.CSVWriter(sink, batch.schema)
         writer.write_batch(batch)
         rows += batch.num_rows
@@ -523,27 +642,31 @@ def _write_rows(batches, sink, fmt: str) -> int:
 CELL_CHARS = 1000  # longest value drawn in a terminal table: DuckDB's box takes ~0.1 s per million characters
 
 
-def render(table, more: bool = False, max_rows: int = 40) -> str:
-    """A text table for the terminal (DuckDB's own box rendering) of the first `max_rows` rows; `more`: the result
-    has rows not shown. Values longer than CELL_CHARS are cut, as text, and the table says so."""
-    if not table.num_columns:
+def table(sql: str, con: duckdb.DuckDBPyConnection, max_rows: int = 40) -> str:
+    """A text table for the terminal (DuckDB's own box) of a statement's first `max_rows` rows, saying when there
+    are more: the statement runs once, holding no more than `max_rows` + 1 rows. Values longer than CELL_CHARS are cut,
+    as text, and the table says so."""
+    relation = _relation(sql, con)
+    if relation is None:
         return "(no result)\n"  # a statement such as CHECKPOINT
-    table = table.slice(0, max_rows)
-    con = duckdb.connect()  # holds only the fetched rows, under positional names (a result's names may repeat)
-    con.register("shown", table.rename_columns([f"c{i}" for i in range(table.num_columns)]))
-    text = [f"CAST(c{i} AS VARCHAR)" for i in range(table.num_columns)]
-    (lengths,) = con.execute(f"SELECT {', '.join(f'coalesce(max(length({t})), 0)' for t in text)} FROM shown").fetchall()
-    long = [i for i, length in enumerate(lengths) if length > CELL_CHARS]
-    cells = [f"CASE WHEN length({text[i]}) > {CELL_CHARS} THEN left({text[i]}, {CELL_CHARS - 1}) || '…' ELSE {text[i]} END"
-             if i in long else f"c{i}" for i in range(table.num_columns)]  # fmt: skip
-    shown = con.sql(f"SELECT {', '.join(f'{cell} AS {_ident(name)}' for cell, name in zip(cells, table.column_names))} FROM shown")
-    box = io.StringIO()
-    with contextlib.redirect_stdout(box):  # show() is the public form of the box that takes a row count
-        shown.show(max_rows=max_rows)
-    notes = [f"(first {table.num_rows} rows shown)"] if more else []
+    try:
+        held = _shaped(relation, "table").limit(max_rows + 1).materialize()
+        ((count, *lengths),) = held.aggregate(", ".join(
+            ["count(*)", *(f"coalesce(max(length(CAST({_ident(name)} AS VARCHAR))), 0)" for name in held.columns)])).fetchall()  # fmt: skip
+        long = [name for name, length in zip(held.columns, lengths) if length > CELL_CHARS]
+        cells = [f"CASE WHEN length(CAST({_ident(name)} AS VARCHAR)) > {CELL_CHARS} THEN left(CAST({_ident(name)} AS VARCHAR), "
+                 f"{CELL_CHARS - 1}) || '…' ELSE CAST({_ident(name)} AS VARCHAR) END AS {_ident(name)}"
+                 if name in long else _ident(name) for name in held.columns]  # fmt: skip
+        box = io.StringIO()
+        with contextlib.redirect_stdout(box):  # show() is the public form of the box that takes a row count
+            held.limit(max_rows).project(", ".join(cells)).show(max_rows=max_rows)
+    except duckdb.InterruptException:
+        raise
+    except duckdb.Error as error:
+        raise QueryError(_one_line(error, con)) from None
+    notes = [f"(first {max_rows} rows shown)"] if count > max_rows else []
     if long:
-        names = ", ".join(table.column_names[i] for i in long)
-        notes.append(f"(values over {CELL_CHARS} characters cut for display in {names}; --output or --format gives them whole)")
+        notes.append(f"(values over {CELL_CHARS} characters cut for display in {', '.join(long)}; --output or --format gives them whole)")
     return box.getvalue().rstrip("\n") + "\n" + "".join(note + "\n" for note in notes)
 
 
@@ -566,7 +689,7 @@ class _Shell(code.InteractiveConsole):
         if text:
             try:
                 with interruptible(self.con):
-                    print(render(*head(text, self.max_rows, self.con), max_rows=self.max_rows), end="")
+                    print(table(text, self.con, self.max_rows), end="")
             except QueryError as error:
                 print(f"error: {error}")
             except KeyboardInterrupt:

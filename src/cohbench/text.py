@@ -115,10 +115,11 @@ def _split(texts: list[str], batch_size: int) -> list[list[tuple[int, int]]]:
 
 
 def _trimmed_spans(doc) -> list[tuple[int, int]]:
+    text = doc.text  # spaCy joins every token on each `doc.text`: once per sentence made long texts quadratic
     spans = []
     for sentence in doc.sents:
         start, end = sentence.start_char, sentence.end_char
-        raw = doc.text[start:end]
+        raw = text[start:end]
         start += len(raw) - len(raw.lstrip())
         end -= len(raw) - len(raw.rstrip())
         if end > start:

@@ -11,8 +11,8 @@ A release (and the output of `cohbench corrupt`, laid out the same way) is a Hug
 
 `write_config` is the one way records reach a release folder (`cohbench build` and `cohbench corrupt` both use it),
 so every config has the same stats shape; `built_configs`, `read_config` / `read_table` are the one way the package
-reads them back, each file checked against its recorded sha256 first (DuckDB reads the same files for `cohbench sql`
-after `data_files` has checked them); `built_configs` says the rule."""
+reads them back, each file checked against its recorded sha256 first (DuckDB reads the very bytes `data_bytes` has
+checked for `cohbench sql`); `built_configs` says the rule."""
 
 from __future__ import annotations
 
@@ -27,7 +27,6 @@ from .. import jsonout, settings
 from ..atomic import atomic_dir, remove_orphans
 from ..errors import ReleaseError
 from ..schema import BINARY_LABELS, ERROR_TYPES, GAP_LABELS, split_sort_key
-from ..sources import sha256_of
 from .fingerprint import fingerprint
 
 MANIFEST = "manifest.json"
@@ -68,6 +67,8 @@ def write_config(release: Path, config: str, splits: Mapping[str, object], descr
     corruption generator altered. `row_group` fixes the rows per Parquet row group (default: `datasets`' own
     choice, one group for a release-sized split). The stats also hold the records' content fingerprint, schema and
     field hashes (`release.fingerprint`), which the config's declared version must match. Returns the stats."""
+    from ..sources import sha256_of  # here: a reader of the release (`cohbench sql`) need not import the downloader
+
     files, per_split, tables = {}, {}, {}
     remove_leftovers(release)
     with atomic_dir(release / "data" / config) as tmp:
@@ -204,7 +205,7 @@ def built_configs(release: Path | None = None, *, recorded: bool = True) -> dict
 
     The rule (`recorded`): each stats file is checked against the sha256 the manifest records for it (`shipped`),
     once per file per process, and a config the manifest lists whose stats are missing is refused; the data files
-    are checked against the stats when read (`read_table`, `data_files`). A stats file newer than manifest.json is a
+    are checked against the stats when read (`read_table`, `data_bytes`, `data_files`). A stats file newer than manifest.json is a
     config built since the last `cohbench index` (dvc.yaml builds, then reports, validates and trains, then indexes):
     it is read on its own record, its data still checked against it, and `verify` fails until `cohbench index`
     records it. A release without manifest.json was never indexed (a build in progress); one holding a file only
@@ -255,12 +256,24 @@ def _data_fix(config: str) -> str:
 
 
 def data_files(release: Path, config: str, stats: dict) -> list[Path]:
-    """A built config's data files, each checked against its stats (for readers that open them by path: DuckDB)."""
+    """A built config's data files, each checked against its stats (for readers that open them by path: `export`)."""
     paths = []
     for entry in stats["files"].values():
         paths.append(release / entry["path"])
         checked(paths[-1], entry["sha256"], f"stats/{config}.json", _data_fix(config))
     return paths
+
+
+def data_bytes(release: Path, config: str, stats: dict) -> dict[str, bytes]:
+    """A built config's data files' bytes by split, each checked against its stats; the bytes checked are the bytes
+    returned (unless this process already checked that very file, as `checked` says), so a file changed after the
+    check is never what is read (`cohbench sql` hands these bytes to DuckDB)."""
+    out = {}
+    for split, entry in stats["files"].items():
+        path = release / entry["path"]
+        data = checked(path, entry["sha256"], f"stats/{config}.json", _data_fix(config))
+        out[split] = path.read_bytes() if data is None else data
+    return out
 
 
 def read_table(release: Path, config: str, stats: dict, split: str, columns: list[str] | None = None):
