@@ -9,6 +9,7 @@ from release_fixture import plain_record, write_config
 
 from cohbench.cli import main
 from cohbench.export import export
+from cohbench.release.index import write_index
 
 
 @pytest.fixture
@@ -19,6 +20,7 @@ def release(workspace):
     (root / "baseline" / "predictions").mkdir(parents=True)
     (root / "baseline" / "metrics.md").write_text("## Baseline (machine-written)\n")
     (root / "baseline" / "predictions" / "open_dsd.jsonl").write_text("{}\n")
+    write_index(root)
     return root
 
 
