@@ -34,6 +34,8 @@ COMMANDS = {
     "sql --output": lambda rel, tmp: ["sql", "SELECT 1 AS x", "--output", str(rel / "manifest.json")],
     "report --output": lambda rel, tmp: ["report", "--output", str(rel / "data")],
     "export": lambda rel, tmp: ["export", str(rel / "copy")],
+    "held-out --output": lambda rel, tmp: ["held-out", "--output", str(rel / "stats/x.json")],
+    "calibrate --output": lambda rel, tmp: ["calibrate", "--pairs", "2", "--output", str(rel / "calibration.json")],
 }  # fmt: skip
 
 

@@ -153,14 +153,16 @@ def cmd_diff(args) -> int:
     from .release.diff import diff, markdown, text_lines
 
     with tempfile.TemporaryDirectory(prefix="cohbench-diff-") as scratch:
-        old, new = (_release_at(spec, Path(scratch), args.repo) for spec in (args.old, args.new))
+        old = _release_at(args.old, Path(scratch), args.repo)
+        same_version = not Path(args.old).is_dir() and args.new.removeprefix("v") == args.old.removeprefix("v")  # pulled once
+        new = old if same_version else _release_at(args.new, Path(scratch), args.repo)
         result = diff(old, new, args.config or None)
         result["old"]["path"], result["new"]["path"] = args.old, args.new
     if args.markdown and not args.json:
         print(markdown(result), end="")
     else:
         _emit(args, result, text_lines(result))
-    return 0 if result["equal"] else 1
+    return 0 if result["equal"] and not (result["old"]["failed"] or result["new"]["failed"]) else 1
 
 
 def cmd_pull(args) -> int:
@@ -497,8 +499,8 @@ def cmd_held_out(args) -> int:
     from .corrupt.leakage import PACKAGED, write_packaged
     from .release.layout import require_release
 
+    target = settings.user_output(args.output) if args.output else PACKAGED  # refused before the release is read
     _, configs = require_release()
-    target = Path(args.output) if args.output else PACKAGED
     content = write_packaged(configs, target)
     counts = {corpus: len(fingerprints) for corpus, fingerprints in content["corpora"].items()}
     shown = ", ".join(f"{corpus} {n}" for corpus, n in counts.items())

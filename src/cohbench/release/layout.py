@@ -274,7 +274,7 @@ def release_manifest(release: Path) -> dict | None:
         return read_manifest(path)
     fix = "restore it from the release, or rewrite it with `cohbench index`"
     if path.exists() or path.is_symlink():
-        raise ReleaseError(f"{path} is not a file; {fix}")
+        raise ReleaseError(f"{path} is not a regular file; {fix}")
     indexed = [name for name in INDEXED if (release / name).exists()]
     if indexed:
         raise ReleaseError(f"{path} is missing although {release / indexed[0]} shows the release was indexed; {fix}")
@@ -290,14 +290,15 @@ def built_configs(release: Path | None = None, *, recorded: bool = True) -> dict
     as is a config the manifest lists whose stats are missing. File times are never trusted. The data files are
     checked against the stats when read (`read_table`, `data_files`). A folder with no manifest and no file only
     `cohbench index` writes (INDEXED) was never indexed (a first build, a `corrupt` output): its stats are its only
-    record. One that holds such a file lost its manifest, and is refused, as is an invalid manifest, unless
-    `recorded` is False: `cohbench index` rewrites a lost manifest from the stats as they are."""
+    record. One that holds such a file lost its manifest, and is refused, as is an invalid manifest. `recorded`
+    False is `cohbench index`'s reading: a lost manifest is rewritten from the stats as they are, and a config whose
+    stats were removed is no longer built."""
     release = release or settings.release_dir()
     stats_dir = release / "stats"
     manifest = release_manifest(release) if recorded else (read_manifest(release / MANIFEST) if (release / MANIFEST).is_file() else None)
-    if manifest is not None:
+    if manifest is not None and recorded:  # `index` drops a config no longer built
         for name in manifest["configs"]:
-            if not stats_path(release, name).is_file():
+            if not stats_path(release, name).exists():  # one that is not a regular file is refused as such below
                 raise ReleaseError(f"{stats_path(release, name)} is missing although {MANIFEST} lists {name}; restore it "
                                    f"from the release, or rebuild with `cohbench build {name}`")
     if not stats_dir.is_dir():
