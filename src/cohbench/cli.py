@@ -488,7 +488,7 @@ def cmd_calibrate(args) -> int:
     from .calibration import calibrate
     from .generators.bertscore import BASELINE_FILE
 
-    target = Path(args.output) if args.output else BASELINE_FILE
+    target = settings.user_output(args.output) if args.output else BASELINE_FILE  # refused before the progress line
     print(f"encoding sentences of {args.pairs} random pairs", file=sys.stderr)
     baseline = calibrate(pairs=args.pairs, seed=args.seed, target=target)
     _emit(args, baseline, [f"wrote {target}: mean F of {baseline['pairs']} random pairs = {baseline['F']:.6f}"])
