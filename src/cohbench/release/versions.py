@@ -67,13 +67,18 @@ def _bumped(version: str, part: str) -> str:
     return f"{major + 1}.0.0" if part == "major" else f"{major}.{minor + 1}.0"
 
 
+FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
+
+
 def check(config: str, stats: dict, folder: Path | None = None) -> Verdict:
     """Whether a built config's records (its stats: fingerprint, schema, field hashes, rows) are its declared version,
     and if not, which part of the version must move and why."""
     entry = declared(config, folder)
     fingerprint = stats.get("fingerprint")
-    if not isinstance(fingerprint, str):
-        raise ReleaseError(f"stats/{config}.json records no fingerprint (built by an older cohbench); rebuild it with `cohbench build {config}`")
+    if not (isinstance(fingerprint, str) and FINGERPRINT.match(fingerprint) and isinstance(stats.get("schema"), dict)
+            and isinstance(stats.get("field_hashes"), dict)):
+        raise ReleaseError(f"stats/{config}.json records no fingerprint, schema and field hashes of its records (built by an older "
+                           f"cohbench, or edited); rebuild it with `cohbench build {config}`")
     if entry is None:
         return Verdict(config, None, f"0.0.0+dev.{fingerprint[:8]}", "minor", "1.0.0", ("a config not declared before",))
     if entry["fingerprint"] == fingerprint:
@@ -92,6 +97,22 @@ def check(config: str, stats: dict, folder: Path | None = None) -> Verdict:
     part = "major" if removed or retyped or changed or rows != entry.get("rows") else "minor"
     return Verdict(config, entry["version"], f"{entry['version']}+dev.{fingerprint[:8]}", part,
                    _bumped(entry["version"], part), tuple(reasons or ["fingerprint differs"]))
+
+
+def of_records(release: Path, config: str, stats: dict) -> dict:
+    """`stats`, once the fingerprint, schema and field hashes they record are found to be those of the records they
+    describe, recomputed from the data files (read through the one reader, each checked against the stats). Readers
+    take a version from the stats' fingerprint, since the stats are checked against the manifest or the build state;
+    `cohbench version`, which names and declares versions, recomputes it, so that stats whose records were changed
+    behind a kept fingerprint never pass for a declared version."""
+    from .fingerprint import fingerprint
+    from .layout import read_table
+
+    content = fingerprint({split: read_table(release, config, stats, split) for split in stats["files"]})
+    if (content["fingerprint"], content["schema"], content["fields"]) != (stats.get("fingerprint"), stats.get("schema"), stats.get("field_hashes")):
+        raise ReleaseError(f"stats/{config}.json records another fingerprint than that of the records it describes (records "
+                           f"{content['fingerprint'][:12]}); rebuild it with `cohbench build {config}`")
+    return stats
 
 
 def version_of(config: str, stats: dict, folder: Path | None = None) -> str:
