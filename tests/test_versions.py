@@ -168,3 +168,22 @@ def test_load_refuses_arguments_of_the_wrong_type_in_one_line(workspace):
     for arguments in ({"version": 123}, {"split": 3}, {"release": 5}):
         with pytest.raises(cohbench.errors.ReleaseError, match=f"load's {next(iter(arguments))} must be"):
             cohbench.load("timetravel_dsd", **arguments)
+
+
+def test_every_result_names_its_data(every_protocol, tmp_path, capsys):
+    """evaluate (above), metaeval, agreement --json and the report carry the release version and each config's version
+    and fingerprint (gate.json: test_baseline_gate)."""
+    from cohbench.release.versions import provenance
+
+    expected = provenance(every_protocol, built_configs(every_protocol))
+    assert all(c["version"] == "1.0.0" and len(c["fingerprint"]) == 64 for c in expected["configs"].values())
+    assert main(["metaeval", "summeval", "--measure", "random", "--bootstrap", "10", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)["data"]
+    assert data == {"release": expected["release"], "configs": {"summeval": expected["configs"]["summeval"]}}
+    assert main(["agreement", "snac", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["data"] == {"release": expected["release"], **expected["configs"]["snac"]}
+    assert main(["report", "--output", str(tmp_path / "report")]) == 0
+    statistics = json.loads((tmp_path / "report" / "statistics.json").read_text())
+    assert {config: s["data"] for config, s in statistics.items()} == {
+        config: {"release": expected["release"], **expected["configs"][config]} for config in statistics}
+    assert set(statistics) >= {"snac", "storysumm", "summeval", "timetravel_dsd"}
