@@ -170,7 +170,7 @@ def test_a_config_built_since_the_last_index_is_read_through_its_build_state_unt
     assert main(["verify"]) == 1 and "storysumm was built since the last `cohbench index`" in capsys.readouterr().out
     assert_refused(["export", str(tmp_path / "export")], capsys, "is being built", "storysumm", "cohbench index")
     restat(every_protocol, "storysumm", "label", 1)  # the stats of a config being built are checked against its build state
-    assert_python_refuses("storysumm", "stats/storysumm.json", "differs from the sha256 recorded in manifest.json nor in building/")
+    assert_python_refuses("storysumm", "stats/storysumm.json", "differs from the sha256 recorded in manifest.json and from its build state's (building/storysumm.json)")
     write_config(every_protocol, "storysumm", "storysumm", {"test": [plain_record(f"t{i}", i % 2, [0, i % 2]) for i in range(3)]})
     write_index(every_protocol)
     assert not (every_protocol / "building").exists()  # the index recorded it: the release is whole again

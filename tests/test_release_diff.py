@@ -139,6 +139,10 @@ def test_a_copy_that_fails_its_checks_is_named_then_diffed(every_protocol, tmp_p
     assert result["configs"]["storysumm"]["new"]["version"].startswith("1.0.0+dev.")  # named from what it holds
     assert main(["diff", str(copy), str(copy)]) == 1  # equal content, but neither side passed its checks
     assert "no difference" in capsys.readouterr().out
+    broken = shutil.copytree(every_protocol, tmp_path / "broken")
+    (broken / "manifest.json").write_text("{not json")
+    result = diff(every_protocol, broken)
+    assert "manifest.json is not valid JSON" in result["new"]["failed"] and result["equal"]
 
 
 def test_bad_sides_are_one_line(every_protocol, tmp_path, capsys):

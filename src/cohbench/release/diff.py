@@ -76,7 +76,11 @@ def _read_side(folder: Path, wanted: list[str] | None) -> Side:
                            "give a release folder or a version")
     tables = {n: {f.stem: _read_as_found(f) for f in sorted((folder / "data" / n).glob("*.parquet"), key=lambda f: split_sort_key(f.stem))}
               for n in pick(configs)}
-    return Side(folder, failed, tables, provenance(folder, {n: {"fingerprint": _fingerprint(t)} for n, t in tables.items()}))
+    found = {n: {"fingerprint": _fingerprint(t)} for n, t in tables.items()}
+    try:
+        return Side(folder, failed, tables, provenance(folder, found))
+    except ReleaseError:  # its manifest is what failed
+        return Side(folder, failed, tables, provenance(folder, found, recorded=False))
 
 
 def _read_as_found(path: Path) -> pa.Table:
@@ -165,8 +169,10 @@ def _compare(con, old: pa.Table, new: pa.Table) -> dict:
 def _release_version(folder: Path, provenance: dict) -> str:
     """The version a release folder's manifest records; provenance names the checkout's version for a release of
     unchanged configs, which would label an older release restored from the store as this one."""
-    manifest = Path(folder) / MANIFEST
-    return read_manifest(manifest).get("cohbench_version", provenance["release"]) if manifest.is_file() else provenance["release"]
+    try:
+        return read_manifest(folder / MANIFEST).get("cohbench_version", provenance["release"])
+    except ReleaseError:  # none, or a damaged one (a side compared as found)
+        return provenance["release"]
 
 
 def diff(old: Path, new: Path, configs: list[str] | None = None) -> dict:

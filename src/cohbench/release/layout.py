@@ -246,7 +246,7 @@ def checked(path: Path, sha256: str | None, recorded_in: str, fix: str, *, or_bu
     data = read_regular(path, fix)
     actual = hashlib.sha256(data).hexdigest()
     if actual not in accepted:
-        since = f" nor in {BUILDING}/{path.stem}.json" if or_built else ""
+        since = f" and from its build state's ({BUILDING}/{path.stem}.json)" if or_built else ""
         raise ReleaseError(f"{path} differs from the sha256 recorded in {recorded_in}{since}; {fix}")
     _VERIFIED[key] = actual
     return data
@@ -294,18 +294,17 @@ def built_configs(release: Path | None = None, *, recorded: bool = True) -> dict
     False is `cohbench index`'s reading: a lost manifest is rewritten from the stats as they are, and a config whose
     stats were removed is no longer built."""
     release = release or settings.release_dir()
-    stats_dir = release / "stats"
     manifest = release_manifest(release) if recorded else (read_manifest(release / MANIFEST) if (release / MANIFEST).is_file() else None)
     if manifest is not None and recorded:  # `index` drops a config no longer built
         for name in manifest["configs"]:
             if not stats_path(release, name).exists():  # one that is not a regular file is refused as such below
                 raise ReleaseError(f"{stats_path(release, name)} is missing although {MANIFEST} lists {name}; restore it "
                                    f"from the release, or rebuild with `cohbench build {name}`")
-    if not stats_dir.is_dir():
+    if not (release / "stats").is_dir():
         return {}
     building = build_state(release) if manifest is not None else {}
     out = {}
-    for path in sorted(stats_dir.glob("*.json")):
+    for path in sorted((release / "stats").glob("*.json")):
         if manifest is not None:
             checked(path, manifest.get("shipped", {}).get(f"stats/{path.name}"), MANIFEST,
                     f"restore it from the release, or rebuild with `cohbench build {path.stem}`", or_built=building.get(path.stem))

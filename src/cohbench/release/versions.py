@@ -143,16 +143,17 @@ def matches(version: str, wanted: str) -> bool:
     return len(asked) == 3 and all(a in ("*", p) for a, p in zip(asked, parts))
 
 
-def provenance(release: Path, configs: dict[str, dict]) -> dict:
+def provenance(release: Path, configs: dict[str, dict], *, recorded: bool = True) -> dict:
     """Which data a result was computed on: the release version, and each config's version and fingerprint. A
     config's version is the one this checkout declares for exactly its records (`catalog/versions/`), else the one the
     release's own manifest records for them (a release received or restored, used from anywhere), else its
-    development version. Every command that reports figures puts this beside them."""
+    development version. Every command that reports figures puts this beside them. `recorded` False leaves the
+    manifest unread (a damaged one, where `cohbench diff` compares a release as found)."""
     from .._version import __version__
     from .layout import MANIFEST, read_manifest
 
     manifest_file = release / MANIFEST
-    manifest = read_manifest(manifest_file) if manifest_file.is_file() else {"configs": {}}
+    manifest = read_manifest(manifest_file) if recorded and manifest_file.is_file() else {"configs": {}}
     out, declared_here = {}, True
     for name, stats in sorted(configs.items()):
         fingerprint = stats.get("fingerprint")
