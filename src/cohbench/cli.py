@@ -548,7 +548,7 @@ def parser() -> argparse.ArgumentParser:
     version = add("version", cmd_version, "whether each built config's records are its declared version (catalog/versions/), and which part must move if not")
     version.add_argument("configs", nargs="*", help="configs (default: every built config)")
     version.add_argument("--record", action="store_true", help="declare the built records as each config's next version (the part the change requires)")
-    diff = add("diff", cmd_diff, "how two releases differ, config by config, row by row (exit 1 when they differ)")
+    diff = add("diff", cmd_diff, "how two releases differ, config by config, row by row (exit 1 when they differ or a side fails the release's checks)")
     diff.add_argument("old", help="a release folder, or a release version (X.Y.Z) the release store holds")
     diff.add_argument("new", help="a release folder, or a release version")
     diff.add_argument("--config", action="append", help="only this config (repeatable)")
