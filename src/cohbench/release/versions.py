@@ -15,7 +15,6 @@ the package's (`cohbench._version`); CHANGELOG.md says what changed from one to 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,10 +30,9 @@ def declared(config: str, folder: Path | None = None) -> dict | None:
     path = (folder or settings.versions_dir()) / f"{config}.json"
     if not path.is_file():
         return None
-    try:
-        entry = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ReleaseError(f"{path} is not valid JSON ({getattr(error, 'msg', error)}); restore it from the repository") from None
+    from .layout import read_json
+
+    entry = read_json(path, "restore it from the repository")
     if not isinstance(entry, dict) or not VERSION.match(str(entry.get("version"))) or not isinstance(entry.get("field_hashes"), dict):
         raise ReleaseError(f"{path} does not declare a version X.Y.Z with its fingerprint and field hashes; restore it from the repository")
     return entry
