@@ -40,7 +40,7 @@ def export(target: Path, *, include_research_only: bool = False, release: Path |
         for file in BASELINE_FILES:
             if (release / "baseline" / file).is_file():
                 _copy(release / "baseline" / file, tmp / "baseline" / file, shipped.get(f"baseline/{file}"), MANIFEST,
-                      "restore it from the release, or run `cohbench train` and `cohbench gate` again")
+                      "restore it from the release, or run `cohbench index` if `cohbench train` or `gate` remade it")
         write_index(tmp)
     return {"target": str(target), "configs": sorted(kept), "left_out_research_only": left_out}
 
