@@ -199,3 +199,12 @@ def test_a_release_never_indexed_is_readable_and_one_indexed_is_not_without_its_
         cohbench.load("storysumm")
     write_index(release)  # the fix it names
     assert cohbench.load("storysumm", split="test")["id"] == ["a"]
+
+
+def test_the_build_state_of_a_build_killed_before_its_stats_is_cleared_by_the_index(every_protocol, capsys):
+    (every_protocol / "building").mkdir()
+    (every_protocol / "building" / "snac.json").write_text(json.dumps({"config": "snac", "stats_sha256": "0" * 64}))
+    assert cohbench.load("snac", split="test").num_rows == 2  # the stats in place are the manifest's
+    assert main(["verify"]) == 1 and "snac was built since the last `cohbench index`" in capsys.readouterr().out
+    write_index(every_protocol)
+    assert not (every_protocol / "building").exists() and main(["verify"]) == 0

@@ -87,8 +87,7 @@ def write_config(release: Path, config: str, splits: Mapping[str, object], descr
     stats = {**described, "config": config, "splits": per_split, "files": files,
              "records_altered": sum(t.num_rows - t.column("corruption").null_count for t in tables.values()),
              "fingerprint": content["fingerprint"], "schema": content["schema"], "field_hashes": content["fields"]}
-    text = jsonout.document(stats)
-    _record_build(release, config, hashlib.sha256(text.encode()).hexdigest())
+    _record_build(release, config, hashlib.sha256((text := jsonout.document(stats)).encode()).hexdigest())
     write_text(stats_path(release, config), text)
     return stats
 
@@ -123,9 +122,10 @@ def build_state(release: Path) -> dict[str, str]:
 
 
 def clear_build_state(release: Path, recorded: dict[str, str]) -> None:
-    """Remove the build state of each config whose stats the manifest now records (stats path -> sha256)."""
+    """Remove the build state the manifest (`recorded`) makes needless: all but what describes stats written since."""
     for config, sha256 in build_state(release).items():
-        if recorded.get(f"stats/{config}.json") == sha256:
+        path = stats_path(release, config)
+        if recorded.get(f"stats/{config}.json") == sha256 or not path.is_file() or sha256_of(path) != sha256:
             (release / BUILDING / f"{config}.json").unlink(missing_ok=True)
     if (release / BUILDING).is_dir() and not any((release / BUILDING).iterdir()):
         (release / BUILDING).rmdir()
