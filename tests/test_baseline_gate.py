@@ -17,6 +17,8 @@ from cohbench.baseline import BaselineError, train
 from cohbench.baseline.gate import check
 from cohbench.cli import main
 from cohbench.release.index import write_index
+from cohbench.release.layout import built_configs
+from cohbench.release.versions import provenance
 
 from release_fixture import record, write_config
 
@@ -83,7 +85,8 @@ def test_the_baseline_beats_the_reference_scorers_is_seeded_and_passes_the_gate(
     assert gate["ok"], gate["lines"]
     assert [c["status"] for c in gate["checks"]] == ["skipped", "passed", "passed", "passed"]
     assert gate["checks"][-1]["ci"][0] > 0.1 and "paired CI over 30 documents (1000 resamples)" in gate["lines"][-2]
-    assert json.loads((rel / "baseline/gate.json").read_text())["ok"]
+    shipped = json.loads((rel / "baseline/gate.json").read_text())
+    assert shipped["ok"] and shipped["data"] == provenance(rel, {"timetravel_dsd": built_configs(rel)["timetravel_dsd"]})  # names its data
     write_index(rel)
     assert "## Baseline (machine-written)" in (rel / "README.md").read_text()
 

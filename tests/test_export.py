@@ -1,5 +1,6 @@
 """`cohbench export`: a shareable copy of the release that leaves research-only configs out unless asked, whose
-card and manifest list only what it holds, and that never overwrites a folder or copies a damaged file."""
+card and manifest list only what it holds, and that never overwrites a folder or copies a damaged or changed file:
+only an indexed release is exported, each file checked against its record."""
 
 import json
 
@@ -9,6 +10,7 @@ from release_fixture import plain_record, write_config
 
 from cohbench.cli import main
 from cohbench.export import export
+from cohbench.release.index import write_index
 
 
 @pytest.fixture
@@ -19,6 +21,7 @@ def release(workspace):
     (root / "baseline" / "predictions").mkdir(parents=True)
     (root / "baseline" / "metrics.md").write_text("## Baseline (machine-written)\n")
     (root / "baseline" / "predictions" / "open_dsd.jsonl").write_text("{}\n")
+    write_index(root)
     return root
 
 
@@ -55,4 +58,24 @@ def test_a_damaged_release_file_stops_the_export_without_output(release, workspa
     assert main(["export", str(workspace / "share")]) == 1
     err = capsys.readouterr().err.strip()
     assert "differs from the sha256 recorded in stats/open_dsd.json" in err and "\n" not in err
+    assert not (workspace / "share").exists()
+
+
+def test_a_changed_baseline_score_or_stats_is_refused_never_laundered_into_the_copy(release, workspace, capsys):
+    (release / "baseline" / "metrics.md").write_text("## Baseline (machine-written)\n| forged | 99.9 |\n")
+    assert main(["export", str(workspace / "share")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "baseline/metrics.md differs from the sha256 recorded in manifest.json" in err and "\n" not in err
+    assert not (workspace / "share").exists()
+
+
+def test_a_release_never_indexed_or_built_since_its_index_is_not_exported(release, workspace, capsys):
+    write_config(release, "open_dsd", "toy", {"test": [plain_record("a", 0, [0, 0])]})  # built since the index
+    assert main(["export", str(workspace / "share")]) == 1
+    assert "is being built (building/: open_dsd); run `cohbench index` first" in capsys.readouterr().err
+    (release / "manifest.json").unlink()
+    for name in ("README.md", "croissant.json"):
+        (release / name).unlink()
+    assert main(["export", str(workspace / "share")]) == 1
+    assert "has no manifest.json (it was never indexed)" in capsys.readouterr().err
     assert not (workspace / "share").exists()

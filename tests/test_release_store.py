@@ -85,6 +85,8 @@ def test_a_tagged_release_comes_back_byte_identical_from_the_store(repo, workspa
     assert main(["diff", "1.0.0", "1.1.0", "--repo", str(repo), "--json"]) == 1  # versions, pulled from the store on the way
     result = json.loads(capsys.readouterr().out)["configs"]["timetravel_dsd"]
     assert result["changed"] == 1 and (result["old"]["version"], result["new"]["version"]) == ("1.0.0", "2.0.0")
+    assert main(["diff", "1.0.0", "v1.0.0", "--repo", str(repo)]) == 0  # one release on both sides: pulled once
+    assert capsys.readouterr().out.rstrip().endswith("no difference")
 
 
 def test_a_clone_without_tags_finds_a_release_by_the_version_its_manifest_records(repo, workspace, capsys):

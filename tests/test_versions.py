@@ -4,6 +4,7 @@ that must move, and `cohbench version --record` declares the next one; results a
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import datasets
@@ -51,7 +52,8 @@ def test_floats_are_content_to_the_declared_precision_and_noise_below_it():
 
 
 def _stats(config: str, fields: dict, schema: dict, rows=None) -> dict:
-    content = {"fingerprint": "f" + json.dumps([fields, schema, rows], sort_keys=True), "schema": schema, "field_hashes": fields}
+    content = {"fingerprint": hashlib.sha256(json.dumps([fields, schema, rows], sort_keys=True).encode()).hexdigest(), "schema": schema,
+               "field_hashes": fields}
     return content | {"files": {"test": {"rows": rows or 2}}}
 
 
@@ -124,3 +126,64 @@ def test_the_card_croissant_and_manifest_show_each_configs_version(workspace):
     assert "timetravel_dsd 1.0.0" in json.loads((rel / "croissant.json").read_text())["recordSet"][0]["description"]
     loaded = datasets.load_dataset(str(rel), "timetravel_dsd", split="test", cache_dir=str(workspace / "hf"))
     assert str(loaded.info.version) == "1.0.0"
+
+
+def _edit_stats(release, config: str, edit) -> None:
+    path = release / "stats" / f"{config}.json"
+    path.write_text(json.dumps(edit(json.loads(path.read_text()))))
+
+
+def test_version_refuses_stats_whose_fingerprint_is_not_that_of_their_records(workspace, capsys):
+    # the tamperer kept the stats' fingerprint and wrote the changed file's sha256 (in a release never indexed, the
+    # stats are their only record; in an indexed one the manifest refuses them first: test_read_integrity)
+    rel = _release(workspace)
+    table = read_config(rel, "timetravel_dsd").tables["test"]
+    kept = json.loads((rel / "stats" / "timetravel_dsd.json").read_text())
+    rewrite_split(rel, "timetravel_dsd", "test", table.set_column(table.schema.get_field_index("label"), "label", pa.array([0, 0], pa.int64())))
+    _edit_stats(rel, "timetravel_dsd", lambda s: s | {key: kept[key] for key in ("fingerprint", "schema", "field_hashes")})
+    declared = (workspace / "versions" / "timetravel_dsd.json").read_bytes()
+    for argv in (["version"], ["version", "--record"]):
+        assert main(argv) == 1
+        err = capsys.readouterr().err.strip()
+        assert "stats/timetravel_dsd.json records another fingerprint than that of the records it describes" in err and "\n" not in err
+    assert (workspace / "versions" / "timetravel_dsd.json").read_bytes() == declared
+
+
+@pytest.mark.parametrize("edit", ["no field hashes", "no schema", "a junk fingerprint"])
+def test_version_record_refuses_stats_without_a_whole_fingerprint_in_one_line(workspace, capsys, edit):
+    rel = _release(workspace)
+    change = {"no field hashes": lambda s: {k: v for k, v in s.items() if k != "field_hashes"},
+              "no schema": lambda s: {k: v for k, v in s.items() if k != "schema"},
+              "a junk fingerprint": lambda s: s | {"fingerprint": "junk"}}[edit]
+    _edit_stats(rel, "timetravel_dsd", change)
+    declared = (workspace / "versions" / "timetravel_dsd.json").read_bytes()
+    assert main(["version", "--record"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("cohbench: error: stats/timetravel_dsd.json records") and "\n" not in err and "failed unexpectedly" not in err
+    assert (workspace / "versions" / "timetravel_dsd.json").read_bytes() == declared  # no major bump written
+
+
+def test_load_refuses_arguments_of_the_wrong_type_in_one_line(workspace):
+    _release(workspace)
+    for arguments in ({"version": 123}, {"split": 3}, {"release": 5}):
+        with pytest.raises(cohbench.errors.ReleaseError, match=f"load's {next(iter(arguments))} must be"):
+            cohbench.load("timetravel_dsd", **arguments)
+
+
+def test_every_result_names_its_data(every_protocol, tmp_path, capsys):
+    """evaluate (above), metaeval, agreement --json and the report carry the release version and each config's version
+    and fingerprint (gate.json: test_baseline_gate)."""
+    from cohbench.release.versions import provenance
+
+    expected = provenance(every_protocol, built_configs(every_protocol))
+    assert all(c["version"] == "1.0.0" and len(c["fingerprint"]) == 64 for c in expected["configs"].values())
+    assert main(["metaeval", "summeval", "--measure", "random", "--bootstrap", "10", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)["data"]
+    assert data == {"release": expected["release"], "configs": {"summeval": expected["configs"]["summeval"]}}
+    assert main(["agreement", "snac", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["data"] == {"release": expected["release"], **expected["configs"]["snac"]}
+    assert main(["report", "--output", str(tmp_path / "report")]) == 0
+    statistics = json.loads((tmp_path / "report" / "statistics.json").read_text())
+    assert {config: s["data"] for config, s in statistics.items()} == {
+        config: {"release": expected["release"], **expected["configs"][config]} for config in statistics}
+    assert set(statistics) >= {"snac", "storysumm", "summeval", "timetravel_dsd"}

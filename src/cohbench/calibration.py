@@ -21,7 +21,8 @@ def calibration_sentences(params: dict | None = None) -> dict[str, list[str]]:
 
 def calibrate(pairs: int = 5000, seed: int = 13, target: Path = BASELINE_FILE, params: dict | None = None) -> dict:
     """Remake `bertscore_baseline.json` from `pairs` random pairs of `calibration_sentences` (measured: reproduces
-    the shipped file)."""
+    the shipped file). A `target` inside a release is refused before any work (`settings.user_output`)."""
+    target = settings.user_output(target)
     sources = calibration_sentences(params)
     baseline = compute_baseline([s for group in sources.values() for s in group], pairs=pairs, seed=seed)
     baseline["sentences_from"] = {name: len(group) for name, group in sources.items()}

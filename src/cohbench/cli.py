@@ -120,7 +120,7 @@ def cmd_version(args) -> int:
     unbuilt = [c for c in names if c not in built]
     if unbuilt:
         raise CohbenchError(f"config {unbuilt[0]!r} is not built in {release}; built: {', '.join(built)}")
-    verdicts = [(versions.record if args.record else versions.check)(name, built[name]) for name in names]
+    verdicts = [(versions.record if args.record else versions.check)(name, versions.of_records(release, name, built[name])) for name in names]
     lines = []
     for v in verdicts:
         if args.record and not v.ok:
@@ -153,14 +153,16 @@ def cmd_diff(args) -> int:
     from .release.diff import diff, markdown, text_lines
 
     with tempfile.TemporaryDirectory(prefix="cohbench-diff-") as scratch:
-        old, new = (_release_at(spec, Path(scratch), args.repo) for spec in (args.old, args.new))
+        old = _release_at(args.old, Path(scratch), args.repo)
+        same_version = not Path(args.old).is_dir() and args.new.removeprefix("v") == args.old.removeprefix("v")  # pulled once
+        new = old if same_version else _release_at(args.new, Path(scratch), args.repo)
         result = diff(old, new, args.config or None)
         result["old"]["path"], result["new"]["path"] = args.old, args.new
     if args.markdown and not args.json:
         print(markdown(result), end="")
     else:
         _emit(args, result, text_lines(result))
-    return 0 if result["equal"] else 1
+    return 0 if result["equal"] and not (result["old"]["failed"] or result["new"]["failed"]) else 1
 
 
 def cmd_pull(args) -> int:
@@ -500,7 +502,7 @@ def cmd_calibrate(args) -> int:
     from .calibration import calibrate
     from .generators.bertscore import BASELINE_FILE
 
-    target = Path(args.output) if args.output else BASELINE_FILE
+    target = settings.user_output(args.output) if args.output else BASELINE_FILE  # refused before the progress line
     print(f"encoding sentences of {args.pairs} random pairs", file=sys.stderr)
     baseline = calibrate(pairs=args.pairs, seed=args.seed, target=target)
     _emit(args, baseline, [f"wrote {target}: mean F of {baseline['pairs']} random pairs = {baseline['F']:.6f}"])
@@ -511,8 +513,8 @@ def cmd_held_out(args) -> int:
     from .corrupt.leakage import PACKAGED, write_packaged
     from .release.layout import require_release
 
+    target = settings.user_output(args.output) if args.output else PACKAGED  # refused before the release is read
     _, configs = require_release()
-    target = Path(args.output) if args.output else PACKAGED
     content = write_packaged(configs, target)
     counts = {corpus: len(fingerprints) for corpus, fingerprints in content["corpora"].items()}
     shown = ", ".join(f"{corpus} {n}" for corpus, n in counts.items())
@@ -560,7 +562,7 @@ def parser() -> argparse.ArgumentParser:
     version = add("version", cmd_version, "whether each built config's records are its declared version (catalog/versions/), and which part must move if not")
     version.add_argument("configs", nargs="*", help="configs (default: every built config)")
     version.add_argument("--record", action="store_true", help="declare the built records as each config's next version (the part the change requires)")
-    diff = add("diff", cmd_diff, "how two releases differ, config by config, row by row (exit 1 when they differ)")
+    diff = add("diff", cmd_diff, "how two releases differ, config by config, row by row (exit 1 when they differ or a side fails the release's checks)")
     diff.add_argument("old", help="a release folder, or a release version (X.Y.Z) the release store holds")
     diff.add_argument("new", help="a release folder, or a release version")
     diff.add_argument("--config", action="append", help="only this config (repeatable)")

@@ -57,7 +57,8 @@ def fingerprint(tables: dict) -> dict:
 
     splits = sorted(tables, key=split_sort_key)
     table = pa.concat_tables([tables[s] for s in splits]) if splits else None
-    keys = [(split_sort_key(split), record_id) for split in splits for record_id in tables[split].column("id").to_pylist()]
+    keys = [(split_sort_key(split), record_id is not None, "" if record_id is None else str(record_id))  # a missing id: first
+            for split in splits for record_id in tables[split].column("id").to_pylist()]
     order = sorted(range(len(keys)), key=keys.__getitem__)
     fields = {}
     for name in table.column_names if table is not None else []:

@@ -1,6 +1,7 @@
 """`cohbench index`: what a release says about itself, rendered from every config built into it: the card
 (README.md, with each corpus card's summary; the whole cards in cards/), croissant.json and manifest.json, written
-last, which records the sha256 of every data file and every shipped file (`layout.SHIPPED`), the card included."""
+last, which records the sha256 of every data file and every shipped file (`layout.SHIPPED`), the card included,
+and so ends the build state of each config built since the last index (`layout.build_state`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from .. import jsonout, settings
 from ..atomic import atomic_dir, write_text
 from .card import card_markdown, corpus_card
 from .croissant import croissant
-from .layout import MANIFEST, built_configs, remove_leftovers, shipped_files
+from .layout import MANIFEST, built_configs, clear_build_state, remove_leftovers, shipped_files
 from .versions import provenance
 from ..sources import sha256_of
 
@@ -39,7 +40,9 @@ def write_index(release: Path | None = None) -> None:
     """Render README.md, cards/, croissant.json and manifest.json from every config built into the release folder."""
     release = release or settings.release_dir()
     remove_leftovers(release)
-    configs = built_configs(release, recorded=False)  # the manifest is rewritten from the stats as they are
+    # the stats as their records (manifest or build state) have them: a tampered file is refused, never recorded;
+    # a lost manifest is rewritten from the stats as they are
+    configs = built_configs(release, recorded=False)
     data = provenance(release, configs)
     jsonout.write(release / "croissant.json", croissant(configs, data))
     with atomic_dir(release / "cards") as cards:  # the whole folder, so that a corpus no longer built leaves no card
@@ -53,3 +56,4 @@ def write_index(release: Path | None = None) -> None:
     write_text(release / "README.md", card)
     shipped = {p.relative_to(release).as_posix(): sha256_of(p) for p in shipped_files(release)}
     jsonout.write(release / MANIFEST, manifest(configs, data, shipped))
+    clear_build_state(release, shipped)

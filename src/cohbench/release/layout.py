@@ -6,6 +6,8 @@ A release (and the output of `cohbench corrupt`, laid out the same way) is a Hug
     stats/<config>.json             machine-written: counts per split, the account of upstream records, inputs,
                                     every data file's sha256, and how many records a generator altered
     manifest.json                   every config's files and every shipped file's sha256 (`cohbench index`)
+    building/<config>.json          the build state: in an indexed release, the sha256 of a config's stats written since
+                                    the last `cohbench index` (removed by it), the record readers check them against
     README.md, cards/, croissant.json, validation/*.json, baseline/   the card and the checks (`cohbench index`,
                                     `validate`, `train`, `gate`)
 
@@ -18,18 +20,20 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import json
+import os
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import jsonout, settings
-from ..atomic import atomic_dir, remove_orphans
+from .. import jsonlines, jsonout, settings
+from ..atomic import atomic_dir, remove_orphans, write_text
 from ..errors import ReleaseError
 from ..schema import BINARY_LABELS, ERROR_TYPES, GAP_LABELS, split_sort_key
 from .fingerprint import fingerprint
 
 MANIFEST = "manifest.json"
+BUILDING = "building"  # the build state: building/<config>.json, one per config built since the last `cohbench index`
 # What a release ships besides the Parquet files, hashed in the manifest so that `verify` covers it: the card, the
 # stats, the validation summaries, the baseline's scores and the predictions of the baseline and of every reference
 # scorer (`shipped_predictions`), so a user's scorer is compared with them without re-running them (the manifest is
@@ -84,8 +88,58 @@ def write_config(release: Path, config: str, splits: Mapping[str, object], descr
     stats = {**described, "config": config, "splits": per_split, "files": files,
              "records_altered": sum(t.num_rows - t.column("corruption").null_count for t in tables.values()),
              "fingerprint": content["fingerprint"], "schema": content["schema"], "field_hashes": content["fields"]}
-    jsonout.write(stats_path(release, config), stats)
+    _record_build(release, config, hashlib.sha256((text := jsonout.document(stats)).encode()).hexdigest())
+    write_text(stats_path(release, config), text)
     return stats
+
+
+def _record_build(release: Path, config: str, stats_sha256: str) -> None:
+    """Mark `config` as built since the last index in an indexed release whose manifest records other stats for it,
+    before the stats are written (a reader never meets stats nothing records); a rebuild giving the manifest's
+    stats clears it. A folder never indexed (a first build, a `corrupt` output) has no record but its stats."""
+    if not (release / MANIFEST).exists() and not any((release / name).exists() for name in INDEXED):
+        return
+    try:
+        recorded = read_manifest(release / MANIFEST).get("shipped", {}).get(f"stats/{config}.json")
+    except ReleaseError:  # lost or damaged: the build state records this build
+        recorded = None
+    path = release / BUILDING / f"{config}.json"
+    if recorded == stats_sha256:
+        path.unlink(missing_ok=True)
+    else:
+        jsonout.write(path, {"config": config, "stats_sha256": stats_sha256})
+
+
+def build_state(release: Path) -> dict[str, str]:
+    """config -> the sha256 of the stats its build wrote, for every config built since the last `cohbench index`."""
+    fix = "rebuild the config with `cohbench build CONFIG`, or delete the file if the release's manifest is current"
+    out = {}
+    for path in sorted((release / BUILDING).glob("*.json")):
+        entry = read_json(path, fix)
+        if not (isinstance(entry, dict) and isinstance(entry.get("stats_sha256"), str) and entry.get("config") == path.stem):
+            raise ReleaseError(f"{path} is not a cohbench build state (config, stats_sha256); {fix}")
+        out[path.stem] = entry["stats_sha256"]
+    return out
+
+
+def clear_build_state(release: Path, recorded: dict[str, str]) -> None:
+    """Remove the build state the manifest (`recorded`) makes needless: all but what describes stats written since."""
+    from ..sources import sha256_of
+
+    for config, sha256 in build_state(release).items():
+        path = stats_path(release, config)
+        if recorded.get(f"stats/{config}.json") == sha256 or not path.is_file() or sha256_of(path) != sha256:
+            (release / BUILDING / f"{config}.json").unlink(missing_ok=True)
+    if (release / BUILDING).is_dir() and not any((release / BUILDING).iterdir()):
+        (release / BUILDING).rmdir()
+
+
+def require_indexed(release: Path) -> None:
+    """Refuse a release whose manifest does not record every config it holds (never indexed, or built since)."""
+    if not (release / MANIFEST).is_file():
+        raise ReleaseError(f"{release} has no {MANIFEST} (it was never indexed); run `cohbench index` first")
+    if building := sorted(build_state(release)):
+        raise ReleaseError(f"{release} is being built ({BUILDING}/: {', '.join(building)}); run `cohbench index` first")
 
 
 def remove_leftovers(release: Path) -> list[Path]:
@@ -148,33 +202,63 @@ INDEXED = ("README.md", "croissant.json")  # written by `cohbench index` with th
 _VERIFIED: dict[tuple, str] = {}  # (path, size, mtime) -> sha256 already checked in this process
 
 
-def checked(path: Path, sha256: str | None, recorded_in: str, fix: str) -> bytes | None:
-    """`path`'s bytes, checked against `sha256` as `recorded_in` records it (None: it records none); None when this
-    process already checked this very file (same path, size and mtime). A missing or different file is refused in
-    one line naming it and `fix`."""
+def read_regular(path: Path, fix: str) -> bytes:
+    """`path`'s bytes, refused in one line unless it is a regular file (followed through links): a FIFO would block
+    a reader, a device such as /dev/zero never end. Checked before it is opened, and again on what was opened."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise ReleaseError(f"{path} is not a regular file (a FIFO, device, socket or folder); {fix}")
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise ReleaseError(f"{path} is missing; {fix}") from None
+    except OSError as error:
+        raise ReleaseError(f"{path} cannot be read ({error.strerror}); {fix}") from None
+    with open(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise ReleaseError(f"{path} is not a regular file (a FIFO, device, socket or folder); {fix}")
+        return handle.read()
+
+
+def read_json(path: Path, fix: str):
+    """A release's JSON file (manifest, stats, build state): a regular file of UTF-8 JSON within the one JSON parser's
+    bounds (`jsonlines.parse`: no NaN, no integer past 64 bits, no nesting past the recursion limit); anything else
+    is refused in one line naming the file and `fix`."""
+    try:
+        return jsonlines.parse(read_regular(path, fix).decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ReleaseError(f"{path} is not UTF-8 text (byte {error.start}); {fix}") from None
+    except ValueError as error:
+        raise ReleaseError(f"{path} is not valid JSON ({error}); {fix}") from None
+
+
+def checked(path: Path, sha256: str | None, recorded_in: str, fix: str, *, or_built: str | None = None) -> bytes | None:
+    """`path`'s bytes, checked against `sha256` as `recorded_in` records it (None: it records none), or against
+    `or_built`, the build state's record of a config built since (`building/`); None when this process already
+    checked this very file (same path, size and mtime). A missing, non-regular or different file is refused in one
+    line naming it and `fix`."""
     try:
         status = path.stat()
     except FileNotFoundError:
         raise ReleaseError(f"{path} is missing although {recorded_in} records it; {fix}") from None
-    if sha256 is None:
+    accepted = {sha256, or_built} - {None}
+    if not accepted:
         raise ReleaseError(f"{path} is not recorded in {recorded_in}; {fix}")
     key = (str(path.resolve()), status.st_size, status.st_mtime_ns)
-    if _VERIFIED.get(key) == sha256:
+    if _VERIFIED.get(key) in accepted:
         return None
-    data = path.read_bytes()
-    if hashlib.sha256(data).hexdigest() != sha256:
-        raise ReleaseError(f"{path} differs from the sha256 recorded in {recorded_in}; {fix}")
-    _VERIFIED[key] = sha256
+    data = read_regular(path, fix)
+    actual = hashlib.sha256(data).hexdigest()
+    if actual not in accepted:
+        since = f" and from its build state's ({BUILDING}/{path.stem}.json)" if or_built else ""
+        raise ReleaseError(f"{path} differs from the sha256 recorded in {recorded_in}{since}; {fix}")
+    _VERIFIED[key] = actual
     return data
 
 
 def read_stats(path: Path) -> dict:
     """A config's stats file, checked where the release's readers rely on it (its data files lie in data/)."""
     fix = f"rebuild it with `cohbench build {path.stem}` (or restore it from the release)"
-    try:
-        stats = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ReleaseError(f"{path} is not valid JSON ({getattr(error, 'msg', None) or error.reason}); {fix}") from None
+    stats = read_json(path, fix)
     files = stats.get("files") if isinstance(stats, dict) else None
     if not isinstance(files, dict) or not all(
         isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("sha256"), str) and isinstance(f.get("rows"), int)
@@ -193,7 +277,7 @@ def release_manifest(release: Path) -> dict | None:
         return read_manifest(path)
     fix = "restore it from the release, or rewrite it with `cohbench index`"
     if path.exists() or path.is_symlink():
-        raise ReleaseError(f"{path} is not a file; {fix}")
+        raise ReleaseError(f"{path} is not a regular file; {fix}")
     indexed = [name for name in INDEXED if (release / name).exists()]
     if indexed:
         raise ReleaseError(f"{path} is missing although {release / indexed[0]} shows the release was indexed; {fix}")
@@ -203,29 +287,30 @@ def release_manifest(release: Path) -> dict | None:
 def built_configs(release: Path | None = None, *, recorded: bool = True) -> dict[str, dict]:
     """Every config built in the release: name -> stats, checked as every reader relies on them.
 
-    The rule (`recorded`): each stats file is checked against the sha256 the manifest records for it (`shipped`),
-    once per file per process, and a config the manifest lists whose stats are missing is refused; the data files
-    are checked against the stats when read (`read_table`, `data_bytes`, `data_files`). A stats file newer than manifest.json is a
-    config built since the last `cohbench index` (dvc.yaml builds, then reports, validates and trains, then indexes):
-    it is read on its own record, its data still checked against it, and `verify` fails until `cohbench index`
-    records it. A release without manifest.json was never indexed (a build in progress); one holding a file only
-    `cohbench index` writes (INDEXED) lost its manifest, and is refused, as is an invalid manifest. `cohbench index`,
-    which writes the manifest from the stats, reads them with `recorded=False`."""
+    The rule: in an indexed release, each stats file is checked against the sha256 the manifest records for it
+    (`shipped`), or, for a config built since the last `cohbench index`, the one its build state records
+    (`building/<config>.json`, which the writer leaves and `index` removes); a stats file neither records is refused,
+    as is a config the manifest lists whose stats are missing. File times are never trusted. The data files are
+    checked against the stats when read (`read_table`, `data_bytes`, `data_files`). A folder with no manifest and no file only
+    `cohbench index` writes (INDEXED) was never indexed (a first build, a `corrupt` output): its stats are its only
+    record. One that holds such a file lost its manifest, and is refused, as is an invalid manifest. `recorded`
+    False is `cohbench index`'s reading: a lost manifest is rewritten from the stats as they are, and a config whose
+    stats were removed is no longer built."""
     release = release or settings.release_dir()
-    stats_dir = release / "stats"
-    manifest = release_manifest(release) if recorded else None
-    if manifest is not None:
+    manifest = release_manifest(release) if recorded else (read_manifest(release / MANIFEST) if (release / MANIFEST).is_file() else None)
+    if manifest is not None and recorded:  # `index` drops a config no longer built
         for name in manifest["configs"]:
-            if not stats_path(release, name).is_file():
+            if not stats_path(release, name).exists():  # one that is not a regular file is refused as such below
                 raise ReleaseError(f"{stats_path(release, name)} is missing although {MANIFEST} lists {name}; restore it "
                                    f"from the release, or rebuild with `cohbench build {name}`")
-    if not stats_dir.is_dir():
+    if not (release / "stats").is_dir():
         return {}
+    building = build_state(release) if manifest is not None else {}
     out = {}
-    for path in sorted(stats_dir.glob("*.json")):
-        if manifest is not None and path.stat().st_mtime_ns <= (release / MANIFEST).stat().st_mtime_ns:
+    for path in sorted((release / "stats").glob("*.json")):
+        if manifest is not None:
             checked(path, manifest.get("shipped", {}).get(f"stats/{path.name}"), MANIFEST,
-                    f"restore it from the release, or rebuild with `cohbench build {path.stem}`")
+                    f"restore it from the release, or rebuild with `cohbench build {path.stem}`", or_built=building.get(path.stem))
         out[path.stem] = read_stats(path)
     return out
 
@@ -272,7 +357,7 @@ def data_bytes(release: Path, config: str, stats: dict) -> dict[str, bytes]:
     for split, entry in stats["files"].items():
         path = release / entry["path"]
         data = checked(path, entry["sha256"], f"stats/{config}.json", _data_fix(config))
-        out[split] = path.read_bytes() if data is None else data
+        out[split] = read_regular(path, _data_fix(config)) if data is None else data
     return out
 
 
@@ -318,10 +403,7 @@ def read_config(release: Path | None, name: str, stats: dict | None = None) -> C
 def read_manifest(path: Path) -> dict:
     """A release's manifest, checked for what its readers rely on (configs with their corpus and files)."""
     fix = "restore it from the release, or delete it and run `cohbench index` to rewrite it"
-    try:
-        recorded = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ReleaseError(f"{path} is not valid JSON ({getattr(error, 'msg', None) or error.reason}); {fix}") from None
+    recorded = read_json(path, fix)
     configs = recorded.get("configs") if isinstance(recorded, dict) else None
     if not isinstance(configs, dict) or not isinstance(recorded.get("shipped", {}), dict) or not all(
         isinstance(e, dict) and isinstance(e.get("corpus"), str) and isinstance(e.get("files"), dict)

@@ -3,6 +3,7 @@ read straight from the release's Parquet files (through the one reader, which ch
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..errors import ReleaseError
@@ -43,6 +44,11 @@ def load(config: str, split: str | None = None, release: Path | None = None, ver
     `info.version` is the config's version; `version` (X.Y.Z, or a pattern such as `2.*.*`) refuses any other."""
     import datasets
 
+    for name, value, kinds, what in (("config", config, (str,), "a config name"), ("split", split, (str, type(None)), "a split name"),
+                                     ("release", release, (str, os.PathLike, type(None)), "a folder"),
+                                     ("version", version, (str, type(None)), "X.Y.Z or a pattern such as '2.*.*'")):
+        if not isinstance(value, kinds):
+            raise ReleaseError(f"load's {name} must be {what} (a string{', or a path' if name == 'release' else ''}), not {value!r}"[:300])
     if split is not None and split not in SPLITS:
         raise ReleaseError(f"{split!r} is not a cohbench split: every config uses {', '.join(SPLITS)} (upstream names are in the card)")
     spec(config)  # an unknown name: the closest registered one

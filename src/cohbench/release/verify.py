@@ -6,7 +6,8 @@ built from are checked where the raw cache holds any of them (a checkout that fe
 them must be there and match); a release received without the cache (pulled, exported, copied) is verified on its
 own files, and the result says what it did not check. A file in the release
 folder that the release does not record (something written there by mistake, or the leftover of an interrupted
-write) fails verification.
+write) fails verification, as does a config built since the last `cohbench index` (the build state, `building/`):
+its stats are not yet the release's.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from .. import settings
 from ..errors import ReleaseError
 from ..sources import sha256_of
-from .layout import MANIFEST, read_manifest, read_stats, stats_path
+from .layout import BUILDING, MANIFEST, build_state, read_manifest, read_stats, stats_path
 
 # Files a release folder may hold that its manifest does not hash: the manifest itself, and git's own files.
 UNRECORDED_BY_DESIGN = (MANIFEST, ".gitignore")
@@ -71,10 +72,14 @@ def verify(release: Path | None = None, *, raw: bool | None = None) -> dict:
     if "shipped" not in recorded:
         results.append({"kind": "manifest", "path": str(manifest_file), "ok": False,
                         "problem": "records no sha256 of the card, stats and summaries (an older manifest); run `cohbench index`"})
+    for config in build_state(release):
+        results.append({"kind": "building", "path": str(release / BUILDING / f"{config}.json"), "ok": False,
+                        "problem": f"{config} was built since the last `cohbench index`; run `cohbench index` to record it"})
     known = {f["path"] for entry in recorded["configs"].values() for f in entry["files"].values()} | set(recorded.get("shipped", {}))
     for path in sorted(p for p in release.rglob("*") if p.is_file() or p.is_symlink() or not p.is_dir()):
         relative = path.relative_to(release)
-        if relative.as_posix() in known or relative.name in UNRECORDED_BY_DESIGN:
+        if relative.as_posix() in known or relative.name in UNRECORDED_BY_DESIGN or (
+                relative.parent.as_posix() == BUILDING and relative.suffix == ".json"):
             continue
         leftover = any(part.startswith(".") and part.endswith(".tmp") for part in relative.parts)
         problem = ("the leftover of an interrupted write; the next build or `cohbench index` removes it" if leftover

@@ -15,7 +15,6 @@ the package's (`cohbench._version`); CHANGELOG.md says what changed from one to 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,10 +30,9 @@ def declared(config: str, folder: Path | None = None) -> dict | None:
     path = (folder or settings.versions_dir()) / f"{config}.json"
     if not path.is_file():
         return None
-    try:
-        entry = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ReleaseError(f"{path} is not valid JSON ({getattr(error, 'msg', error)}); restore it from the repository") from None
+    from .layout import read_json
+
+    entry = read_json(path, "restore it from the repository")
     if not isinstance(entry, dict) or not VERSION.match(str(entry.get("version"))) or not isinstance(entry.get("field_hashes"), dict):
         raise ReleaseError(f"{path} does not declare a version X.Y.Z with its fingerprint and field hashes; restore it from the repository")
     return entry
@@ -67,13 +65,18 @@ def _bumped(version: str, part: str) -> str:
     return f"{major + 1}.0.0" if part == "major" else f"{major}.{minor + 1}.0"
 
 
+FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
+
+
 def check(config: str, stats: dict, folder: Path | None = None) -> Verdict:
     """Whether a built config's records (its stats: fingerprint, schema, field hashes, rows) are its declared version,
     and if not, which part of the version must move and why."""
     entry = declared(config, folder)
     fingerprint = stats.get("fingerprint")
-    if not isinstance(fingerprint, str):
-        raise ReleaseError(f"stats/{config}.json records no fingerprint (built by an older cohbench); rebuild it with `cohbench build {config}`")
+    if not (isinstance(fingerprint, str) and FINGERPRINT.match(fingerprint) and isinstance(stats.get("schema"), dict)
+            and isinstance(stats.get("field_hashes"), dict)):
+        raise ReleaseError(f"stats/{config}.json records no fingerprint, schema and field hashes of its records (built by an older "
+                           f"cohbench, or edited); rebuild it with `cohbench build {config}`")
     if entry is None:
         return Verdict(config, None, f"0.0.0+dev.{fingerprint[:8]}", "minor", "1.0.0", ("a config not declared before",))
     if entry["fingerprint"] == fingerprint:
@@ -92,6 +95,22 @@ def check(config: str, stats: dict, folder: Path | None = None) -> Verdict:
     part = "major" if removed or retyped or changed or rows != entry.get("rows") else "minor"
     return Verdict(config, entry["version"], f"{entry['version']}+dev.{fingerprint[:8]}", part,
                    _bumped(entry["version"], part), tuple(reasons or ["fingerprint differs"]))
+
+
+def of_records(release: Path, config: str, stats: dict) -> dict:
+    """`stats`, once the fingerprint, schema and field hashes they record are found to be those of the records they
+    describe, recomputed from the data files (read through the one reader, each checked against the stats). Readers
+    take a version from the stats' fingerprint, since the stats are checked against the manifest or the build state;
+    `cohbench version`, which names and declares versions, recomputes it, so that stats whose records were changed
+    behind a kept fingerprint never pass for a declared version."""
+    from .fingerprint import fingerprint
+    from .layout import read_table
+
+    content = fingerprint({split: read_table(release, config, stats, split) for split in stats["files"]})
+    if (content["fingerprint"], content["schema"], content["fields"]) != (stats.get("fingerprint"), stats.get("schema"), stats.get("field_hashes")):
+        raise ReleaseError(f"stats/{config}.json records another fingerprint than that of the records it describes (records "
+                           f"{content['fingerprint'][:12]}); rebuild it with `cohbench build {config}`")
+    return stats
 
 
 def version_of(config: str, stats: dict, folder: Path | None = None) -> str:
@@ -122,16 +141,17 @@ def matches(version: str, wanted: str) -> bool:
     return len(asked) == 3 and all(a in ("*", p) for a, p in zip(asked, parts))
 
 
-def provenance(release: Path, configs: dict[str, dict]) -> dict:
+def provenance(release: Path, configs: dict[str, dict], *, recorded: bool = True) -> dict:
     """Which data a result was computed on: the release version, and each config's version and fingerprint. A
     config's version is the one this checkout declares for exactly its records (`catalog/versions/`), else the one the
     release's own manifest records for them (a release received or restored, used from anywhere), else its
-    development version. Every command that reports figures puts this beside them."""
+    development version. Every command that reports figures puts this beside them. `recorded` False leaves the
+    manifest unread (a damaged one, where `cohbench diff` compares a release as found)."""
     from .._version import __version__
     from .layout import MANIFEST, read_manifest
 
     manifest_file = release / MANIFEST
-    manifest = read_manifest(manifest_file) if manifest_file.is_file() else {"configs": {}}
+    manifest = read_manifest(manifest_file) if recorded and manifest_file.is_file() else {"configs": {}}
     out, declared_here = {}, True
     for name, stats in sorted(configs.items()):
         fingerprint = stats.get("fingerprint")
