@@ -104,7 +104,8 @@ def cmd_verify(args) -> int:
 
     result = verify()
     results, bad = result["files"], [r for r in result["files"] if not r["ok"]]
-    lines = [f"{'ok' if r['ok'] else 'FAILED'}  {r['kind']:<8} {r['path']}" + (f"  ({r['problem']})" if r["problem"] else "") for r in results]
+    lines = [f"{'ok' if r['ok'] else 'FAILED'}  {r['kind']:<8} {r['path']}" + (f"  ({r['problem']})" if r["problem"] else "")
+             for r in (bad if args.quiet else results)]
     lines.append(f"{len(results) - len(bad)} of {len(results)} files match their recorded sha256")
     lines += [f"not checked: {what}" for what in result["not_checked"]]
     _emit(args, result, lines)
@@ -166,9 +167,18 @@ def cmd_diff(args) -> int:
 def cmd_pull(args) -> int:
     from .release.store import pull
 
-    result = pull(args.version, Path(args.out or f"cohbench-{args.version.removeprefix('v')}"), repo=args.repo)
-    _emit(args, result, [f"restored cohbench {result['release']} ({result['files']} files, each matching its manifest) into "
-                         f"{result['path']}; use it with --release {result['path']}"])
+    result = pull(args.version, Path(args.out or f"cohbench-{args.version.removeprefix('v')}"), repo=args.repo, remote=args.remote)
+    _emit(args, result, [f"restored cohbench {result['release']} ({result['files']} files, each matching its manifest) from "
+                         f"{result['remote']} into {result['path']}; use it with --release {result['path']}"])
+    return 0
+
+
+def cmd_publish(args) -> int:
+    from .release.store import publish
+
+    result = publish(args.target, args.versions, repo=args.repo)
+    _emit(args, result, [f"published {', '.join(result['releases'])} to {result['remote']} ({result['objects_pushed']} object(s) sent, "
+                         f"{result['objects_checked']} checked); users get one with `cohbench pull VERSION --remote URL` where URL serves it"])
     return 0
 
 
@@ -542,7 +552,8 @@ def parser() -> argparse.ArgumentParser:
     build.add_argument("--mirror", help="mirror folder laid out as HOST/URL-PATH (overrides COHBENCH_MIRROR)")
     build.add_argument("--no-index", action="store_true", help="do not rewrite README.md and manifest.json")
     add("index", cmd_index, "rewrite the release card and manifest from the configs built")
-    add("verify", cmd_verify, "re-check every release file (and, where a raw cache exists, every upstream file) against its recorded sha256")
+    verify = add("verify", cmd_verify, "re-check every release file (and, where a raw cache exists, every upstream file) against its recorded sha256")
+    verify.add_argument("--quiet", action="store_true", help="print only the files that fail and the summary")
     version = add("version", cmd_version, "whether each built config's records are its declared version (catalog/versions/), and which part must move if not")
     version.add_argument("configs", nargs="*", help="configs (default: every built config)")
     version.add_argument("--record", action="store_true", help="declare the built records as each config's next version (the part the change requires)")
@@ -556,6 +567,12 @@ def parser() -> argparse.ArgumentParser:
     pull.add_argument("version", help="release version X.Y.Z (or tag vX.Y.Z)")
     pull.add_argument("--out", help="a new or empty folder (default: ./cohbench-VERSION)")
     pull.add_argument("--repo", help="the cohbench checkout whose tags and store to use (default: this one)")
+    pull.add_argument("--remote", help="where the data is: an http(s):// URL serving a published folder, any DVC remote URL, or a folder "
+                      "(default: the release store of .dvc/config)")
+    publish = add("publish", cmd_publish, "copy releases' data to a folder any web server can serve, or to any DVC remote URL")
+    publish.add_argument("target", help="a folder (laid out as a DVC store) or a DVC remote URL (s3://, ssh://, ...)")
+    publish.add_argument("versions", nargs="*", help="release versions X.Y.Z (default: every release this checkout knows)")
+    publish.add_argument("--repo", help="the cohbench checkout (default: this one)")
     push = add("push", cmd_push, "send the built release's data to the release store (the DVC remote `store`)")
     push.add_argument("--repo", help="the cohbench checkout (default: this one)")
     validate = add("validate", cmd_validate, "check the release with great-expectations; one verdict line per config")
