@@ -182,6 +182,14 @@ def cmd_publish(args) -> int:
     return 0
 
 
+def cmd_show(args) -> int:
+    from .viewer.site import write_site
+
+    result = write_site(Path(args.out), configs=args.config)
+    _emit(args, result, [f"wrote the viewer of {len(result['configs'])} config(s) to {result['path']}; open {result['path']}/index.html in a browser"])
+    return 0
+
+
 def cmd_push(args) -> int:
     from .release.store import push
 
@@ -575,6 +583,9 @@ def parser() -> argparse.ArgumentParser:
     publish.add_argument("--repo", help="the cohbench checkout (default: this one)")
     push = add("push", cmd_push, "send the built release's data to the release store (the DVC remote `store`)")
     push.add_argument("--repo", help="the cohbench checkout (default: this one)")
+    show = add("show", cmd_show, "write a static HTML site to browse and filter a release's (or a corrupt output's) records, spans highlighted")
+    show.add_argument("--out", required=True, help="a new or empty folder outside the release")
+    show.add_argument("--config", action="append", help="only this config (repeatable; default: every built config)")
     validate = add("validate", cmd_validate, "check the release with great-expectations; one verdict line per config")
     validate.add_argument("configs", nargs="*", help="configs to check (default: every built config)")
     validate.add_argument("--record-expected", action="store_true", help="snapshot the configs' statistics into the expected-statistics folder (validation.expected, default catalog/expected/)")
