@@ -27,16 +27,18 @@ class Browser:
     def __init__(self, profile: Path):
         to_browser, self._commands = os.pipe()
         self._replies, from_browser = os.pipe()
-        assert min(self._commands, self._replies) > 4
+        assert min(to_browser, self._commands, self._replies, from_browser) > 4  # none is one of the numbers the child needs
 
-        def fds():
+
+        def fds():  # in the child: inheritable copies at 3 and 4; os.pipe's own ends close on exec
             os.dup2(to_browser, 3)
             os.dup2(from_browser, 4)
 
         self.process = subprocess.Popen(
             [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe", f"--user-data-dir={profile}",
              "--window-size=1200,900", "about:blank"],
-            preexec_fn=fds, pass_fds=(to_browser, from_browser), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+            preexec_fn=fds, close_fds=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        # close_fds=False: subprocess would close 3 and 4 after preexec_fn (pass_fds keeps only the parent's numbers)
         os.close(to_browser)
         os.close(from_browser)
         self._buffer, self._next, self.events, self.session = b"", 0, [], None
