@@ -25,10 +25,11 @@ from release_fixture import plain_record, write_config
 from test_release_store import _files, _run, repo  # noqa: F401  (repo: the fixture, a git + DVC project with a local store)
 
 
-def _release(repo: Path, labels: list[int], version: str, monkeypatch) -> dict[str, str]:
+def _release(repo: Path, labels: list[int], version: str, monkeypatch, records: list[dict] | None = None) -> dict[str, str]:
     """Build, declare, index and commit a release whose manifest records `version`; no tag (a clone gets none)."""
     monkeypatch.setattr(cohbench._version, "__version__", version)
-    write_config(repo / "cohbench", "timetravel_dsd", "timetravel", {"test": [plain_record("a", 1, labels), plain_record("b", 0, [0, 0])]})
+    records = records or [plain_record("a", 1, labels), plain_record("b", 0, [0, 0])]
+    write_config(repo / "cohbench", "timetravel_dsd", "timetravel", {"test": records})
     assert main(["version", "--record"]) == 0
     write_index(repo / "cohbench")
     _run(repo, "dvc", "add", "cohbench/data")
@@ -135,11 +136,12 @@ def test_what_a_remote_cannot_give_is_one_line_saying_which_and_writes_nothing(r
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"), reason="mounting a small filesystem needs root")
 def test_a_pull_onto_a_full_disk_says_so_before_copying(repo, workspace, monkeypatch, capsys):
-    _release(repo, [0, 1] * 2000, "1.0.0", monkeypatch)  # a data file larger than the filesystem below
+    noise = [plain_record(f"r{i}", 0, [0]) | {"sentences": [os.urandom(200).hex()]} for i in range(600)]  # incompressible
+    _release(repo, [], "1.0.0", monkeypatch, records=noise)  # data larger than the filesystem below
     assert main(["push", "--repo", str(repo)]) == 0
     small = workspace / "small"
     small.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(small)], capture_output=True).returncode != 0:
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(small)], capture_output=True).returncode != 0:
         pytest.skip("this machine does not allow mounting a tmpfs")
     try:
         err = _one_line(["pull", "1.0.0", "--repo", str(repo), "--out", str(small / "out")], capsys)

@@ -182,6 +182,16 @@ def cmd_publish(args) -> int:
     return 0
 
 
+def cmd_derive(args) -> int:
+    from .derive import derive
+
+    result = derive(args.name, args.query, Path(args.out))
+    rows = ", ".join(f"{split} {n}" for split, n in result["rows"].items())
+    _emit(args, result, [f"wrote {result['config']} ({rows}) to {result['path']}, indexed; check it with `cohbench verify --release "
+                         f"{result['path']}`, query it with `cohbench sql --release {result['path']}`"])
+    return 0
+
+
 def cmd_show(args) -> int:
     from .viewer.site import write_site
 
@@ -583,6 +593,10 @@ def parser() -> argparse.ArgumentParser:
     publish.add_argument("--repo", help="the cohbench checkout (default: this one)")
     push = add("push", cmd_push, "send the built release's data to the release store (the DVC remote `store`)")
     push.add_argument("--repo", help="the cohbench checkout (default: this one)")
+    derive = add("derive", cmd_derive, "write a changed copy of a config, from one SQL query, into a new folder laid out like a release (indexed, verifiable)")
+    derive.add_argument("name", help="the new config's name (lowercase letters, digits, _)")
+    derive.add_argument("query", help="SELECT * FROM CONFIG WHERE ... (or SELECT * REPLACE (expr AS field) ...): every schema field, one row per record")
+    derive.add_argument("--out", required=True, help="a new or empty folder outside the release")
     show = add("show", cmd_show, "write a static HTML site to browse and filter a release's (or a corrupt output's) records, spans highlighted")
     show.add_argument("--out", required=True, help="a new or empty folder outside the release")
     show.add_argument("--config", action="append", help="only this config (repeatable; default: every built config)")

@@ -57,6 +57,8 @@ def _run(repo: Path, *args: str, what: str, shown: dict[str, str] | None = None)
                        if line.strip() and not line.startswith("Having any troubles")), "no message")
         for hidden, known in (shown or {}).items():
             detail = detail.replace(hidden, known)
+        if "[Errno 28]" in detail or "No space left on device" in detail:  # DVC calls a full disk "unexpected"
+            raise ReleaseError(f"{what} failed: no space left on the device; free some space, or write elsewhere")
         raise ReleaseError(f"{what} failed ({args[0]}: {detail[:300]})")
     return run
 
@@ -141,11 +143,11 @@ def pull(version: str, out: Path, repo: Path | None = None, remote: str | None =
     outputs = _outputs_at(repo, revision)
     _check_remote(url, outputs, version)
     remove_orphans(target.parent)  # what a killed pull left there
-    _check_room(target.parent, outputs, out)
     with _terminated_as_exit(), atomic_dir(target) as tmp, tempfile.TemporaryDirectory(prefix="cohbench-remote-") as config:
         _committed_part(repo, revision, tmp)
         if not (tmp / "manifest.json").is_file():
             raise ReleaseError(f"{tag} holds no release manifest (cohbench/manifest.json); it is not a release tag")
+        _check_room(tmp, outputs, out)
         # a remote named in a config file of its own: `dvc get --remote-config url=` would merge the URL into the
         # store's local-folder settings, which an http remote refuses
         Path(config, "config").write_text(f'[remote "{REMOTE}"]\n    url = {url}\n', encoding="utf-8")
@@ -242,6 +244,7 @@ def _listing(path: Path, output: str, version: str, url: str) -> list[dict]:
 
 
 def _check_room(folder: Path, outputs: dict[str, dict], out: Path) -> None:
+    """The data's recorded size against the free space where it goes (after git's part is written there)."""
     needed = sum(int(entry.get("size") or 0) for entry in outputs.values())
     probe = next((p for p in (folder, *folder.parents) if p.exists()), folder)
     free = shutil.disk_usage(probe).free
