@@ -325,7 +325,8 @@ def publish(target: str, versions: list[str] | None = None, repo: Path | None = 
             outputs = _outputs_at(repo, revision)
             _check_remote(url, outputs, version)
             checked += _check_md5(url, outputs, version)
-    return {"remote": url, "releases": dict(zip(chosen, revisions)), "objects_pushed": int(run.stdout.decode().strip() or 0),
+    last = (run.stdout.decode().strip().splitlines() or ["0"])[-1]  # the count push returned, printed last
+    return {"remote": url, "releases": dict(zip(chosen, revisions)), "objects_pushed": int(last) if last.isdigit() else 0,
             "objects_checked": checked}
 
 
