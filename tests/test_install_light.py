@@ -98,7 +98,7 @@ def _install(python: str, wheel) -> None:
 
 @pytest.mark.wheel_install
 @pytest.mark.parametrize("version", ["3.12.1", "3.13.0"])
-def test_the_wheel_installs_and_lists_queries_and_evaluates_a_release_on_python(version, wheel, tmp_path):
+def test_the_wheel_installs_and_lists_queries_evaluates_and_shows_a_release_on_python(version, wheel, tmp_path):
     prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True, text=True) if shutil.which("pyenv") else None
     if prefix is None or prefix.returncode != 0:
         pytest.skip(f"Python {version} is not installed through pyenv here")
@@ -112,7 +112,8 @@ def test_the_wheel_installs_and_lists_queries_and_evaluates_a_release_on_python(
     cli = str(tmp_path / "venv" / "bin" / "cohbench")
     ran = {}
     for name, args in {"list": ["list", "--json"], "sql": ["sql", "SELECT count(*) AS n FROM storysumm WHERE label = 1", "--format", "csv"],
-                       "evaluate": ["evaluate", "storysumm", "--predictions", str(tmp_path / "predictions.jsonl"), "--json"]}.items():
+                       "evaluate": ["evaluate", "storysumm", "--predictions", str(tmp_path / "predictions.jsonl"), "--json"],
+                       "show": ["show", "--out", str(tmp_path / "site")]}.items():  # its script and style ship in the wheel
         run = subprocess.run([cli, *args], cwd=tmp_path, env=env, capture_output=True, text=True)
         assert run.returncode == 0, (name, run.stderr[-2000:])
         ran[name] = run.stdout
@@ -120,6 +121,7 @@ def test_the_wheel_installs_and_lists_queries_and_evaluates_a_release_on_python(
     assert {row["config"]: row["rows"] for row in json.loads(ran["list"])}["storysumm"] == {"validation": 4, "test": 6}
     assert ran["sql"].split() == ['"n"', "5"]
     assert json.loads(ran["evaluate"])["splits"]["test"]["auc"] == 1.0
+    assert {p.name for p in (tmp_path / "site").iterdir()} >= {"index.html", "storysumm.html", "viewer.js", "viewer.css", "data"}
 
 
 @pytest.mark.wheel_install

@@ -6,6 +6,7 @@ replaced and its similarity, StorySumm's explanations are shown, and the filters
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import shutil
@@ -21,14 +22,19 @@ from release_fixture import plain_record, record, snac_record, write_config
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+def _above_4(fd: int) -> int:
+    """The same pipe end at a number above 4 (closed on exec, as os.pipe's are)."""
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 5)
+    os.close(fd)
+    return moved
+
+
 class Browser:
     """Headless Chromium with the DevTools protocol on file descriptors 3 and 4 (NUL-separated JSON messages)."""
 
     def __init__(self, profile: Path):
-        to_browser, self._commands = os.pipe()
-        self._replies, from_browser = os.pipe()
-        assert min(to_browser, self._commands, self._replies, from_browser) > 4  # none is one of the numbers the child needs
-
+        to_browser, self._commands = map(_above_4, os.pipe())  # none may be one of the numbers the child needs
+        self._replies, from_browser = map(_above_4, os.pipe())
 
         def fds():  # in the child: inheritable copies at 3 and 4; os.pipe's own ends close on exec
             os.dup2(to_browser, 3)
