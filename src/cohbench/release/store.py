@@ -148,12 +148,12 @@ def pull(version: str, out: Path, repo: Path | None = None, remote: str | None =
         if not (tmp / "manifest.json").is_file():
             raise ReleaseError(f"{tag} holds no release manifest (cohbench/manifest.json); it is not a release tag")
         _check_room(tmp, outputs, out)
-        # a remote named in a config file of its own: `dvc get --remote-config url=` would merge the URL into the
-        # store's local-folder settings, which an http remote refuses
+        # the remote just checked, named in a config file of its own (`dvc get --remote-config url=` would merge the
+        # URL into the store's local-folder settings, which an http remote refuses)
         Path(config, "config").write_text(f'[remote "{REMOTE}"]\n    url = {url}\n', encoding="utf-8")
         for output in outputs:
             _run(repo, "dvc", "get", str(repo), f"{RELEASE_FOLDER}/{output}", "--rev", revision, "-o", str(tmp / output), "--force",
-                 *(("--config", str(Path(config, "config")), "--remote", REMOTE) if remote else ()), shown={str(tmp): str(out)},
+                 "--config", str(Path(config, "config")), "--remote", REMOTE, shown={str(tmp): str(out)},
                  what=f"getting {output} of {tag} from {url}")
         checked = verify(tmp, raw=False)
         bad = [r for r in checked["files"] if not r["ok"]]
