@@ -469,20 +469,25 @@ DISTRIBUTION_OF = {"sklearn": "scikit_learn"}  # modules an extra installs under
 
 
 def _extra_providing(module: str) -> str | None:
-    """The first extra of cohbench's own metadata whose distribution provides `module`, if any."""
+    """The smallest extra of cohbench's own metadata whose distribution provides `module`, if any: [validate] rather
+    than [pipeline], which holds every extra (build backends list extras in their own order), never [test]."""
+    from collections import Counter
     from importlib import metadata
 
     try:
         requirements = metadata.requires("cohbench") or []
     except metadata.PackageNotFoundError:
         return None
+    sizes, providing = Counter(), set()
     for requirement in requirements:
         name, _, marker = requirement.partition(";")
         distribution = re.split(r"[\s=<>!~\[(]", name.strip(), maxsplit=1)[0]
         extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)", marker)
-        if extra and distribution.lower().replace("-", "_") == DISTRIBUTION_OF.get(module, module):
-            return extra.group(1)
-    return None
+        if extra and extra.group(1) != "test":
+            sizes[extra.group(1)] += 1
+            if distribution.lower().replace("-", "_") == DISTRIBUTION_OF.get(module, module):
+                providing.add(extra.group(1))
+    return min(providing, key=lambda e: (sizes[e], e), default=None)
 
 
 def cmd_corrupt(args) -> int:
