@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tomllib
-import venv
+from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 
 from cohbench import settings
 from cohbench.release.index import write_index
@@ -22,30 +24,31 @@ from release_fixture import plain_record, record, write_config
 ROOT = settings.project_root()
 
 
-def _pins(requirements: list[str]) -> dict[str, str]:
-    pins = {}
-    for requirement in requirements:
-        name, _, version = requirement.partition("==")
-        if not version:
-            assert name.startswith("cohbench["), f"{requirement!r} is not pinned exactly"
-            continue
-        pins[re.sub(r"[-_.]+", "-", re.sub(r"\[.*\]", "", name).lower())] = version  # ray[data] is pinned as ray
-    return pins
-
-
-def test_every_dependency_and_extra_is_pinned_as_requirements_lock_pins_it():
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    declared = _pins(project["dependencies"])
-    for requirements in project["optional-dependencies"].values():
-        declared |= _pins(requirements)
-    locked = {}
+def _locked() -> dict[str, str]:
+    locked = {"torch": "2.13.0"}  # the local CPU wheel, installed beside the lock (Makefile)
     for line in (ROOT / "requirements.lock").read_text().splitlines():
         if "==" in line and not line.startswith("#"):
             name, version = line.split("==")
-            locked[re.sub(r"[-_.]+", "-", name.lower())] = version.strip()
-    locked.setdefault("torch", "2.13.0")  # the local CPU wheel, installed beside the lock (Makefile)
-    assert {name: locked.get(name) for name in declared} == declared
-    assert "torch" not in _pins(project["dependencies"]), "torch belongs in the [build] and [train] extras only"
+            locked[canonicalize_name(name)] = version.strip()
+    return locked
+
+
+def test_every_dependency_admits_the_version_requirements_lock_pins_and_no_next_major():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    locked = _locked()
+    requirements = [Requirement(r) for r in project["dependencies"]]
+    requirements += [Requirement(r) for extra in project["optional-dependencies"].values() for r in extra]
+    for requirement in requirements:
+        name = canonicalize_name(requirement.name)
+        if name == "cohbench":
+            continue  # an extra made of the others
+        assert requirement.specifier.contains(locked[name], prereleases=True), f"{requirement} excludes the locked {locked[name]}"
+        major = int(locked[name].split(".")[0])
+        assert not requirement.specifier.contains(f"{major + 1}.0.0"), f"{requirement} admits an untested major release"
+        if name == "torch":
+            assert str(requirement.specifier) == f"=={locked['torch']}", "torch is pinned exactly: a looser one pulls a CUDA build"
+    assert "torch" not in {canonicalize_name(Requirement(r).name) for r in project["dependencies"]}, "torch belongs in the [build] and [train] extras only"
+    assert SpecifierSet(project["requires-python"]) == SpecifierSet(">=3.11,<3.14")
 
 
 def _tiny_release(folder):
@@ -63,21 +66,69 @@ def _tiny_release(folder):
     return folder
 
 
-@pytest.mark.wheel_install
-def test_the_wheel_without_extras_loads_queries_and_evaluates_a_release_from_another_directory(tmp_path):
-    release = _tiny_release(tmp_path / "release")
-    source = tmp_path / "source"  # a copy, so that building the wheel writes nothing into the project
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    """The wheel, built by pip from a copy of the project (so that nothing is written into it) with the build
+    backend pyproject.toml names; the copy is left without a build/ folder or an .egg-info."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
+    source = tmp_path / "source"
     shutil.copytree(ROOT / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
-    run = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", tmp_path / "dist", source],
+    run = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", tmp_path / "dist", "."], cwd=source,
                          capture_output=True, text=True)  # fmt: skip
     assert run.returncode == 0, run.stderr
-    (wheel,) = (tmp_path / "dist").glob("cohbench-*.whl")
-    venv.create(tmp_path / "venv", with_pip=True)
-    python = tmp_path / "venv" / "bin" / "python"
-    run = subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", wheel], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
+    assert sorted(p.name for p in source.iterdir()) == ["README.md", "pyproject.toml", "src"], "the build left files in the checkout"
+    assert sorted(p.name for p in (source / "src").iterdir()) == ["cohbench"]
+    (built,) = (tmp_path / "dist").glob("cohbench-*.whl")
+    return built
+
+
+def _venv(python: str, folder) -> str:
+    """A fresh virtual environment of `python` with the wheel's light install, at the versions requirements.lock pins."""
+    subprocess.run([python, "-m", "venv", str(folder)], check=True, capture_output=True)
+    return str(folder / "bin" / "python")
+
+
+def _install(python: str, wheel) -> None:
+    run = subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-c", ROOT / "requirements.lock", wheel],
+                         capture_output=True, text=True)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+
+
+@pytest.mark.wheel_install
+@pytest.mark.parametrize("version", ["3.12.1", "3.13.0"])
+def test_the_wheel_installs_and_lists_queries_evaluates_and_shows_a_release_on_python(version, wheel, tmp_path):
+    prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True, text=True) if shutil.which("pyenv") else None
+    if prefix is None or prefix.returncode != 0:
+        pytest.skip(f"Python {version} is not installed through pyenv here")
+    python = _venv(str(Path(prefix.stdout.strip()) / "bin" / "python3"), tmp_path / "venv")
+    _install(python, wheel)
+    release = _tiny_release(tmp_path / "release")
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps({"id": f"s{i}", "score": i % 2 * 0.8 + 0.1}) + "\n" for i in range(10)))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COHBENCH_", "PYTHONPATH", "VIRTUAL_ENV", "PYENV"))}
+    env |= {"HF_DATASETS_CACHE": str(tmp_path / "hf"), "HF_DATASETS_OFFLINE": "1", "HOME": str(tmp_path / "home"), "COHBENCH_NETWORK": "0",
+            "COHBENCH_RELEASE": str(release)}
+    cli = str(tmp_path / "venv" / "bin" / "cohbench")
+    ran = {}
+    for name, args in {"list": ["list", "--json"], "sql": ["sql", "SELECT count(*) AS n FROM storysumm WHERE label = 1", "--format", "csv"],
+                       "evaluate": ["evaluate", "storysumm", "--predictions", str(tmp_path / "predictions.jsonl"), "--json"],
+                       "show": ["show", "--out", str(tmp_path / "site")]}.items():  # its script and style ship in the wheel
+        run = subprocess.run([cli, *args], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert run.returncode == 0, (name, run.stderr[-2000:])
+        ran[name] = run.stdout
+    assert subprocess.run([python, "--version"], capture_output=True, text=True).stdout.split()[1] == version
+    assert {row["config"]: row["rows"] for row in json.loads(ran["list"])}["storysumm"] == {"validation": 4, "test": 6}
+    assert ran["sql"].split() == ['"n"', "5"]
+    assert json.loads(ran["evaluate"])["splits"]["test"]["auc"] == 1.0
+    assert {p.name for p in (tmp_path / "site").iterdir()} >= {"index.html", "storysumm.html", "viewer.js", "viewer.css", "data"}
+
+
+@pytest.mark.wheel_install
+def test_the_wheel_without_extras_loads_queries_and_evaluates_a_release_from_another_directory(tmp_path, wheel):
+    release = _tiny_release(tmp_path / "release")
+    python = _venv(sys.executable, tmp_path / "venv")
+    _install(python, wheel)
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -107,10 +107,11 @@ def test_a_clone_without_tags_finds_a_release_by_the_version_its_manifest_record
 def test_what_the_store_cannot_give_is_one_line_and_writes_nothing(repo, workspace, capsys):
     _release(repo, [0, 1], "v1.0.0")
     shutil.rmtree(repo / ".dvc" / "cache")  # tagged, but never pushed
+    (workspace / "store").mkdir()
     for args, message in [
         (["pull", "9.9.9"], "there is no release v9.9.9"),
         (["pull", "latest"], "is not a release version"),
-        (["pull", "1.0.0"], "from the release store"),
+        (["pull", "1.0.0"], f"the release store {workspace / 'store'} does not hold release 1.0.0"),
         (["pull", "1.0.0", "--out", str(repo / "cohbench" / "inside")], "inside the release folder"),
     ]:
         out = workspace / "restored"

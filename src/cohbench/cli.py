@@ -104,7 +104,8 @@ def cmd_verify(args) -> int:
 
     result = verify()
     results, bad = result["files"], [r for r in result["files"] if not r["ok"]]
-    lines = [f"{'ok' if r['ok'] else 'FAILED'}  {r['kind']:<8} {r['path']}" + (f"  ({r['problem']})" if r["problem"] else "") for r in results]
+    lines = [f"{'ok' if r['ok'] else 'FAILED'}  {r['kind']:<8} {r['path']}" + (f"  ({r['problem']})" if r["problem"] else "")
+             for r in (bad if args.quiet else results)]
     lines.append(f"{len(results) - len(bad)} of {len(results)} files match their recorded sha256")
     lines += [f"not checked: {what}" for what in result["not_checked"]]
     _emit(args, result, lines)
@@ -168,9 +169,36 @@ def cmd_diff(args) -> int:
 def cmd_pull(args) -> int:
     from .release.store import pull
 
-    result = pull(args.version, Path(args.out or f"cohbench-{args.version.removeprefix('v')}"), repo=args.repo)
-    _emit(args, result, [f"restored cohbench {result['release']} ({result['files']} files, each matching its manifest) into "
-                         f"{result['path']}; use it with --release {result['path']}"])
+    result = pull(args.version, Path(args.out or f"cohbench-{args.version.removeprefix('v')}"), repo=args.repo, remote=args.remote)
+    _emit(args, result, [f"restored cohbench {result['release']} ({result['files']} files, each matching its manifest) from "
+                         f"{result['remote']} into {result['path']}; use it with --release {result['path']}"])
+    return 0
+
+
+def cmd_publish(args) -> int:
+    from .release.store import publish
+
+    result = publish(args.target, args.versions, repo=args.repo)
+    _emit(args, result, [f"published {', '.join(result['releases'])} to {result['remote']} ({result['objects_pushed']} object(s) sent, "
+                         f"{result['objects_checked']} checked); users get one with `cohbench pull VERSION --remote URL` where URL serves it"])
+    return 0
+
+
+def cmd_derive(args) -> int:
+    from .derive import derive
+
+    result = derive(args.name, args.query, Path(args.out))
+    rows = ", ".join(f"{split} {n}" for split, n in result["rows"].items())
+    _emit(args, result, [f"wrote {result['config']} ({rows}) to {result['path']}, indexed; check it with `cohbench verify --release "
+                         f"{result['path']}`, query it with `cohbench sql --release {result['path']}`"])
+    return 0
+
+
+def cmd_show(args) -> int:
+    from .viewer.site import write_site
+
+    result = write_site(Path(args.out), configs=args.config)
+    _emit(args, result, [f"wrote the viewer of {len(result['configs'])} config(s) to {result['path']}; open {result['path']}/index.html in a browser"])
     return 0
 
 
@@ -457,20 +485,25 @@ DISTRIBUTION_OF = {"sklearn": "scikit_learn"}  # modules an extra installs under
 
 
 def _extra_providing(module: str) -> str | None:
-    """The first extra of cohbench's own metadata whose distribution provides `module`, if any."""
+    """The smallest extra of cohbench's own metadata whose distribution provides `module`, if any: [validate] rather
+    than [pipeline], which holds every extra (build backends list extras in their own order), never [test]."""
+    from collections import Counter
     from importlib import metadata
 
     try:
         requirements = metadata.requires("cohbench") or []
     except metadata.PackageNotFoundError:
         return None
+    sizes, providing = Counter(), set()
     for requirement in requirements:
         name, _, marker = requirement.partition(";")
         distribution = re.split(r"[\s=<>!~\[(]", name.strip(), maxsplit=1)[0]
         extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)", marker)
-        if extra and distribution.lower().replace("-", "_") == DISTRIBUTION_OF.get(module, module):
-            return extra.group(1)
-    return None
+        if extra and extra.group(1) != "test":
+            sizes[extra.group(1)] += 1
+            if distribution.lower().replace("-", "_") == DISTRIBUTION_OF.get(module, module):
+                providing.add(extra.group(1))
+    return min(providing, key=lambda e: (sizes[e], e), default=None)
 
 
 def cmd_corrupt(args) -> int:
@@ -558,7 +591,8 @@ def parser() -> argparse.ArgumentParser:
     build.add_argument("--mirror", help="mirror folder laid out as HOST/URL-PATH (overrides COHBENCH_MIRROR)")
     build.add_argument("--no-index", action="store_true", help="do not rewrite README.md and manifest.json")
     add("index", cmd_index, "rewrite the release card and manifest from the configs built")
-    add("verify", cmd_verify, "re-check every release file (and, where a raw cache exists, every upstream file) against its recorded sha256")
+    verify = add("verify", cmd_verify, "re-check every release file (and, where a raw cache exists, every upstream file) against its recorded sha256")
+    verify.add_argument("--quiet", action="store_true", help="print only the files that fail and the summary")
     version = add("version", cmd_version, "whether each built config's records are its declared version (catalog/versions/), and which part must move if not")
     version.add_argument("configs", nargs="*", help="configs (default: every built config)")
     version.add_argument("--record", action="store_true", help="declare the built records as each config's next version (the part the change requires)")
@@ -572,8 +606,21 @@ def parser() -> argparse.ArgumentParser:
     pull.add_argument("version", help="release version X.Y.Z (or tag vX.Y.Z)")
     pull.add_argument("--out", help="a new or empty folder (default: ./cohbench-VERSION)")
     pull.add_argument("--repo", help="the cohbench checkout whose tags and store to use (default: this one)")
+    pull.add_argument("--remote", help="where the data is: an http(s):// URL serving a published folder, any DVC remote URL, or a folder "
+                      "(default: the release store of .dvc/config)")
+    publish = add("publish", cmd_publish, "copy releases' data to a folder any web server can serve, or to any DVC remote URL")
+    publish.add_argument("target", help="a folder (laid out as a DVC store) or a DVC remote URL (s3://, ssh://, ...)")
+    publish.add_argument("versions", nargs="*", help="release versions X.Y.Z (default: every release this checkout knows)")
+    publish.add_argument("--repo", help="the cohbench checkout (default: this one)")
     push = add("push", cmd_push, "send the built release's data to the release store (the DVC remote `store`)")
     push.add_argument("--repo", help="the cohbench checkout (default: this one)")
+    derive = add("derive", cmd_derive, "write a changed copy of a config, from one SQL query, into a new folder laid out like a release (indexed, verifiable)")
+    derive.add_argument("name", help="the new config's name (lowercase letters, digits, _)")
+    derive.add_argument("query", help="SELECT * FROM CONFIG WHERE ... (or SELECT * REPLACE (expr AS field) ...): every schema field, one row per record")
+    derive.add_argument("--out", required=True, help="a new or empty folder outside the release")
+    show = add("show", cmd_show, "write a static HTML site to browse and filter a release's (or a corrupt output's) records, spans highlighted")
+    show.add_argument("--out", required=True, help="a new or empty folder outside the release")
+    show.add_argument("--config", action="append", help="only this config (repeatable; default: every built config)")
     validate = add("validate", cmd_validate, "check the release with great-expectations; one verdict line per config")
     validate.add_argument("configs", nargs="*", help="configs to check (default: every built config)")
     validate.add_argument("--record-expected", action="store_true", help="snapshot the configs' statistics into the expected-statistics folder (validation.expected, default catalog/expected/)")

@@ -1,0 +1,83 @@
+"""`cohbench derive`: a changed copy of a config, made by one SQL query over the release's views (rows kept by a
+WHERE, fields changed by `SELECT * REPLACE (...)`), written into a new folder laid out like a release by the release's
+one writer and indexed (card, croissant.json, manifest.json), so that `verify`, `sql`, `evaluate`, `load` and `show`
+read it as they read a release. Its stats name the query and the version and fingerprint of every config it read;
+its version is a development version (`0.0.0+dev.<fingerprint>`), never one of the release's."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from . import settings, sql
+from .atomic import atomic_dir
+from .errors import CohbenchError
+from .release.layout import require_release
+from .release.versions import provenance
+from .schema import SPLITS
+
+NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+def derive(name: str, query: str, out: Path, release: Path | None = None) -> dict:
+    """Write the rows `query` returns as config `name` into the new folder `out`; returns its stats' summary."""
+    import datasets
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .release.index import write_index
+    from .release.layout import write_config
+    from .schema import ARROW_SCHEMA, FEATURES
+
+    if not NAME.match(name):
+        raise CohbenchError(f"{name!r} is not a config name; use lowercase letters, digits and _ (e.g. snac_gpt4)")
+    target = settings.user_output(out)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise CohbenchError(f"{out} exists and is not empty; derive into a new or empty folder")
+    folder, _ = require_release(release)
+    files, built = sql.config_files(folder, query)  # the configs the query reads (every one, for a query of a long view)
+    sources = sorted(files)
+    table = sql.query(query, sql.db(folder, statement=query))
+    missing = [f for f in ARROW_SCHEMA.names if f not in table.column_names]
+    if missing:
+        raise CohbenchError(f"the query must return every field of the schema (SELECT *, or SELECT * REPLACE (...) to change one); "
+                            f"missing: {', '.join(missing)}")
+    try:
+        table = table.select(ARROW_SCHEMA.names).cast(ARROW_SCHEMA)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as error:
+        raise CohbenchError(f"the query's columns do not fit the schema ({str(error).splitlines()[0][:200]})") from None
+    _check_rows(table)
+    table = table.set_column(ARROW_SCHEMA.names.index("config"), "config", pa.array([name] * table.num_rows, pa.string()))
+    read = provenance(folder, {c: built[c] for c in sources})
+    described = {
+        "corpus": built[sources[0]]["corpus"] if len({built[c]["corpus"] for c in sources}) == 1 else "derived",
+        "licence": "; ".join(sorted({str(built[c].get("licence", "")) for c in sources})),
+        "research_only": any(built[c].get("research_only") for c in sources),
+        "upstream_records": table.num_rows, "built_records": table.num_rows, "dropped": {}, "errata": [],
+        "inputs": [], "notes": {"derived_from": {"release": read["release"], "configs": read["configs"], "query": query}},
+    }  # fmt: skip
+    splits = {}
+    for split in sorted(set(table.column("split").to_pylist()), key=SPLITS.index):
+        rows = table.filter(pc.equal(table.column("split"), split))
+        rows = rows.take(pc.sort_indices(rows, [("id", "ascending")]))  # the order a build writes
+        splits[split] = datasets.Dataset(rows.cast(FEATURES.arrow_schema))
+    with atomic_dir(target) as tmp:
+        stats = write_config(tmp, name, splits, described)
+        write_index(tmp)
+    return {"path": str(target), "config": name, "rows": {s: f["rows"] for s, f in stats["files"].items()},
+            "fingerprint": stats["fingerprint"], "derived_from": read["configs"]}
+
+
+def _check_rows(table) -> None:
+    import pyarrow.compute as pc
+
+    if table.num_rows == 0:
+        raise CohbenchError("the query returned no rows; nothing to write")
+    ids, splits = table.column("id"), table.column("split")
+    if ids.null_count or splits.null_count:
+        raise CohbenchError("every row needs an id and a split; the query returned nulls")
+    if pc.count_distinct(ids).as_py() != table.num_rows:
+        raise CohbenchError("ids must be unique; the query returned the same id twice (a join or UNION ALL?)")
+    unknown = sorted(set(splits.to_pylist()) - set(SPLITS))
+    if unknown:
+        raise CohbenchError(f"split {unknown[0]!r} is not one of {', '.join(SPLITS)}")

@@ -1,0 +1,54 @@
+"""`cohbench derive`: a changed copy of a config from one SQL query, written into a new folder laid out like a
+release: indexed, verifiable, readable by sql and evaluate, its stats naming the query and the configs it came from."""
+
+from __future__ import annotations
+
+import json
+
+from cohbench.cli import main
+from cohbench.release.index import write_index
+from release_fixture import record, write_config
+
+
+def _release(folder):
+    rows = [record(f"s{i}", f"story-{i}", ["Ann left.", "She came back."], label=i % 2, sentence_labels=[0, i % 2],
+                   system="gpt-4" if i < 6 else "claude") for i in range(10)]
+    write_config(folder, "storysumm", "storysumm", {"validation": rows[:4], "test": rows[4:]})
+    write_index(folder)
+    return folder
+
+
+def test_a_derived_config_is_a_verifiable_release_folder_with_the_rows_and_changes_the_query_made(workspace, capsys):
+    _release(workspace / "release")
+    out = workspace / "gpt4-flipped"
+    query = "SELECT * REPLACE (1 - label AS label) FROM storysumm WHERE system = 'gpt-4'"
+    assert main(["derive", "storysumm_gpt4", query, "--out", str(out), "--json"]) == 0, capsys.readouterr().err
+    result = json.loads(capsys.readouterr().out)
+    assert result["rows"] == {"validation": 4, "test": 2} and result["derived_from"]["storysumm"]["version"]
+    assert main(["verify", "--release", str(out), "--quiet"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].endswith("files match their recorded sha256")
+    assert main(["sql", "--release", str(out), "SELECT id, label, config FROM storysumm_gpt4 ORDER BY id", "--format", "csv"]) == 0
+    flipped = [f'"s{i}",{1 - i % 2},"storysumm_gpt4"' for i in range(6)]  # s0-s5 are gpt-4's; each label flipped
+    assert capsys.readouterr().out.split() == ['"id","label","config"', *flipped]
+    stats = json.loads((out / "stats" / "storysumm_gpt4.json").read_text())
+    assert stats["notes"]["derived_from"]["query"] == query
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert list(manifest["configs"]) == ["storysumm_gpt4"] and "+dev." in manifest["configs"]["storysumm_gpt4"]["version"]
+
+
+def test_a_query_that_does_not_give_records_in_the_schema_is_refused_in_one_line(workspace, capsys):
+    _release(workspace / "release")
+    for name, query, message in [
+        ("x", "SELECT id, label FROM storysumm", "missing: corpus"),
+        ("x", "SELECT * FROM storysumm UNION ALL SELECT * FROM storysumm", "ids must be unique"),
+        ("x", "SELECT * FROM storysumm WHERE false", "no rows"),
+        ("x", "SELECT * REPLACE ('dev' AS split) FROM storysumm", "split 'dev' is not one of"),
+        ("Bad-Name", "SELECT * FROM storysumm", "is not a config name"),
+    ]:
+        out = workspace / "out"
+        assert main(["derive", name, query, "--out", str(out)]) == 1, query
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+        assert not out.exists()
+    assert main(["derive", "x", "SELECT * FROM storysumm", "--out", str(workspace / "release" / "inside")]) == 1
+    assert "inside the release folder" in capsys.readouterr().err

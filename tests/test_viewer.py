@@ -1,0 +1,169 @@
+"""`cohbench show`: the static site of a release, opened from disk in a real headless Chromium (Debian's), driven over
+the DevTools protocol on a pipe: the pages load without a console error, a known SNaC span of a known record is
+highlighted with its type, votes and annotator, a DSD corruption is marked at its position with the sentence it
+replaced and its similarity, StorySumm's explanations are shown, and the filters narrow the records."""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cohbench.cli import main
+from cohbench.release.index import write_index
+from release_fixture import plain_record, record, snac_record, write_config
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _above_4(fd: int) -> int:
+    """The same pipe end at a number above 4 (closed on exec, as os.pipe's are)."""
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 5)
+    os.close(fd)
+    return moved
+
+
+class Browser:
+    """Headless Chromium with the DevTools protocol on file descriptors 3 and 4 (NUL-separated JSON messages)."""
+
+    def __init__(self, profile: Path):
+        to_browser, self._commands = map(_above_4, os.pipe())  # none may be one of the numbers the child needs
+        self._replies, from_browser = map(_above_4, os.pipe())
+
+        def fds():  # in the child: inheritable copies at 3 and 4; os.pipe's own ends close on exec
+            os.dup2(to_browser, 3)
+            os.dup2(from_browser, 4)
+
+        self.process = subprocess.Popen(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe", f"--user-data-dir={profile}",
+             "--window-size=1200,900", "about:blank"],
+            preexec_fn=fds, close_fds=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        # close_fds=False: subprocess would close 3 and 4 after preexec_fn (pass_fds keeps only the parent's numbers)
+        os.close(to_browser)
+        os.close(from_browser)
+        self._buffer, self._next, self.events, self.session = b"", 0, [], None
+
+    def send(self, method: str, **params) -> dict:
+        self._next += 1
+        message = {"id": self._next, "method": method, "params": params} | ({"sessionId": self.session} if self.session else {})
+        os.write(self._commands, json.dumps(message).encode() + b"\0")
+        while True:
+            reply = self._read()
+            if reply.get("id") == self._next:
+                assert "error" not in reply, reply
+                return reply["result"]
+            self.events.append(reply)
+
+    def wait_for(self, method: str) -> dict:
+        while not any(e.get("method") == method for e in self.events):
+            self.events.append(self._read())
+        return next(e for e in self.events if e.get("method") == method)
+
+    def _read(self) -> dict:
+        while b"\0" not in self._buffer:
+            chunk = os.read(self._replies, 1 << 20)
+            assert chunk, "Chromium closed the DevTools pipe"
+            self._buffer += chunk
+        message, _, self._buffer = self._buffer.partition(b"\0")
+        return json.loads(message)
+
+    def open(self, url: str) -> None:
+        (page,) = [t for t in self.send("Target.getTargets")["targetInfos"] if t["type"] == "page"]
+        self.session = self.send("Target.attachToTarget", targetId=page["targetId"], flatten=True)["sessionId"]
+        for domain in ("Page", "Runtime", "Log"):
+            self.send(f"{domain}.enable")
+        self.events.clear()
+        self.send("Page.navigate", url=url)
+        self.wait_for("Page.loadEventFired")
+
+    def errors(self) -> list[dict]:
+        return [e for e in self.events if e.get("method") == "Runtime.exceptionThrown"
+                or e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "assert")
+                or e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error"]
+
+    def value(self, expression: str):
+        result = self.send("Runtime.evaluate", expression=expression, returnByValue=True)
+        assert "exceptionDetails" not in result, result
+        return result["result"].get("value")
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        os.close(self._commands)
+        os.close(self._replies)
+
+
+def _release(folder: Path) -> Path:
+    snac = [snac_record("n1", "gpt-3", [["Anna met Tom.", "They talked."], ["Bob left the farm."]], [(1, "Bob", "CharE"), (1, "Bob", "CharE")]),
+            snac_record("n2", "gpt-4", [["Ann sang.", "It rained in the desert."]], [(0, "in the desert", "SceneE")])]
+    snac[0]["spans"][0]["annotator"] = "w7"
+    write_config(folder, "snac", "snac", {"test": snac})
+    source = plain_record("story", 0, [0, 0, 0])
+    source["sentences"] = ["Ann woke up.", "She made tea.", "She left."]
+    replaced = plain_record("story:discordant_replace", 1, [0, 1, 0])
+    replaced["sentences"] = ["Ann woke up.", "The ship sank.", "She left."]
+    replaced["corruption"] = {"generator": "discordant_replace", "seed": 1, "source_id": "story", "positions": [1],
+                              "inserted_ids": ["other/3"], "similarities": [0.125], "ranks": [2]}
+    write_config(folder, "timetravel_dsd", "timetravel", {"test": [source, replaced]})
+    summary = record("s1", "story-1", ["Ann left.", "She came back."], label=1, sentence_labels=[0, 1], system="claude",
+                     explanations=[{"sentence": 1, "text": "The story never says she returned."}])
+    write_config(folder, "storysumm", "storysumm", {"test": [summary, record("s2", "story-2", ["Ann stayed."], label=0, system="gpt-4")]})
+    write_index(folder)
+    return folder
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium; .ci/run installs it)")
+def test_the_site_opens_in_chromium_without_errors_with_spans_corruptions_and_explanations_shown(workspace, tmp_path, capsys):
+    release = _release(workspace / "release")
+    site = tmp_path / "site"
+    assert main(["show", "--out", str(site)]) == 0, capsys.readouterr().err
+    browser = Browser(tmp_path / "profile")
+    try:
+        browser.open((site / "index.html").as_uri())
+        assert browser.errors() == []
+        assert browser.value("[...document.querySelectorAll('section.config h2')].map(h => h.textContent)") == ["snac", "storysumm", "timetravel_dsd"]
+        assert browser.value("document.querySelectorAll('svg.bars').length") >= 3
+
+        browser.open((site / "snac.html").as_uri() + "#n1")
+        assert browser.errors() == []
+        mark = browser.value("""(() => { const m = document.querySelector('[data-id="n1"] mark.span');
+            return {text: m.firstChild.textContent, type: m.dataset.type, votes: m.dataset.votes, title: m.title,
+                    background: getComputedStyle(m).backgroundColor}; })()""")
+        assert mark == {"text": "Bob", "type": "CharE", "votes": "2", "title": "CharE: 2 vote(s), annotator w7", "background": "rgb(255, 214, 165)"}
+        screenshot = tmp_path / "snac.png"
+        screenshot.write_bytes(base64.b64decode(browser.send("Page.captureScreenshot", format="png")["data"]))
+
+        browser.open((site / "snac.html").as_uri())
+        assert browser.value("document.getElementById('count').textContent") == "2 of 2 records"
+        browser.value("(() => { const s = document.getElementById('filter-type'); s.value = 'SceneE'; s.dispatchEvent(new Event('change')); })()")
+        assert browser.value("[...document.querySelectorAll('article.record')].map(a => a.dataset.id)") == ["n2"]
+        browser.value("(() => { const s = document.getElementById('filter-votes'); s.value = '2'; s.dispatchEvent(new Event('change')); })()")
+        assert browser.value("document.getElementById('count').textContent") == "0 of 2 records"  # SceneE has one vote
+
+        browser.open((site / "timetravel_dsd.html").as_uri())
+        corruption = browser.value("(() => { const m = document.querySelector('mark.corruption'); return [m.textContent, m.dataset.position, m.title]; })()")
+        assert corruption == ["The ship sank.", "1", "discordant_replace at position 1; similarity 0.125; rank 2; inserted from other/3; "
+                                                        "replaced: “She made tea.”"]
+        browser.open((site / "storysumm.html").as_uri())
+        assert browser.value("document.querySelector('[data-id=\"s1\"] ul.explanations li').textContent") == "sentence 1: The story never says she returned."
+        assert browser.errors() == []
+    finally:
+        browser.close()
+    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    shutil.copy(screenshot, os.environ.get("COHBENCH_SCREENSHOT", tmp_path / "kept.png"))
+
+
+def test_show_refuses_a_folder_inside_the_release_and_a_config_not_built(workspace, capsys):
+    release = _release(workspace / "release")
+    for args, message in ((["--out", str(release / "site")], "inside the release folder"),
+                          (["--out", str(workspace / "site"), "--config", "summeval"], "config 'summeval' is not built")):
+        assert main(["show", *args]) == 1
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+    assert not (release / "site").exists() and not (workspace / "site").exists()
