@@ -5,7 +5,7 @@ import pytest
 from project_copy import dvc_runner, tracked_copy
 
 from cohbench import pipeline, registry, settings
-from cohbench.agreement import _STATISTICS
+from cohbench.statistics.kind import KINDS
 from cohbench.evaluation import protocol_of, protocols, unit_of
 from cohbench.schema import FEATURES, FIELDS, schema_markdown
 
@@ -38,7 +38,7 @@ def test_a_stage_depends_on_the_code_it_runs_and_nothing_a_change_elsewhere_touc
 def test_each_config_declares_a_protocol_and_statistics_that_exist():
     for config in registry.config_names():
         spec = registry.spec(config)
-        assert spec.protocol in protocols() and protocol_of(config).name == spec.protocol and spec.statistics in _STATISTICS, config
+        assert spec.protocol in protocols() and protocol_of(config).name == spec.protocol and spec.statistics in KINDS, config
     assert registry.configs_where(protocol="metaeval") == ["summeval"]
     # the unit a model predicts is the protocol's, declared there once (the registry has no second field for it)
     assert unit_of("timetravel_msd") == "gaps" and unit_of("snac") == "sentences" and unit_of("summeval") == "ratings"

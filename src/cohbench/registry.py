@@ -45,7 +45,7 @@ class ConfigSpec:
     # The name of the evaluation protocol that scores predictions (declared in `cohbench.evaluation`), which also
     # declares the unit a model predicts (sentence, gap, summary, rating).
     protocol: str
-    statistics: str = "generic"  # the agreement/report analysis of `cohbench.agreement` for its annotations
+    statistics: str = "generic"  # the statistics kind of its annotations (`cohbench.statistics`: agreement, report)
     expected_splits: Mapping[str, int] | None = None  # verified by the Hugging Face builder when given
     research_only: bool = False  # excluded from any publishing/export unless asked for
     # Generator options: a frozen dataclass type with `from_params(params.yaml dict)`. Its instance reaches

@@ -51,7 +51,8 @@ class QueryError(CohbenchError):
     """A SQL query failed (syntax, unknown view or column, type error)."""
 
 
-def _literal(text: str) -> str:
+def literal(text: str) -> str:
+    """A SQL string literal of `text` (quotes doubled): how generated SQL names a value."""
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -60,11 +61,11 @@ def _ident(name: str) -> str:
 
 
 def _names(values) -> str:
-    return "[" + ", ".join(_literal(v) for v in values) + "]"
+    return "[" + ", ".join(literal(v) for v in values) + "]"
 
 
 def _parquet(paths: list[Path]) -> str:
-    return f"read_parquet([{', '.join(_literal(str(p)) for p in paths)}])"
+    return f"read_parquet([{', '.join(literal(str(p)) for p in paths)}])"
 
 
 TYPE_NAMES = _names(ERROR_TYPES)
@@ -261,7 +262,7 @@ def db(release: Path | None = None, *, memory: int | str | None = None, statemen
             con.execute(f"CREATE TABLE {table} AS SELECT * FROM {_parquet(paths)}")
         except duckdb.Error as error:
             raise ReleaseError(f"{config}'s Parquet files cannot be read ({_one_line(error, con)}); run `cohbench verify`") from None
-        annotation = _literal(annotation_of(built[config]))
+        annotation = literal(annotation_of(built[config]))
         con.execute(f"CREATE VIEW {_ident(config)} AS SELECT *, {annotation} AS annotation FROM {table}")
     union = " UNION ALL ".join(f"SELECT * FROM {_ident(config)}" for config in files)
     con.execute(f"CREATE VIEW records AS {union}")
@@ -415,6 +416,18 @@ def query(sql: str, con: duckdb.DuckDBPyConnection | None = None):
         raise QueryError(_one_line(error, con)) from None
 
 
+def rows(sql: str, con: duckdb.DuckDBPyConnection) -> tuple[list[str], list[tuple]]:
+    """Column names and rows of one statement, as Python values the way DuckDB gives them (a HUGEINT stays an int):
+    for the statistics' own queries. Errors become one-line `QueryError`s."""
+    relation = _relation(sql, con)
+    try:
+        return relation.columns, relation.fetchall()
+    except duckdb.InterruptException:
+        raise
+    except duckdb.Error as error:
+        raise QueryError(_one_line(error, con)) from None
+
+
 def head(sql: str, max_rows: int, con: duckdb.DuckDBPyConnection | None = None) -> tuple[pa.Table, bool]:
     """The first `max_rows` rows of a result and whether there are more: no more than one extra row is fetched."""
     kept, taken = [], 0
@@ -452,7 +465,7 @@ def write(sql: str, output: Path, fmt: str, con: duckdb.DuckDBPyConnection | Non
             if fmt == "csv":
                 _refuse_nested_in_csv(reader.schema)
             writer.register("result", reader)
-            (rows,) = writer.execute(f"COPY (SELECT * FROM result) TO {_literal(str(tmp))} ({_COPY_OPTIONS[fmt]})").fetchone()
+            (rows,) = writer.execute(f"COPY (SELECT * FROM result) TO {literal(str(tmp))} ({_COPY_OPTIONS[fmt]})").fetchone()
         except duckdb.InterruptException:
             raise KeyboardInterrupt from None
         except duckdb.Error as error:
