@@ -68,8 +68,9 @@ class Corpus:
     licence_url: str = ""  # where the licence is stated (default: the homepage)
     annotators: str = ""  # who gave the human labels, and how many per item; empty where a generator made them
     # The leakage policy's one declaration: full texts of the corpus's narratives that training data must never hold
-    # (those of its evaluation splits). The training-only configs and `cohbench corrupt` drop any story whose
-    # normalised text is among them (`builders.held_out`).
+    # (those of its evaluation splits). The training-only configs drop any story whose normalised text is among them
+    # (`builders.held_out`); each build records their fingerprints in its stats, and `cohbench corrupt` checks a
+    # user's stories against those the package ships (`corrupt/held_out.json`), without the upstream files.
     held_out_texts: Callable[[Mapping[str, Path]], list[str]] | None = None
 
     def config(self, name: str) -> ConfigSpec:
