@@ -5,10 +5,9 @@ are reconstructed from the votes: `ASSUMPTIONS` says how (the report prints them
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from collections import defaultdict
 from collections.abc import Iterable
+from pathlib import Path
 
 from ..comparison import published
 from ..schema import CATEGORIES, COHERENCE_ERROR_TYPES, ERROR_TYPES
@@ -97,6 +96,8 @@ def unit_agreement(con, config: str, level: str) -> dict:
 
 
 def compute(con, config: str) -> dict:
+    """Spans by source and type, coders per summary, spans each level leaves out, what boundary normalisation can
+    merge, and α with two-agree % at token, sentence and segment level."""
     view = view_reference(config)
     spans = long_view("spans", config)
     spans_by_type = rows(

@@ -4,9 +4,8 @@ published summary-level figure (`catalog/published.yaml`)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from collections import defaultdict
+from pathlib import Path
 
 from ..comparison import published
 from ..sql import long_view
@@ -21,6 +20,8 @@ ASSUMPTIONS = (
 
 
 def compute(con, config: str) -> dict:
+    """α per dimension and annotator type (ordinal and interval) with what it was computed from, and the rating
+    distribution."""
     ratings = long_view("ratings", config)
     per_annotator = f"""FROM {ratings} WHERE annotator_type IN ('expert', 'crowd') AND score IS NOT NULL"""
     units = f"""SELECT dimension || '/' || annotator_type AS stratum, record_id AS unit, score::DOUBLE AS value,

@@ -14,6 +14,7 @@ SIMILARITY_BIN = 0.05  # histogram bin width of inserted sentences' similarity
 
 
 def label_distributions(con, config: str, by: str) -> list[dict]:
+    """Record labels (error, ok, no label) grouped by the columns `by` lists."""
     view = view_reference(config)
     return rows(
         con,
@@ -24,7 +25,7 @@ def label_distributions(con, config: str, by: str) -> list[dict]:
 
 
 def compute(con, config: str) -> dict:
-    """Any other config: label distribution by split and, for corruptions, the inserted sentences' similarity."""
+    """Labels by split, sentence labels by split, and for corruptions the inserted sentences' similarity."""
     similarity = rows(
         con,
         f"""SELECT generator, count(similarity) AS insertions, avg(similarity) AS mean,

@@ -12,6 +12,7 @@ from .tables import pyplot, rows_table, save
 
 
 def compute(con, config: str) -> dict:
+    """Summary labels by split, model and difficulty; sentence labels by split and model."""
     sentence_labels = rows(
         con,
         f"""SELECT split, system, count(*) AS sentences, count(*) FILTER (WHERE label = 1) AS error,
