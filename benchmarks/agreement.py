@@ -25,7 +25,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from cohbench import settings, sql
-from cohbench.agreement import MIN_CODERS, TOKEN_PATTERN, binary_agreement, release_statistics, snac_token_agreement, with_zeros
+from cohbench.statistics import release_statistics
+from cohbench.statistics.alpha import binary_agreement, with_zeros
+from cohbench.statistics.error_spans import token_levels
+from cohbench.statistics.spans_sql import MIN_CODERS, TOKEN_PATTERN
 from cohbench.release.layout import built_configs
 from cohbench.schema import ERROR_TYPES
 
@@ -104,7 +107,7 @@ def main() -> None:
             con.execute(f"SET threads = {args.threads}")
         threads = con.execute("SELECT current_setting('threads')").fetchone()[0]
         rows = con.execute("SELECT count(*) FROM spans").fetchone()[0]
-        sql_result, sql_seconds = timed(lambda: snac_token_agreement(con, "snac")["by_type"])
+        sql_result, sql_seconds = timed(lambda: token_levels(con, "snac", ["as_marked"])["as_marked"]["by_type"])
         pandas_result, pandas_seconds = timed(pandas_token_agreement, replicated / "data" / "snac" / "all.parquet")
     identical = sql_result == pandas_result
     report = {

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+import yaml
 
 import cohbench
 from cohbench import settings
@@ -88,3 +89,28 @@ def ray_local():
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     yield ray
     ray.shutdown()
+
+
+@pytest.fixture
+def paths(mirror):
+    """A corpus's inputs straight from the mirror (byte-exact upstream files; fetch's checks are tested elsewhere),
+    so that no test copies FairytaleQA's 279 files into its private cache."""
+    return lambda corpus: {source.name: mirror / source.relpath for source in corpus.sources}
+
+
+@pytest.fixture
+def params_with(tmp_path, monkeypatch, mirror):
+    """Run with the project's params.yaml, some `incoherence` entries replaced (and the project's catalog)."""
+
+    def apply(**sections):
+        params = settings.params()
+        for section, values in sections.items():
+            params["incoherence"][section] = {**params["incoherence"][section], **values}
+        root = tmp_path / "root"
+        root.mkdir(exist_ok=True)
+        (root / "params.yaml").write_text(yaml.safe_dump(params))
+        (root / "catalog").symlink_to(settings.catalog_dir()) if not (root / "catalog").exists() else None
+        monkeypatch.setenv("COHBENCH_ROOT", str(root))
+        return params["incoherence"]
+
+    return apply

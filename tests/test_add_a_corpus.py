@@ -1,6 +1,8 @@
-"""Adding a corpus is adding one module (plus its upstream file): in a copy of the project, a tiny corpus module
-dropped into `cohbench/builders/` is built, given its first version, validated and evaluated through the command line,
-nothing else edited."""
+"""Adding a corpus is one module plus its checksum table and fixtures: in a copy of the project, a tiny corpus module
+dropped into `cohbench/builders/`, its table into `builders/checksums/` and its upstream file into the fixtures (and a
+mirror) is built, given its first version, validated and evaluated through the command line, and the per-corpus checks
+(`corpus_case.CorpusCase`, run by `tests/test_corpora.py`) cover it with no assertion written for it; nothing else
+edited."""
 
 from __future__ import annotations
 
@@ -16,9 +18,12 @@ from project_copy import tracked_copy
 FIXTURE = Path(__file__).parent / "fixtures/tiny_corpus"
 
 
-def test_a_corpus_module_and_its_file_are_all_a_new_config_needs(tmp_path):
+def test_a_corpus_module_its_checksums_and_fixtures_are_all_a_new_config_needs(tmp_path):
     copy = tracked_copy(tmp_path)
     shutil.copyfile(FIXTURE / "tiny_stories.py", copy / "src/cohbench/builders/tiny_stories.py")
+    shutil.copyfile(FIXTURE / "tiny_stories.tsv", copy / "src/cohbench/builders/checksums/tiny_stories.tsv")
+    (copy / "tests/fixtures/tiny_stories").mkdir()
+    shutil.copyfile(FIXTURE / "stories.jsonl", copy / "tests/fixtures/tiny_stories/stories.jsonl")
     mirror = tmp_path / "mirror/example.org/tiny/v1"
     mirror.mkdir(parents=True)
     shutil.copyfile(FIXTURE / "stories.jsonl", mirror / "stories.jsonl")
@@ -32,7 +37,6 @@ def test_a_corpus_module_and_its_file_are_all_a_new_config_needs(tmp_path):
         return run.stdout
 
     built = json.loads(cohbench("build", "tiny_dsd", "--json"))["tiny_dsd"]
-    assert {split: f["rows"] for split, f in built["files"].items()} == {"train": 2, "validation": 2, "test": 2}
     assert (built["upstream_records"], built["built_records"], built["dropped"]) == (6, 6, {})
 
     # a new config has no version until one is declared: validate says which, and `version --record` declares it
@@ -42,6 +46,9 @@ def test_a_corpus_module_and_its_file_are_all_a_new_config_needs(tmp_path):
     assert json.loads((copy / "catalog/versions/tiny_dsd.json").read_text())["version"] == "1.0.0"
     assert {row["config"]: row["version"] for row in json.loads(cohbench("list", "--json"))}["tiny_dsd"] == "1.0.0"
     cohbench("validate", "tiny_dsd", "--record-expected")
+    checks = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_corpora.py", "-k", "tiny_stories"],
+                            env=env, capture_output=True, text=True, cwd=copy)
+    assert checks.returncode == 0 and "\n4 passed" in checks.stdout, checks.stdout[-2000:]
     verdict = json.loads(cohbench("validate", "tiny_dsd", "--no-docs", "--json"))
     assert verdict["ok"] and verdict["configs"]["tiny_dsd"]["ok"]
 

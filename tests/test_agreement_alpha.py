@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cohbench.agreement import LEVELS, alpha_by_stratum, binary_agreement
+from cohbench.statistics.alpha import LEVELS, alpha_by_stratum, binary_agreement
 
 NAN = np.nan
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability": 4 coders x 12 units, with missing values.

@@ -9,7 +9,8 @@ import krippendorff
 import numpy as np
 import pytest
 
-from cohbench import agreement, cli, sql
+from cohbench import cli, sql
+from cohbench.statistics import statistics
 from release_fixture import plain_record, summeval_record, write_release
 
 DIMENSIONS = ("coherence", "fluency")
@@ -49,7 +50,7 @@ def release(tmp_path, monkeypatch):
 @pytest.mark.parametrize("level", ["ordinal", "interval"])
 def test_summeval_alpha_matches_the_package_per_dimension_and_annotator_type(release, level):
     experts, crowd = release
-    stats = agreement.statistics("summeval", sql.db())
+    stats = statistics("summeval", sql.db())
     for dimension in DIMENSIONS:
         for annotator_type, matrix in (("expert", experts[dimension]), ("crowd", crowd[dimension])):
             ours = stats["alpha"][dimension][annotator_type]
@@ -60,7 +61,7 @@ def test_summeval_alpha_matches_the_package_per_dimension_and_annotator_type(rel
 
 
 def test_storysumm_label_distributions(release):
-    stats = agreement.statistics("storysumm", sql.db())
+    stats = statistics("storysumm", sql.db())
     assert stats["labels_by_split"] == [
         {"split": "test", "records": 1, "error": 1, "ok": 0, "no_label": 0},
         {"split": "validation", "records": 2, "error": 1, "ok": 1, "no_label": 0},

@@ -3,11 +3,13 @@ papers' figures, readable PNG plots, and nothing half-written."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
-from cohbench import cli, report
+from cohbench import cli
+from cohbench.statistics import kind, report
 from release_fixture import plain_record, summeval_record, write_release
 from snac_toy import write_toy_release
 
@@ -71,7 +73,8 @@ def test_failed_report_leaves_the_previous_one(release, tmp_path, monkeypatch):
     def broken(stats, path):
         raise RuntimeError("plot failed")
 
-    monkeypatch.setitem(report._PLOTS, "expert_ratings", (("ratings", broken),))
+    ratings = kind.KINDS["expert_ratings"]
+    monkeypatch.setitem(kind.KINDS, "expert_ratings", dataclasses.replace(ratings, plots=(kind.Plot("ratings", broken),)))
     with pytest.raises(RuntimeError):
         report.report(out)
     assert (out / "report.md").read_text() == before

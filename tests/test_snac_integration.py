@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 from conftest import built_from_mirror
+from corpus_case import CorpusCase, expected_splits
 
 import cohbench
 from cohbench.release.build import build
@@ -32,6 +33,15 @@ def built(tmp_path_factory):
         yield root, stats, cohbench.load("snac")
 
 
+@pytest.fixture(scope="module")
+def from_mirror(built):
+    return "snac", built[1]["splits"]
+
+
+class TestSnac(CorpusCase):
+    CORPUS = "snac"
+
+
 def rows(built):
     ds = built[2]
     return [row for split in ds for row in ds[split]]
@@ -40,7 +50,7 @@ def rows(built):
 def test_totals_match_the_verified_upstream_counts(built):
     records = rows(built)
     spans = [span for r in records for span in r["spans"]]
-    assert len(records) == 150
+    assert len(records) == sum(expected_splits("snac").values())
     assert Counter(r["system"] for r in records) == {"book_175b": 55, "book_6b": 55, "tripod": 40}
     assert Counter(r["system_name"] for r in records) == {"BOOK-175B": 55, "BOOK-6B": 55, "MOVIE-BART": 40}
     assert sum(len(r["segments"]) for r in records) == 2466
@@ -52,7 +62,7 @@ def test_totals_match_the_verified_upstream_counts(built):
     assert sum(1 for s in spans if s["antecedents"]) == 489
     assert sum(1 for r in records for i in range(len(r["segments"])) if not any(s["segment"] == i for s in r["spans"])) == 372
     _, stats, _ = built
-    assert stats["upstream_records"] == stats["built_records"] == 150 and stats["dropped"] == {}
+    assert stats["upstream_records"] == stats["built_records"] == len(records) and stats["dropped"] == {}
 
 
 def test_every_resolved_span_is_its_text_and_only_the_known_defects_are_unresolved(built):
@@ -96,7 +106,7 @@ def test_no_book_or_movie_is_in_two_splits(built):
         for doc_id in ds[split]["doc_id"]:
             assert owner.setdefault(doc_id, split) == split
     assert len(owner) == 92  # 52 books (55 indices, 3 duplicated) + 40 movies
-    assert {split: ds[split].num_rows for split in ds} == {"train": 98, "validation": 7, "test": 45}
+    assert {split: ds[split].num_rows for split in ds} == expected_splits("snac")
 
 
 def test_summaries_merged_into_one_book_are_the_same_book(built):

@@ -4,6 +4,7 @@ import json
 
 import pytest
 from conftest import built_from_mirror
+from corpus_case import CorpusCase, expected_splits
 
 import cohbench
 from cohbench.cli import main
@@ -17,12 +18,18 @@ def built(tmp_path_factory):
         yield root, stats
 
 
+@pytest.fixture(scope="module")
+def from_mirror(built):
+    return "storysumm", built[1]["splits"]
+
+
+class TestStorySumm(CorpusCase):
+    CORPUS = "storysumm"
+
+
 def test_the_built_corpus_has_the_verified_counts(built):
     _, stats = built
-    assert stats["upstream_records"] == stats["built_records"] == 96
-    assert {split: f["rows"] for split, f in stats["files"].items()} == {"validation": 33, "test": 63}
-    labels = [stats["splits"][s]["labels"] for s in ("validation", "test")]
-    assert sum(l["error"] for l in labels) == 60 and sum(l["ok"] for l in labels) == 36
+    assert stats["upstream_records"] == stats["built_records"] == sum(expected_splits("storysumm").values())
     assert stats["notes"]["stories"] == 32
     assert stats["notes"]["by_difficulty"] == {"easy": 20, "hard": 40, "none (faithful)": 36}
     assert stats["notes"]["records_with_defects"] == 2
@@ -38,13 +45,13 @@ def test_the_erratum_is_applied_and_recorded(built):
 def test_splits_do_not_share_stories(built):
     ds = cohbench.load("storysumm")
     assert not set(ds["validation"]["doc_id"]) & set(ds["test"]["doc_id"])
-    assert len(ds["validation"]) + len(ds["test"]) == 96
+    assert {split: len(ds[split]) for split in ds} == expected_splits("storysumm")
 
 
 def test_cli_list_reports_versions_licences_and_rows(built, capsys):
     assert main(["list", "--json"]) == 0
     rows = {r["config"]: r for r in json.loads(capsys.readouterr().out)}
-    assert rows["storysumm"]["rows"] == {"test": 63, "validation": 33}
+    assert rows["storysumm"]["rows"] == expected_splits("storysumm")
     assert rows["storysumm"]["licence"] == "MIT" and rows["storysumm"]["version"] == declared("storysumm")["version"]  # its records are the declared ones
 
 
@@ -86,7 +93,7 @@ def test_the_corpus_builder_works_directly_with_hf_caching(built, tmp_path):
     builder = builder_for(corpus)(config_name="storysumm", cache_dir=str(tmp_path / "hf"), paths=fetch(corpus))
     builder.download_and_prepare()
     splits = builder.as_dataset()
-    assert {name: len(ds) for name, ds in splits.items()} == {"validation": 33, "test": 63}
+    assert {name: len(ds) for name, ds in splits.items()} == expected_splits("storysumm")
     assert splits["test"].features["label"].names == ["ok", "error"]
 
 
@@ -97,4 +104,4 @@ def test_load_dataset_by_the_folder_name_from_its_parent(built, monkeypatch):
     (root / "cohbench").symlink_to(root / "release", target_is_directory=True)
     monkeypatch.chdir(root)
     loaded = load_dataset("cohbench", "storysumm")
-    assert loaded["validation"].num_rows == 33
+    assert {split: loaded[split].num_rows for split in loaded} == expected_splits("storysumm")

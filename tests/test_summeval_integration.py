@@ -5,6 +5,7 @@ import json
 
 import pytest
 from conftest import built_from_mirror
+from corpus_case import CorpusCase, expected_splits
 
 import cohbench
 from cohbench.evaluation import rating_grid, ratings, references
@@ -28,10 +29,18 @@ def human(records):
     return rating_grid.human_scores(records)
 
 
+@pytest.fixture(scope="module")
+def from_mirror(built):
+    return "summeval", built[1]["splits"]
+
+
+class TestSummEval(CorpusCase):
+    CORPUS = "summeval"
+
+
 def test_the_built_corpus_has_the_verified_counts(built, records):
     _, stats = built
-    assert stats["upstream_records"] == stats["built_records"] == 1600 and not stats["dropped"]
-    assert {split: f["rows"] for split, f in stats["files"].items()} == {"test": 1600}
+    assert stats["upstream_records"] == stats["built_records"] == sum(expected_splits("summeval").values()) and not stats["dropped"]
     assert len(set(records["doc_id"])) == 100 and len(set(records["system"])) == 16
     per_record = [
         (sum(r["annotator_type"] == "expert" for r in ratings), sum(r["annotator_type"] == "crowd" for r in ratings))

@@ -94,13 +94,13 @@ def db(release=None):
 
 def agreement_statistics(config: str) -> dict:
     """Agreement and distribution statistics of one built config (`cohbench agreement CONFIG`)."""
-    from .agreement import statistics
+    from .statistics import statistics
 
     return statistics(config)
 
 
 def statistics_report(output=None) -> dict:
     """Write the statistics report (JSON, Markdown, plots) to `output` or catalog/stats (`cohbench report`)."""
-    from .report import report
+    from .statistics.report import report
 
     return report(output)

@@ -368,8 +368,8 @@ def _row_count(text: str) -> int:
 
 
 def cmd_agreement(args) -> int:
-    from .agreement import statistics
-    from .report import config_markdown
+    from .statistics import statistics
+    from .statistics.report import config_markdown
 
     stats = statistics(args.config)
     _emit(args, stats, config_markdown(stats))
@@ -377,7 +377,7 @@ def cmd_agreement(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .report import report
+    from .statistics.report import report
 
     out = report(args.output)
     _emit(args, out, [f"wrote the statistics report of {len(out)} config(s) ({', '.join(out)}) to {args.output or 'catalog/stats'}"])

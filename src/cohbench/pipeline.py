@@ -44,7 +44,7 @@ def _not_cached(path: str) -> dict:
 # The stages after the builds, in the order they run. The CLI pins the float32 code path (`numerics`) of a training command.
 STAGES = (
     Stage("report", "Agreement and distribution statistics of every built config, beside the papers' figures, with plots.",
-          "cohbench report", ("cohbench.report",), deps=("cohbench/data", "cohbench/stats", "catalog/versions"),
+          "cohbench report", ("cohbench.statistics.report",), deps=("cohbench/data", "cohbench/stats", "catalog/versions", "catalog/published.yaml"),
           outs=(_not_cached("catalog/stats"),)),
     Stage("validate", "great-expectations suites per config + release-wide leakage; fails (non-zero) on any failed check.",
           "cohbench validate", ("cohbench.validation",),

@@ -45,7 +45,7 @@ class ConfigSpec:
     # The name of the evaluation protocol that scores predictions (declared in `cohbench.evaluation`), which also
     # declares the unit a model predicts (sentence, gap, summary, rating).
     protocol: str
-    statistics: str = "generic"  # the agreement/report analysis of `cohbench.agreement` for its annotations
+    statistics: str = "generic"  # the statistics kind of its annotations (`cohbench.statistics`: agreement, report)
     expected_splits: Mapping[str, int] | None = None  # verified by the Hugging Face builder when given
     research_only: bool = False  # excluded from any publishing/export unless asked for
     # Generator options: a frozen dataclass type with `from_params(params.yaml dict)`. Its instance reaches
@@ -68,8 +68,9 @@ class Corpus:
     licence_url: str = ""  # where the licence is stated (default: the homepage)
     annotators: str = ""  # who gave the human labels, and how many per item; empty where a generator made them
     # The leakage policy's one declaration: full texts of the corpus's narratives that training data must never hold
-    # (those of its evaluation splits). The training-only configs and `cohbench corrupt` drop any story whose
-    # normalised text is among them (`builders.held_out`).
+    # (those of its evaluation splits). The training-only configs drop any story whose normalised text is among them
+    # (`builders.held_out`); each build records their fingerprints in its stats, and `cohbench corrupt` checks a
+    # user's stories against those the package ships (`corrupt/held_out.json`), without the upstream files.
     held_out_texts: Callable[[Mapping[str, Path]], list[str]] | None = None
 
     def config(self, name: str) -> ConfigSpec:

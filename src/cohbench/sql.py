@@ -60,7 +60,8 @@ class QueryError(CohbenchError):
     """A SQL query failed (syntax, unknown view or column, type error)."""
 
 
-def _literal(text: str) -> str:
+def literal(text: str) -> str:
+    """A SQL string literal of `text` (quotes doubled): how generated SQL names a value."""
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -69,11 +70,11 @@ def _ident(name: str) -> str:
 
 
 def _names(values) -> str:
-    return "[" + ", ".join(_literal(v) for v in values) + "]"
+    return "[" + ", ".join(literal(v) for v in values) + "]"
 
 
 def _parquet(paths: list[Path]) -> str:
-    return f"read_parquet([{', '.join(_literal(str(p)) for p in paths)}])"
+    return f"read_parquet([{', '.join(literal(str(p)) for p in paths)}])"
 
 
 TYPE_NAMES = _names(ERROR_TYPES)
@@ -278,7 +279,7 @@ def db(release: Path | None = None, *, memory: int | str | None = None, statemen
         con.execute("SET enable_progress_bar = false")  # long statistics queries would draw bars over the output
         con.execute("SET TimeZone = 'UTC'")  # times with a zone are shown alike on every machine
         for config, source in _sources(con, release, {config: built[config] for config in configs}).items():
-            annotation = _literal(annotation_of(built[config]))
+            annotation = literal(annotation_of(built[config]))
             try:
                 con.execute(f"CREATE VIEW {_ident(config)} AS SELECT *, {annotation} AS annotation FROM {source}")
             except duckdb.Error as error:
@@ -544,6 +545,18 @@ def query(sql: str, con: duckdb.DuckDBPyConnection | None = None):
         raise QueryError(_one_line(error, con)) from None
 
 
+def rows(sql: str, con: duckdb.DuckDBPyConnection) -> tuple[list[str], list[tuple]]:
+    """Column names and rows of one statement, as Python values the way DuckDB gives them (a HUGEINT stays an int):
+    for the statistics' own queries. Errors become one-line `QueryError`s."""
+    relation = _relation(sql, con)
+    try:
+        return relation.columns, relation.fetchall()
+    except duckdb.InterruptException:
+        raise
+    except duckdb.Error as error:
+        raise QueryError(_one_line(error, con)) from None
+
+
 def write(sql: str, output: Path, fmt: str, con: duckdb.DuckDBPyConnection | None = None) -> int:
     """Write a query's result to `output` as csv, json (an array of objects) or parquet; returns the row count.
     `output` may not lie inside the release. The sandbox cannot write, so csv and json are written as on stdout, and
@@ -566,7 +579,7 @@ def write(sql: str, output: Path, fmt: str, con: duckdb.DuckDBPyConnection | Non
     with atomic_path(output) as tmp, interruptible(con, writer):
         try:
             writer.register("result", relation.to_arrow_reader(BATCH_ROWS))
-            (rows,) = writer.execute(f"COPY (SELECT * FROM result) TO {_literal(str(tmp))} (FORMAT parquet)").fetchone()
+            (rows,) = writer.execute(f"COPY (SELECT * FROM result) TO {literal(str(tmp))} (FORMAT parquet)").fetchone()
         except duckdb.InterruptException:
             raise KeyboardInterrupt from None
         except duckdb.Error as error:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import ParseError
-from ..registry import ConfigSpec, Corpus, Parsed, register
+from ..registry import Corpus, Parsed, register
 from ..schema import OK, empty_record
 from ..text import split_sentences
 from . import incoherence as inc
@@ -46,7 +46,7 @@ csv.field_size_limit(1 << 26)
 
 
 @dataclasses.dataclass(frozen=True)
-class FairytaleOptions(inc.Options):
+class FairytaleOptions(inc.GeneratorOptions):
     window: int  # consecutive sentences per record
     k: int  # sentences altered per window
     max_stories_per_split: Optional[int]
@@ -127,16 +127,19 @@ def held_out_texts(paths: Mapping[str, Path], files=FILES) -> list[str]:
     return [" ".join(_sections(Path(paths[f"{split}/{filename}"]))) for split, filename in files if split != "train"]
 
 
-RECIPES = {"fairytale_msd": "msd", "fairytale_dsd": "dsd"}
+PAIR = inc.CorruptedPair(
+    "fairytale", FairytaleOptions,
+    msd="Missing sentence detection: 6 of 8 sentences shown; gap_labels mark the two gaps with a missing sentence "
+        "(never first/last, never adjacent).",
+    dsd="Discordant sentence detection: 2 of 8 sentences replaced by confounders from other stories of the same "
+        "split; sentence_labels mark them.",
+)
 
 
 def parse(paths: Mapping[str, Path], config: str, opts: FairytaleOptions, files=FILES) -> Parsed:
     coherent, cut, dropped, stats = windows(paths, config, opts, files)
-    recipe = RECIPES[config]
-    records = inc.made(recipe, coherent, config, opts.recipe_params(recipe), dropped)
-    notes = {**inc.notes(records, gap_task=recipe == "msd"), **stats, "parameters": opts.recorded(recipe),
-             "upstream_splits": {ours: theirs for theirs, ours in UPSTREAM_SPLITS.items()}}
-    return Parsed(records=records, upstream_records=cut, dropped=dict(dropped), notes=notes)
+    return PAIR.parsed(config, opts, coherent, cut, dropped, **stats,
+                       upstream_splits={ours: theirs for theirs, ours in UPSTREAM_SPLITS.items()})
 
 
 CORPUS = register(
@@ -153,12 +156,7 @@ CORPUS = register(
         licence_id="apache-2.0",
         licence_url="https://github.com/uci-soe/FairytaleQAData",
         sources=(*STORY_SOURCES, META_SOURCE),
-        configs=(
-            ConfigSpec(options=FairytaleOptions, name="fairytale_msd", protocol="gaps", description="Missing sentence detection: 6 of 8 sentences shown; "
-                       "gap_labels mark the two gaps with a missing sentence (never first/last, never adjacent)."),
-            ConfigSpec(options=FairytaleOptions, name="fairytale_dsd", protocol="sentences", description="Discordant sentence detection: 2 of 8 sentences replaced "
-                       "by confounders from other stories of the same split; sentence_labels mark them."),
-        ),
+        configs=PAIR.configs,
         parse=parse,
         held_out_texts=held_out_texts,
     )

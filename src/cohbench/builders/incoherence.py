@@ -1,8 +1,9 @@
 """What the incoherence-detection builders (TimeTravel, Story Cloze, FairytaleQA, ROCStories, synthetic_coherence)
 share: the base of their typed generator options (read from params.yaml's `incoherence:` block by the release layer
-and handed to `parse` through the builder config, so that the Hugging Face fingerprint sees them), running a recipe
-over coherent narratives with every source accounted for, deterministic orders, and the statistics for the cards.
-Each corpus declares its own options beside its `parse`."""
+and handed to `parse` through the builder config, so that the Hugging Face fingerprint sees them), the declaration
+of an MSD/DSD config pair and its `parse` (`CorruptedPair`), running a recipe over coherent narratives with every
+source accounted for, deterministic orders, and the statistics for the cards. Each corpus declares its own options
+beside its `parse`."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from ..errors import CohbenchError
 from ..generators import recipes
+from ..registry import ConfigSpec, Parsed
 
 PARAMS_KEY = "incoherence"
 
@@ -30,8 +32,8 @@ def _block(params: dict, section: str) -> dict:
 
 
 @dataclasses.dataclass(frozen=True)
-class Options:
-    """Options shared by every incoherence config: the seed, and DSD's confounder search (Cai et al. §3).
+class GeneratorOptions:
+    """Generator options shared by every incoherence config: the seed, and DSD's confounder search (Cai et al. §3).
     A corpus subclasses it with its own fields and the `SECTION` of params.yaml's `incoherence:` block."""
 
     seed: int
@@ -42,12 +44,12 @@ class Options:
     SECTION = ""
 
     @classmethod
-    def from_params(cls, params: dict) -> "Options":
+    def from_params(cls, params: dict) -> "GeneratorOptions":
         """The options from params.yaml; a field typed with another corpus's options (the narratives a config is
         made from) is read from that corpus's own section."""
         values = _block(params, cls.SECTION)
         types = typing.get_type_hints(cls)
-        nested = {name for name, kind in types.items() if isinstance(kind, type) and issubclass(kind, Options)}
+        nested = {name for name, kind in types.items() if isinstance(kind, type) and issubclass(kind, GeneratorOptions)}
         fields = [f.name for f in dataclasses.fields(cls)]
         missing = [name for name in fields if name not in values and name not in nested]
         if missing:
@@ -67,11 +69,11 @@ class Options:
         confounder-search ones that the recipe does not read (tau means nothing to MSD); of another corpus's options
         (the narratives the config is made from), the corpus's own."""
         reads = {"seed", *recipes.get_recipe(recipe).options}
-        shared = {f.name for f in dataclasses.fields(Options)}
+        shared = {f.name for f in dataclasses.fields(GeneratorOptions)}
         out = {}
         for name in (f.name for f in dataclasses.fields(self)):
             value = getattr(self, name)
-            if isinstance(value, Options):
+            if isinstance(value, GeneratorOptions):
                 out[name] = {k: v for k, v in value.as_dict().items() if k not in shared}
             elif name not in shared or name in reads:
                 out[name] = _thawed(value)
@@ -83,7 +85,7 @@ def _frozen(value):
 
 
 def _thawed(value):
-    if isinstance(value, Options):
+    if isinstance(value, GeneratorOptions):
         return value.as_dict()
     return dict(value) if isinstance(value, tuple) else value
 
@@ -100,7 +102,7 @@ def by_split(records: Sequence[dict]) -> dict[str, list[dict]]:
     return dict(sorted(groups.items()))
 
 
-def made(recipe: str, coherent: Sequence[dict], config: str, params: dict, dropped: Counter) -> list[dict]:
+def corrupted_records(recipe: str, coherent: Sequence[dict], config: str, params: dict, dropped: Counter) -> list[dict]:
     """Run a recipe over `coherent`, making up to `params["instances"]` (default 1) records per source, each
     altering different positions, for `config`. Every instance not made is counted in `dropped`: a source made
     nothing from, once per instance, by the recipe's reason (too short for it, no confounder below tau, ...); a
@@ -127,7 +129,7 @@ def _quantiles(values: Sequence[float]) -> dict:
     }
 
 
-def notes(records: Sequence[dict], gap_task: bool) -> dict:
+def label_statistics(records: Sequence[dict], gap_task: bool) -> dict:
     """Per-split sizes and label rates, and for DSD the similarity and rank distribution of accepted confounders."""
     out = {}
     for split, group in by_split(records).items():
@@ -147,3 +149,44 @@ def notes(records: Sequence[dict], gap_task: bool) -> dict:
         result["accepted_confounder_similarity"] = _quantiles(similarities)
         result["accepted_confounder_bm25_rank"] = {**_quantiles(ranks), "rank_1_share": round(ranks.count(1) / len(ranks), 4)}
     return result
+
+
+# The protocol that scores each recipe's config: MSD predicts the gap a sentence was removed from, DSD the sentences
+# that were replaced (Cai et al. 2020, §3).
+PAIR_PROTOCOLS = {"msd": "gaps", "dsd": "sentences"}
+
+
+@dataclasses.dataclass(frozen=True)
+class CorruptedPair:
+    """An MSD/DSD config pair made from one corpus's coherent narratives: `<prefix>_msd` (sentences removed) and
+    `<prefix>_dsd` (sentences replaced by confounders), both taking the corpus's `options`."""
+
+    prefix: str
+    options: type[GeneratorOptions]
+    msd: str  # what the MSD config holds
+    dsd: str  # what the DSD config holds
+    research_only: bool = False
+
+    @property
+    def configs(self) -> tuple[ConfigSpec, ...]:
+        return tuple(ConfigSpec(name=f"{self.prefix}_{recipe}", description=getattr(self, recipe), protocol=protocol,
+                                options=self.options, research_only=self.research_only)
+                     for recipe, protocol in PAIR_PROTOCOLS.items())
+
+    def recipe(self, config: str) -> str:
+        """The recipe that makes `config` (msd or dsd)."""
+        recipe = config.removeprefix(f"{self.prefix}_")
+        if recipe not in PAIR_PROTOCOLS or config != f"{self.prefix}_{recipe}":
+            raise CohbenchError(f"{config!r} is not one of {', '.join(spec.name for spec in self.configs)}")
+        return recipe
+
+    def parsed(self, config: str, options: GeneratorOptions, coherent: Sequence[dict], upstream_records: int, dropped: Counter,
+               instances: int | None = None, **notes) -> Parsed:
+        """`config`'s records: its recipe run over the coherent records (`instances` per source where given), with
+        every upstream record accounted for (`dropped` holds what was dropped before) and the card's statistics:
+        labels by split, the options the recipe read, and the corpus's own `notes`."""
+        recipe = self.recipe(config)
+        given = {} if instances is None else {"instances": instances}
+        records = corrupted_records(recipe, coherent, config, options.recipe_params(recipe, **given), dropped)
+        account = {**label_statistics(records, gap_task=recipe == "msd"), "parameters": options.recorded(recipe), **notes}
+        return Parsed(records=records, upstream_records=upstream_records, dropped=dict(+dropped), notes=account)

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import ParseError
-from ..registry import ConfigSpec, Corpus, Parsed, register
+from ..registry import Corpus, Parsed, register
 from ..schema import OK, empty_record
 from ..text import normalise, split_sentences
 from . import held_out, incoherence as inc
@@ -40,7 +40,7 @@ SHARES_STORIES_WITH = (timetravel.CORPUS, storycloze.CORPUS)
 
 
 @dataclasses.dataclass(frozen=True)
-class RocStoriesOptions(inc.Options):
+class RocStoriesOptions(inc.GeneratorOptions):
     k: int  # sentences altered per 5-sentence story
     msd_instances: int  # records per story for MSD, each removing a different sentence
     dsd_instances: int  # records per story for DSD, each replacing a different sentence
@@ -97,22 +97,21 @@ def coherent_records(paths: Mapping[str, Path], config: str) -> tuple[list[dict]
     return records, len(texts), dropped
 
 
-RECIPES = {"rocstories_msd": "msd", "rocstories_dsd": "dsd"}
+PAIR = inc.CorruptedPair(
+    "rocstories", RocStoriesOptions, research_only=True,
+    msd="Missing sentence detection training data: 4 of 5 sentences shown, one instance per removable sentence; "
+        "train only.",
+    dsd="Discordant sentence detection training data: 1 of 5 sentences replaced by a confounder from another story, "
+        "several positions per story; train only.",
+)
 
 
 def parse(paths: Mapping[str, Path], config: str, opts: RocStoriesOptions) -> Parsed:
     coherent, stories, dropped = coherent_records(paths, config)
-    recipe = RECIPES[config]
-    count = getattr(opts, f"{recipe}_instances")
+    count = getattr(opts, f"{PAIR.recipe(config)}_instances")
     dropped = Counter({reason: n * count for reason, n in dropped.items()})
-    records = inc.made(recipe, coherent, config, opts.recipe_params(recipe, instances=count), dropped)
-    notes = {
-        "stories": stories,
-        "stories_used": len(coherent),
-        **inc.notes(records, gap_task=recipe == "msd"),
-        "parameters": opts.recorded(recipe),
-    }
-    return Parsed(records=records, upstream_records=stories * count, dropped=dict(+dropped), notes=notes)
+    return PAIR.parsed(config, opts, coherent, stories * count, dropped, instances=count,
+                       stories=stories, stories_used=len(coherent))
 
 
 CORPUS = register(
@@ -127,14 +126,7 @@ CORPUS = register(
         licence="research only (ROCStories terms: on request from its authors, cite Mostafazadeh et al., 2016); repository Apache-2.0",
         homepage="https://cs.rochester.edu/nlp/rocstories/",
         sources=(SAMPLE, timetravel.TEST, timetravel.DEV, storycloze.VAL, storycloze.TEST),
-        configs=(
-            ConfigSpec(options=RocStoriesOptions, name="rocstories_msd", protocol="gaps", research_only=True,
-                       description="Missing sentence detection training data: 4 of 5 sentences shown, one instance "
-                       "per removable sentence; train only."),
-            ConfigSpec(options=RocStoriesOptions, name="rocstories_dsd", protocol="sentences", research_only=True,
-                       description="Discordant sentence detection training data: 1 of 5 sentences replaced by a "
-                       "confounder from another story, several positions per story; train only."),
-        ),
+        configs=PAIR.configs,
         parse=parse,
     )
 )

@@ -33,7 +33,7 @@ RECIPES = recipes.SYNTHETIC_GENERATORS
 
 
 @dataclasses.dataclass(frozen=True)
-class SyntheticOptions(inc.Options):
+class SyntheticOptions(inc.GeneratorOptions):
     max_narratives_per_split: tuple  # ((split, limit), ...) per source corpus
     timetravel: TimeTravelOptions  # how the source narratives are cut and split
     fairytale: FairytaleOptions

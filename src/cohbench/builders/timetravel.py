@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import ParseError
-from ..registry import ConfigSpec, Corpus, Parsed, register
+from ..registry import Corpus, Parsed, register
 from ..schema import OK, empty_record
 from ..text import split_sentences
 from . import incoherence as inc
@@ -42,7 +42,7 @@ CITATION = """@inproceedings{qin-etal-2019-counterfactual,
 
 
 @dataclasses.dataclass(frozen=True)
-class TimeTravelOptions(inc.Options):
+class TimeTravelOptions(inc.GeneratorOptions):
     k: int  # sentences altered per 5-sentence story
     dev_stories: int  # carved from the dev file by sha256 of the story id; the rest is train
     max_stories_per_split: Optional[int]
@@ -112,19 +112,19 @@ def held_out_texts(paths: Mapping[str, Path]) -> list[str]:
     return [" ".join(story["sentences"]) for story in stories]
 
 
-RECIPES = {"timetravel_msd": "msd", "timetravel_dsd": "dsd"}
+PAIR = inc.CorruptedPair(
+    "timetravel", TimeTravelOptions,
+    msd="Missing sentence detection: 4 of 5 sentences shown, gap_labels mark the gap where the removed sentence was "
+        "(never the first or last).",
+    dsd="Discordant sentence detection: 1 of 5 sentences replaced by a confounder from another story of the same "
+        "split; sentence_labels mark it.",
+)
 
 
 def parse(paths: Mapping[str, Path], config: str, opts: TimeTravelOptions) -> Parsed:
     coherent, upstream, dropped = coherent_records(paths, config, opts)
-    recipe = RECIPES[config]
-    records = inc.made(recipe, coherent, config, opts.recipe_params(recipe), dropped)
-    notes = {
-        **inc.notes(records, gap_task=recipe == "msd"),
-        "parameters": opts.recorded(recipe),
-        "upstream_splits": {"train": "dev file, all but validation", "validation": f"dev file, {opts.dev_stories} stories", "test": "test file"},
-    }
-    return Parsed(records=records, upstream_records=upstream, dropped=dict(dropped), notes=notes)
+    return PAIR.parsed(config, opts, coherent, upstream, dropped, upstream_splits={
+        "train": "dev file, all but validation", "validation": f"dev file, {opts.dev_stories} stories", "test": "test file"})
 
 
 CORPUS = register(
@@ -138,12 +138,7 @@ CORPUS = register(
         licence="Apache-2.0 (source repositories); story terms not stated upstream (ROCStories-derived)",
         homepage="https://github.com/qkaren/Counterfactual-StoryRW",
         sources=(TEST, DEV),
-        configs=(
-            ConfigSpec(options=TimeTravelOptions, name="timetravel_msd", protocol="gaps", description="Missing sentence detection: 4 of 5 sentences shown, "
-                       "gap_labels mark the gap where the removed sentence was (never the first or last)."),
-            ConfigSpec(options=TimeTravelOptions, name="timetravel_dsd", protocol="sentences", description="Discordant sentence detection: 1 of 5 sentences replaced "
-                       "by a confounder from another story of the same split; sentence_labels mark it."),
-        ),
+        configs=PAIR.configs,
         parse=parse,
         held_out_texts=held_out_texts,
     )

@@ -20,6 +20,12 @@ def figures(config: str) -> list[dict]:
     return [f for f in _table()["figures"] if f["config"] == config]
 
 
+def agreement(config: str) -> list[dict]:
+    """The papers' agreement figures on `config` (Krippendorff's alpha, two-agree %), which the statistics report
+    sets beside cohbench's."""
+    return [f for f in _table()["agreement"] if f["config"] == config]
+
+
 def note(config: str) -> str | None:
     return _table()["notes"].get(config)
 

@@ -1,4 +1,5 @@
-"""TimeTravel / Story Cloze builders on tiny fixtures in the upstream formats: splits, labels, drops, errors."""
+"""The Story Cloze Test (`storycloze_dsd`, test only): tiny fixtures in the upstream format (wrong and right endings
+under the TimeTravel story id, stories TimeTravel trains on dropped, errors), and the pinned files (integration)."""
 
 from __future__ import annotations
 
@@ -6,15 +7,33 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import _required_mirror
+from corpus_case import CorpusCase, counts_of, expected_splits
 
 from cohbench import settings
-from cohbench.registry import options
-from cohbench.builders import storycloze, timetravel
+from cohbench.builders import storycloze
 from cohbench.errors import ParseError
+from cohbench.registry import options
 
 FIX = Path(__file__).parent / "fixtures"
 TT = {"timetravel_test": FIX / "timetravel/test_data.json", "timetravel_dev": FIX / "timetravel/dev_data.json"}
 SC = {**TT, "storycloze_val": FIX / "storycloze/val.tsv", "storycloze_test": FIX / "storycloze/test.tsv"}
+
+
+@pytest.fixture(scope="module")
+def parsed_from_mirror():
+    """`storycloze_dsd` parsed from the pinned files with the shipped params.yaml, once for the module."""
+    mirror = _required_mirror()
+    return storycloze.parse({s.name: mirror / s.relpath for s in storycloze.CORPUS.sources}, "storycloze_dsd", options("storycloze_dsd"))
+
+
+@pytest.fixture(scope="module")
+def from_mirror(parsed_from_mirror):
+    return "storycloze_dsd", counts_of(parsed_from_mirror.records)
+
+
+class TestStoryCloze(CorpusCase):
+    CORPUS = "storycloze"
 
 
 @pytest.fixture
@@ -27,38 +46,7 @@ def small_params(tmp_path, monkeypatch):
     return params
 
 
-def test_timetravel_msd_splits_by_file_drops_unsplittable_endings_and_removes_one_inner_sentence(small_params):
-    parsed = timetravel.parse(TT, "timetravel_msd", options("timetravel_msd"))
-    assert parsed.upstream_records == 7 and parsed.dropped == {"ending_not_three_sentences": 1}
-    by_split = {}
-    for r in parsed.records:
-        by_split.setdefault(r["split"], set()).add(r["doc_id"])
-        assert len(r["sentences"]) == 4 and sum(r["gap_labels"]) == 1 and len(r["gap_labels"]) == 3
-        assert r["corruption"]["source_id"] == r["doc_id"] and r["id"] == f"{r['doc_id']}:remove_sentences"
-    assert by_split == {"test": {"t1", "t2", "t3"}, "validation": by_split["validation"], "train": by_split["train"]}
-    assert len(by_split["validation"]) == 1 and by_split["validation"] | by_split["train"] == {"d1", "d2", "d4"}
-    assert parsed.notes["by_split"]["test"]["missing_rate"] == 0.2
-
-
-def test_timetravel_dsd_replaces_one_sentence_from_the_same_split_only(small_params):
-    parsed = timetravel.parse(TT, "timetravel_dsd", options("timetravel_dsd"))
-    made = sorted(r["split"] for r in parsed.records)
-    assert made == ["test"] * 3 + ["train"] * 2  # the one validation story has no donor in its own split
-    assert parsed.dropped == {"ending_not_three_sentences": 1, "no_confounder_below_tau": 1}
-    split_of = {r["doc_id"]: r["split"] for r in parsed.records}
-    for r in parsed.records:
-        (inserted,) = r["corruption"]["inserted_ids"]
-        donor = inserted.split("#s")[0]
-        assert donor != r["doc_id"] and split_of[donor] == r["split"]
-        assert sum(r["sentence_labels"]) == 1 and len(r["sentences"]) == 5
-
-
-def test_truncated_timetravel_file_is_a_clear_error():
-    with pytest.raises(ParseError, match="truncated_dev_data.json line 2 is not valid JSON"):
-        timetravel.load_stories({**TT, "timetravel_dev": FIX / "timetravel/truncated_dev_data.json"})
-
-
-def test_storycloze_pairs_wrong_and_right_endings_under_the_timetravel_story_id(small_params):
+def test_pairs_wrong_and_right_endings_under_the_timetravel_story_id(small_params):
     parsed = storycloze.parse(SC, "storycloze_dsd", options("storycloze_dsd"))
     wrong = {r["doc_id"]: r for r in parsed.records if r["id"].endswith(":wrong_ending")}
     right = {r["doc_id"]: r for r in parsed.records if r["id"].endswith(":right_ending")}
@@ -71,7 +59,7 @@ def test_storycloze_pairs_wrong_and_right_endings_under_the_timetravel_story_id(
     assert storycloze.CORPUS.config("storycloze_dsd").research_only
 
 
-def test_storycloze_drops_stories_that_timetravel_trains_or_tunes_on(small_params):
+def test_drops_stories_that_timetravel_trains_or_tunes_on(small_params):
     parsed = storycloze.parse(SC, "storycloze_dsd", options("storycloze_dsd"))
     # d1 is a TimeTravel dev-file story, so it sits in TimeTravel train or dev: a test-only config must not hold it.
     assert "d1" not in {r["doc_id"] for r in parsed.records}
@@ -79,6 +67,21 @@ def test_storycloze_drops_stories_that_timetravel_trains_or_tunes_on(small_param
     assert sum(parsed.dropped.values()) == 2 and set(parsed.dropped) <= {"story_in_timetravel_train", "story_in_timetravel_validation"}
 
 
-def test_storycloze_rejects_a_bad_answer_column(small_params):
+def test_rejects_a_bad_answer_column(small_params):
     with pytest.raises(ParseError, match="bad_answer.tsv line 2"):
         storycloze.parse({**SC, "storycloze_test": FIX / "storycloze/bad_answer.tsv"}, "storycloze_dsd", options("storycloze_dsd"))
+
+
+@pytest.mark.integration
+def test_every_story_is_located_in_timetravel_and_those_it_trains_or_tunes_on_are_dropped(parsed_from_mirror):
+    parsed = parsed_from_mirror
+    assert parsed.notes["stories"] == 3742
+    timetravel = expected_splits("timetravel_msd")
+    where = parsed.notes["stories_by_timetravel_split"]
+    # 17 stories dropped from TimeTravel (unsplittable endings) + 1 Story Cloze id TimeTravel lacks; one TimeTravel
+    # test story is not a Story Cloze story
+    assert where == {"train": timetravel["train"], "validation": timetravel["validation"], "test": timetravel["test"] - 1,
+                     "not in TimeTravel configs": 18}
+    # the stories TimeTravel trains or tunes on are left out, the others give two records each, one with the wrong ending
+    assert parsed.dropped == {"story_in_timetravel_train": 2 * where["train"], "story_in_timetravel_validation": 2 * where["validation"]}
+    assert 2 * sum(r["label"] for r in parsed.records) == len(parsed.records) == 2 * (where["test"] + 18)

@@ -1,0 +1,57 @@
+"""A statistics kind: what one kind of annotation is measured by, declared once (`declare(Kind(...))`): its
+computation (which holds its SQL), its Markdown, its plots, the assumptions it rests on and the published figures it
+stands beside. A config names its kind in the registry (`ConfigSpec.statistics`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .. import registry
+from ..errors import RegistryError
+from ..sql import rows as query_rows
+
+GENERIC = "generic"  # the kind of a config the registry does not know: it needs only the schema
+
+
+@dataclass(frozen=True)
+class Plot:
+    name: str  # the file is <config>_<name>.png
+    draw: Callable[[dict, object], None]  # (statistics, path)
+    needs: str | None = None  # drawn only where the statistics hold rows under this key
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    compute: Callable[[object, str], dict]  # (connection, config) -> the config's statistics
+    markdown: Callable[[dict], list[str]]  # statistics -> the report's lines for the config
+    plots: tuple[Plot, ...] = ()
+    assumptions: tuple[str, ...] = ()  # what the statistics assume, stated once (the report prints them)
+
+
+KINDS: dict[str, Kind] = {}
+
+
+def declare(kind: Kind) -> Kind:
+    if kind.name in KINDS:
+        raise RegistryError(f"statistics kind {kind.name!r} is declared twice")
+    KINDS[kind.name] = kind
+    return kind
+
+
+def kind_of(config: str) -> Kind:
+    """The kind a config declares (`ConfigSpec.statistics`); a config the registry does not know (a release built
+    by other code) gets the generic one."""
+    return KINDS[registry.spec(config).statistics if registry.is_config(config) else GENERIC]
+
+
+def fetch(con, sql: str) -> list[tuple]:
+    """The rows of one statistics query, as tuples."""
+    return query_rows(sql, con)[1]
+
+
+def rows(con, sql: str) -> list[dict]:
+    """The rows of one statistics query, as dicts by column name."""
+    columns, values = query_rows(sql, con)
+    return [dict(zip(columns, row)) for row in values]

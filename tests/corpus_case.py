@@ -1,0 +1,105 @@
+"""What every corpus must satisfy, read from its declarations instead of written out per corpus (the habit of TFDS's
+`DatasetBuilderTestCase` and of ir_datasets' integration tests). A corpus's test module subclasses `CorpusCase` with
+`CORPUS` and gives `from_mirror`; `tests/test_corpora.py` runs the declaration checks for every registered corpus, so
+a corpus module dropped into `builders/` is covered with no assertion written for it.
+
+A config's split sizes are stated once: its `ConfigSpec.expected_splits` where the upstream files fix them, else the
+rows of its declared version (`catalog/versions/<config>.json`, recorded by `cohbench version --record` from a build
+with the shipped params.yaml); what each split counts beyond its rows (labels, sentences, spans, ...) is its recorded
+expectation (`catalog/expected/<config>.json`, recorded by `cohbench validate --record-expected`)."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import datasets
+import pytest
+
+from cohbench import registry
+from cohbench.builders import CHECKSUMS
+from cohbench.evaluation import protocols
+from cohbench.release.layout import split_stats
+from cohbench.release.versions import declared
+from cohbench.schema import FEATURES
+from cohbench.sources import read_table
+from cohbench.statistics.kind import KINDS
+from cohbench.validation import expected_dir
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def expected_splits(config: str) -> dict[str, int]:
+    """The rows per split a build of `config` from the pinned files with the shipped params.yaml must give."""
+    spec = registry.spec(config)
+    if spec.expected_splits:
+        return dict(spec.expected_splits)
+    version = declared(config)
+    assert version, f"{config} has no declared version; run `cohbench version {config} --record`"
+    return dict(version["rows"])
+
+
+@functools.cache
+def _tables() -> dict:
+    """Each corpus's checksum table: corpus name -> its sources."""
+    return {table.stem: read_table(table) for table in CHECKSUMS.glob("*.tsv")}
+
+
+def expected_counts(config: str) -> dict[str, dict]:
+    """What each split of `config` counts (rows, labels, sentences, spans, ...), as its expectations record it."""
+    recorded = json.loads((expected_dir() / f"{config}.json").read_text(encoding="utf-8"))["splits"]
+    assert {split: counts["rows"] for split, counts in recorded.items()} == expected_splits(config)
+    return recorded
+
+
+def counts_of(records) -> dict[str, dict]:
+    """What each split of parsed records counts, as a build's stats count it (`release.layout.split_stats`)."""
+    by_split = {}
+    for record in records:
+        by_split.setdefault(record["split"], []).append(record)
+    return {split: split_stats(datasets.Dataset.from_list(group, features=FEATURES).data.table) for split, group in by_split.items()}
+
+
+def assert_no_story_in_two_splits(records):
+    splits = {}
+    for r in records:
+        splits.setdefault(r["doc_id"], set()).add(r["split"])
+    assert all(len(s) == 1 for s in splits.values())
+
+
+class CorpusCase:
+    CORPUS: str  # the corpus's name in the registry
+
+    @pytest.fixture
+    def corpus(self):
+        return registry.lookup(self.CORPUS)
+
+    def test_every_source_is_pinned_in_a_checksum_table(self, corpus):
+        # read_table refuses a row without size, sha256 or licence; a corpus made only from other corpora's files
+        # (synthetic_coherence) has no table of its own
+        assert set(corpus.sources) <= {source for sources in _tables().values() for source in sources}
+        assert set(_tables().get(corpus.name, ())) <= set(corpus.sources)
+
+    def test_every_config_names_a_declared_protocol_and_statistics_kind(self, corpus):
+        for spec in corpus.configs:
+            assert spec.protocol in protocols() and spec.statistics in KINDS, spec.name
+
+    def test_every_config_has_a_version_and_expectations_that_give_its_expected_splits(self, corpus):
+        for spec in corpus.configs:
+            version = declared(spec.name)
+            assert version, f"{spec.name} has no declared version"
+            assert version["rows"] == expected_splits(spec.name)
+            expected_counts(spec.name)
+
+    def test_fixtures_in_the_upstream_format_are_there(self, corpus):
+        """For every corpus whose pinned files it reads (its own, or those it is made from)."""
+        readers = {name for name, sources in _tables().items() if set(sources) & set(corpus.sources)}
+        assert readers and all(any((FIXTURES / name).iterdir()) for name in readers)
+
+    @pytest.mark.integration
+    def test_the_pinned_files_give_the_expected_counts(self, from_mirror):
+        """`from_mirror`: (config, counts per split) that the module made from the real files, by a build or a parse."""
+        config, counts = from_mirror
+        assert registry.corpus_of(config).name == self.CORPUS
+        assert counts == expected_counts(config)

@@ -1,0 +1,17 @@
+"""Every registered corpus, a module dropped into `builders/` included, checked against its own declarations
+(`corpus_case.CorpusCase`); what a corpus makes from its pinned files is checked in its own test module."""
+
+from __future__ import annotations
+
+import pytest
+from corpus_case import CorpusCase
+
+from cohbench import registry
+
+
+class TestEveryCorpus(CorpusCase):
+    @pytest.fixture(params=sorted(registry.corpora()))
+    def corpus(self, request):
+        return registry.lookup(request.param)
+
+    test_the_pinned_files_give_the_expected_counts = None  # needs the real files: in each corpus's own module
