@@ -458,8 +458,7 @@ def _extra_providing(module: str) -> str | None:
 
 
 def cmd_corrupt(args) -> int:
-    from .corrupt import Options, corrupt
-    from .corrupt.run import parse_splits
+    from .corruptions.job import Options, corrupt, parse_splits
 
     params = {key: getattr(args, key) for key in ("seed", "k", "tau", "top_k", "retriever", "window", "ratio", "pool_shards")
               if getattr(args, key) is not None}
@@ -484,7 +483,7 @@ def cmd_corrupt(args) -> int:
 
 def cmd_calibrate(args) -> int:
     from .calibration import calibrate
-    from .generators.bertscore import BASELINE_FILE
+    from .corruptions.bertscore import BASELINE_FILE
 
     target = Path(args.output) if args.output else BASELINE_FILE
     print(f"encoding sentences of {args.pairs} random pairs", file=sys.stderr)
@@ -494,7 +493,7 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_held_out(args) -> int:
-    from .corrupt.leakage import PACKAGED, write_packaged
+    from .corruptions.leakage import PACKAGED, write_packaged
     from .release.layout import require_release
 
     _, configs = require_release()
@@ -593,9 +592,9 @@ def parser() -> argparse.ArgumentParser:
     calibrate = add("calibrate", cmd_calibrate, "remake the BERTScore rescaling baseline (the scale of incoherence.tau) from random TimeTravel train sentence pairs")
     calibrate.add_argument("--pairs", type=int, default=5000, help="random sentence pairs (default 5000)")
     calibrate.add_argument("--seed", type=int, default=13, help="seed of the pair draw (default 13)")
-    calibrate.add_argument("--output", help="write here instead of the shipped generators/bertscore_baseline.json")
+    calibrate.add_argument("--output", help="write here instead of the shipped corruptions/bertscore_baseline.json")
     held_out = add("held-out", cmd_held_out, "rewrite the packaged fingerprints of every cohbench evaluation story (the test-overlap check of `corrupt`) from the release's stats")
-    held_out.add_argument("--output", help="write here instead of the shipped corrupt/held_out.json")
+    held_out.add_argument("--output", help="write here instead of the shipped corruptions/held_out.json")
     add("pipeline", cmd_pipeline, "rewrite dvc.yaml: a build stage per registered config, every stage depending on the code it runs")
     add("schema", cmd_schema, "print the schema documentation (catalog/SCHEMA.md)")
     metaeval = add("metaeval", cmd_metaeval, "score a coherence measure against SummEval's expert ratings (tau_sys/sum/pair/intra, Acc_pair, bias matrix)")

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ..errors import CohbenchError
-from ..generators import recipes
+from ..corruptions import recipes
 
 PARAMS_KEY = "incoherence"
 

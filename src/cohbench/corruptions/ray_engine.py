@@ -18,7 +18,7 @@ import logging
 import os
 import pickle
 
-from ..generators import recipes
+from . import recipes
 from ..errors import CorruptError
 
 
@@ -39,7 +39,7 @@ def _share(shared):
     tantivy shard is the name of its folder on disk, which each worker opens memory-mapped once)."""
     import ray
 
-    from ..generators.retrieval import Bm25Shard
+    from .retrieval import Bm25Shard
 
     if isinstance(shared, dict):
         for pool in shared.values():
