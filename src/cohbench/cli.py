@@ -466,7 +466,7 @@ def cmd_corrupt(args) -> int:
         recipe=args.recipe, params=params, splits=parse_splits(args.splits), corpus=args.corpus, config=args.config,
         sentences_per_record=args.n, id_column=args.id_column, text_column=args.text_column,
         drop_test_overlap=not args.keep_test_overlap, partition_size=args.partition_size, engine=args.engine,
-        workers=args.workers, address=args.address, resume=args.resume, progress=not args.json,
+        device=args.device, workers=args.workers, address=args.address, resume=args.resume, progress=not args.json,
     )
     summary = corrupt(Path(args.input), Path(args.out), options)
     rows = ", ".join(f"{split} {f['rows']}" for split, f in summary["files"].items())
@@ -635,6 +635,8 @@ def parser() -> argparse.ArgumentParser:
     corrupt.add_argument("--config", help="value of the config column and the output's name (default: the recipe)")
     corrupt.add_argument("--keep-test-overlap", action="store_true", help="keep stories that are in a cohbench test split")
     corrupt.add_argument("--engine", choices=("local", "ray"), default="local", help="run in this process (default) or on Ray")
+    corrupt.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where the encoder runs: the GPU where there is one (auto), "
+                         "cpu, or cuda (refused without a usable GPU); the output's bytes are the same on every device")
     corrupt.add_argument("--address", help="Ray: join the cluster at this address (default: start a local instance)")
     corrupt.add_argument("--workers", type=int, help="Ray: actors per stage (default: the cluster's CPUs)")
     corrupt.add_argument("--pool-shards", type=int, help="cut each confounder pool's BM25 index into this many shards")
