@@ -68,7 +68,11 @@ class TokenEmbeddings:
         self.encode([*references, *(c for cs in candidates for c in cs)])
         pairs = [(r, c) for r, cs in zip(references, candidates) for c in cs]
         scores = []
-        for start, end in _chunks([len(self._cache[r][1]) * len(self._cache[c][1]) for r, c in pairs], self.device):
+        sizes = []
+        for r, c in pairs:  # float64 elements a pair takes: its similarity matrix and both sentences' token embeddings
+            (tokens, ref_w), cand_w = self._cache[r], self._cache[c][1]
+            sizes.append(len(ref_w) * len(cand_w) + (len(ref_w) + len(cand_w)) * tokens.shape[1])
+        for start, end in _chunks(sizes, self.device):
             scores += self._matched(pairs[start:end])
         found = iter(scores)
         return [[next(found) for _ in cs] for cs in candidates]
@@ -99,10 +103,10 @@ class TokenEmbeddings:
 
 
 def _chunks(sizes: Sequence[int], device: str, budget: int | None = None):
-    """[start, end) runs of pairs whose similarity matrices fit the budget (elements of float64, padded to the
-    widest: counted as the widest pair of the run times its length). On a GPU the budget follows the free memory."""
+    """[start, end) runs of pairs whose tensors fit the budget (float64 elements, padded to the widest: counted as
+    the widest pair of the run times its length). On a GPU the budget follows the free memory."""
     if budget is None:
-        budget = 1 << 22
+        budget = 1 << 23
         if str(device).startswith("cuda"):
             import torch
 
