@@ -38,7 +38,7 @@ def build_bmp(texts: list[str], path: str, bsize: int) -> None:
     """A bmp index of `texts` with quantised BM25 impacts; document names are pool indices."""
     import bmp
 
-    from cohbench.generators.retrieval import tokenize
+    from cohbench.corruptions.retrieval import tokenize
 
     counts = [Counter(tokenize(text)) for text in texts]
     lengths = [sum(c.values()) for c in counts]
@@ -57,7 +57,7 @@ def build_bmp(texts: list[str], path: str, bsize: int) -> None:
 def measure(pool: list[str], queries: list[str], k: int, bsize: int) -> dict:
     import bmp
 
-    from cohbench.generators.retrieval import tokenize
+    from cohbench.corruptions.retrieval import tokenize
 
     with tempfile.TemporaryDirectory(prefix="bmp-") as work:
         path = os.path.join(work, "pool.bmp")

@@ -72,8 +72,8 @@ class StageClock:
     """Wall time of the methods the dsd recipe spends its time in, measured around the real methods."""
 
     def __init__(self):
-        from cohbench.generators.bertscore import TokenEmbeddings
-        from cohbench.generators.dsd import ConfounderPool
+        from cohbench.corruptions.bertscore import TokenEmbeddings
+        from cohbench.corruptions.dsd import ConfounderPool
 
         self.seconds = {"retrieval": 0.0, "encoding": 0.0, "scoring": 0.0}
         self.calls = {"queries": 0, "pairs_scored": 0}
@@ -99,7 +99,7 @@ class StageClock:
 
 def retrieval_by_pool_size(records, queries: int) -> list[dict]:
     """BM25 candidates per query and pool memory at growing pool sizes (what sharding divides)."""
-    from cohbench.generators.dsd import ConfounderPool
+    from cohbench.corruptions.dsd import ConfounderPool
 
     out = []
     for share in (4, 2, 1):
@@ -120,7 +120,7 @@ def retrieval_by_pool_size(records, queries: int) -> list[dict]:
 
 
 def run_in_process(batch, params, shared, partition_size):
-    from cohbench.generators import recipes
+    from cohbench.corruptions import recipes
 
     outputs = []
     for start in range(0, len(batch), partition_size):
@@ -130,7 +130,7 @@ def run_in_process(batch, params, shared, partition_size):
 
 
 def run_on_ray(batch, params, shared, partition_size, workers):
-    from cohbench.corrupt.ray_engine import RayEngine
+    from cohbench.corruptions.ray_engine import RayEngine
 
     start = time.perf_counter()
     engine = RayEngine(None, workers)
@@ -182,9 +182,9 @@ def pool_scaling(sizes: list[int], retrievers: list[str], records: int, partitio
 
     import torch
 
-    from cohbench.generators import recipes
-    from cohbench.generators.dsd import ConfounderPool
-    from cohbench.generators.registry import sentence_id
+    from cohbench.corruptions import recipes
+    from cohbench.corruptions.dsd import ConfounderPool
+    from cohbench.corruptions.registry import sentence_id
     from cohbench.schema import OK, empty_record
     from retrieval_scale import mixed_pool, real_sentences
 
@@ -258,7 +258,7 @@ def main() -> None:
 
     import torch
 
-    from cohbench.generators import recipes
+    from cohbench.corruptions import recipes
 
     records, source = stories(args.replicas)
     params = recipes.parameters(recipes.get_recipe("dsd"), {})

@@ -29,8 +29,8 @@ def reference(pool_texts, pool_docs, queries, query_docs, tau, baseline, early_s
     from rank_bm25 import BM25Okapi
 
     from cohbench.encoder import encoder_path
-    from cohbench.generators.bertscore import rescale
-    from cohbench.generators.retrieval import rank_bm25_top, tokenize
+    from cohbench.corruptions.bertscore import rescale
+    from cohbench.corruptions.retrieval import rank_bm25_top, tokenize
 
     scorer = BERTScorer(model_type=encoder_path(), num_layers=6, lang="en", device="cpu")
     scorer.score(["warm up"], ["warm up"])
@@ -54,8 +54,8 @@ def reference(pool_texts, pool_docs, queries, query_docs, tau, baseline, early_s
 
 
 def fast(pool_texts, pool_docs, queries, query_docs, tau, retriever):
-    from cohbench.generators.bertscore import TokenEmbeddings
-    from cohbench.generators.dsd import ConfounderPool
+    from cohbench.corruptions.bertscore import TokenEmbeddings
+    from cohbench.corruptions.dsd import ConfounderPool
 
     embeddings = TokenEmbeddings()
     embeddings.encode(["warm up"])  # model load outside the timing, as for the reference
@@ -77,7 +77,7 @@ def main() -> None:
 
     from cohbench import registry
     from cohbench.builders import timetravel
-    from cohbench.generators.bertscore import load_baseline
+    from cohbench.corruptions.bertscore import load_baseline
     from cohbench.fetch import fetch
 
     options = registry.options("timetravel_dsd")

@@ -50,7 +50,7 @@ def main() -> None:
     args = parser.parse_args()
     classpath = lucene_classpath()
 
-    from cohbench.generators.retrieval import tokenize
+    from cohbench.corruptions.retrieval import tokenize
 
     real = retrieval_scale.real_sentences()
     queries = random.Random(args.seed + 1).sample(real, args.queries)

@@ -35,8 +35,8 @@ def main() -> None:
 
     import ray
 
-    from cohbench.generators.dsd import ConfounderPool
-    from cohbench.generators.registry import sentence_id
+    from cohbench.corruptions.dsd import ConfounderPool
+    from cohbench.corruptions.registry import sentence_id
     from retrieval_scale import mixed_pool, real_sentences
 
     @ray.remote(num_cpus=1)

@@ -71,7 +71,7 @@ def mixed_pool(real: list[str], size: int, seed: int) -> list[str]:
 
 def share_of_tantivy_top(pool: list[str], queries: list[str], found: list[list[int]], k: int, first: int | None = None) -> float:
     """Mean share of tantivy's top `k` (or of its first `first`) that another retriever's lists `found` hold."""
-    from cohbench.generators.retrieval import pool_index
+    from cohbench.corruptions.retrieval import pool_index
 
     tantivy, _ = pool_index(pool, "tantivy")
     cut = slice(first)
@@ -96,7 +96,7 @@ def measure(pool_file: str, retriever: str, queries: list[str], k: int) -> dict:
     """One retriever over one pool, in this (fresh) process."""
     import pyarrow as pa
 
-    from cohbench.generators.retrieval import pool_index
+    from cohbench.corruptions.retrieval import pool_index
 
     with pa.memory_map(pool_file) as source:
         texts = pa.ipc.open_file(source).read_all().column("text").to_pylist()

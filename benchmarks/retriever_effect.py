@@ -70,8 +70,8 @@ def main() -> None:
 
     import torch
 
-    from cohbench.generators import recipes
-    from cohbench.generators.dsd import plan_replacements
+    from cohbench.corruptions import recipes
+    from cohbench.corruptions.dsd import plan_replacements
     from cohbench.release.layout import read_config
 
     torch.set_num_threads(1)

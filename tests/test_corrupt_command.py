@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from cohbench import cli, sql
-from cohbench.corrupt.run import split_of
-from cohbench.generators import recipes
+from cohbench.corruptions.job import split_of
+from cohbench.corruptions import recipes
 from cohbench.schema import FEATURES
 
 STORIES = Path(__file__).parent / "fixtures" / "corrupt" / "stories.jsonl"
@@ -90,7 +90,7 @@ def test_every_recipe_gives_the_same_bytes_whatever_the_partition_size(workspace
 
 def test_a_killed_run_resumes_from_its_finished_partitions(workspace, monkeypatch, capsys):
     out, fresh = workspace / "killed", workspace / "fresh"
-    real_run, calls = recipes.run, []
+    real_run, calls = recipes.apply, []
 
     def dies_on_the_third_partition(*args, **kwargs):
         calls.append(args[1][0]["id"])
@@ -98,7 +98,7 @@ def test_a_killed_run_resumes_from_its_finished_partitions(workspace, monkeypatc
             raise KeyboardInterrupt
         return real_run(*args, **kwargs)
 
-    monkeypatch.setattr(recipes, "run", dies_on_the_third_partition)
+    monkeypatch.setattr(recipes, "apply", dies_on_the_third_partition)
     args = ("--recipe", "shuffle", "--partition-size", 3)
     assert corrupt(STORIES, *args, "--out", out) == 130
     assert sorted(p.name for p in out.iterdir()) == [".partial"]  # nothing but the finished partitions
@@ -113,7 +113,7 @@ def test_a_killed_run_resumes_from_its_finished_partitions(workspace, monkeypatc
     calls.clear()
     assert corrupt(STORIES, *args, "--out", out, "--resume") == 0
     assert len(calls) == 2  # 10 usable records in partitions of 3: the last two partitions only
-    monkeypatch.setattr(recipes, "run", real_run)
+    monkeypatch.setattr(recipes, "apply", real_run)
     assert corrupt(STORIES, *args, "--out", fresh) == 0
     assert data_bytes(out) == data_bytes(fresh) and summary(out, "shuffle") == summary(fresh, "shuffle")
     assert not (out / ".partial").exists()
@@ -148,6 +148,19 @@ BAD_INPUTS = {
     "a NaN and a zero split ratio": (lambda d: STORIES, "must be finite and positive", "--splits", "train=nan,test=0"),
     "a zero split ratio": (lambda d: STORIES, "leave out a split that gets nothing", "--splits", "train=1,test=0"),
     "ratios that do not sum to 1": (lambda d: STORIES, "must sum to 1", "--splits", "train=0.5,test=0.4"),
+    "a saved dataset holding a junk .arrow": (
+        lambda d: (d.joinpath("saved").mkdir(), _write(d / "saved" / "dataset_info.json", b"{}"),
+                   _write(d / "saved" / "state.json", b"{}"), _write(d / "saved" / "data-00000-of-00001.arrow", b"junk" * 10))[0] or d / "saved",
+        "data-00000-of-00001.arrow cannot be read as arrow"),
+    **{f"a repetition ratio of {ratio}": (lambda d: STORIES, f"must be above 0 and at most 1, got {expected}", "--recipe", "repetition", "--ratio", ratio)
+       for ratio, expected in [("nan", "nan"), ("1e308", "1e+308"), ("2", "2.0"), ("-1", "-1.0"), ("0", "0.0")]},
+    "a NaN tau": (lambda d: STORIES, "tau (the rescaled BERTScore F1 a confounder must stay below) must be a finite number, got nan",
+                  "--recipe", "dsd", "--tau", "nan"),
+    "an id holding a lone surrogate": (lambda d: _write(d / "a.jsonl", b'{"id": "x\\ud800", "text": "A. B."}\n'),
+                                       "a.jsonl line 1: the 'id' holds a lone surrogate (U+D800 at character 1)"),
+    "a text holding a lone surrogate": (lambda d: _write(d / "a.jsonl", b'{"id": "x", "sentences": ["A.", "B\\udfff."]}\n'),
+                                        "a.jsonl line 1 (id 'x'): the 'sentences' holds a lone surrogate (U+DFFF at character 1)"),
+    "a boolean id": (lambda d: _write(d / "a.jsonl", b'{"id": true, "text": "A. B."}\n'), "a.jsonl line 1 has no usable 'id'"),
 }
 
 
@@ -163,7 +176,7 @@ def test_bad_input_is_refused_in_one_line_and_nothing_is_written(workspace, caps
 
 
 def test_sentences_longer_than_the_splitter_takes_are_refused_at_the_splitter_s_own_limit():
-    from cohbench.corrupt.inputs import MAX_TEXT_CHARS
+    from cohbench.corruptions.inputs import MAX_TEXT_CHARS
     from cohbench.text import _senter
 
     assert _senter().max_length == MAX_TEXT_CHARS
@@ -193,6 +206,41 @@ def test_an_out_inside_the_release_in_use_or_any_release_is_refused_and_the_rele
         assert fingerprint(release) == before
 
 
+def test_resuming_into_a_release_that_has_a_manifest_is_refused_whatever_partial_run_lies_there(every_protocol, workspace, capsys):
+    """A leftover `.partial/` (copied in, or from an older cohbench) does not make a release the user's own run:
+    `corrupt` never writes a manifest, so a folder holding one is refused like any release."""
+    partial = every_protocol / ".partial"
+    partial.mkdir()
+    (partial / "run.json").write_text("{}")
+    before = fingerprint(every_protocol)
+    assert corrupt(STORIES, "--recipe", "shuffle", "--out", every_protocol, "--resume") == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"cohbench: error: refusing to write {every_protocol}: it is inside the release folder") and err.count("\n") == 1
+    assert fingerprint(every_protocol) == before and not (every_protocol / "data" / "shuffle").exists()
+
+
+def test_the_device_cpu_gives_the_default_s_bytes_for_every_recipe_that_encodes(workspace):
+    for recipe in ("dsd", "synthetic"):
+        runs = []
+        for device in ([], ["--device", "cpu"]):
+            out = workspace / f"{recipe}-{len(device)}"
+            assert corrupt(STORIES, "--recipe", recipe, "--out", out, "--splits", "train=1", *device) == 0
+            runs.append((data_bytes(out), summary(out, recipe)))
+        assert runs[0] == runs[1] and runs[0][1]["built_records"] > 0
+
+
+def test_device_cuda_without_a_usable_gpu_is_one_line_and_writes_nothing(workspace, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a usable GPU")
+    out = workspace / "out"
+    assert corrupt(STORIES, "--recipe", "dsd", "--out", out, "--device", "cuda") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("cohbench: error: --device cuda: torch sees no usable GPU here") and err.count("\n") == 1
+    assert not out.exists()
+
+
 def fingerprint(folder: Path) -> list[tuple[str, bytes]]:
     return [(p.relative_to(folder).as_posix(), p.read_bytes() if p.is_file() else b"") for p in sorted(folder.rglob("*"))]
 
@@ -205,7 +253,7 @@ def test_a_run_killed_while_writing_where_the_release_would_be_resumes(workspace
     monkeypatch.setenv("XDG_DATA_HOME", str(workspace / "data-home"))
     (workspace / "here").mkdir()
     monkeypatch.chdir(workspace / "here")
-    from cohbench.corrupt import run
+    from cohbench.corruptions import job as run
 
     real_write = run.write_config
 
@@ -228,7 +276,7 @@ def test_a_run_killed_while_writing_where_the_release_would_be_resumes(workspace
 @pytest.mark.parametrize("damage", ["run.json truncated", "run.json a list", "run.json not UTF-8", "a tally truncated", "a partition truncated"])
 def test_resuming_a_damaged_unfinished_run_says_so_and_how_to_start_over(workspace, monkeypatch, capsys, damage):
     out = workspace / "killed"
-    real_run, calls = recipes.run, []
+    real_run, calls = recipes.apply, []
 
     def dies_on_the_third_partition(*args, **kwargs):
         calls.append(1)
@@ -236,10 +284,10 @@ def test_resuming_a_damaged_unfinished_run_says_so_and_how_to_start_over(workspa
             raise KeyboardInterrupt
         return real_run(*args, **kwargs)
 
-    monkeypatch.setattr(recipes, "run", dies_on_the_third_partition)
+    monkeypatch.setattr(recipes, "apply", dies_on_the_third_partition)
     args = ("--recipe", "shuffle", "--partition-size", 3, "--out", out)
     assert corrupt(STORIES, *args) == 130
-    monkeypatch.setattr(recipes, "run", real_run)
+    monkeypatch.setattr(recipes, "apply", real_run)
     partial = out / ".partial"
     damaged, data = {"run.json truncated": ("run.json", b'{"recipe": '), "run.json a list": ("run.json", b"[1]"),
                      "run.json not UTF-8": ("run.json", b"\xff"), "a tally truncated": ("part-00000.json", b'{"sources"'),
@@ -289,10 +337,10 @@ def test_stories_of_cohbench_evaluation_splits_are_dropped_and_counted_without_u
 
 
 def test_the_packaged_held_out_fingerprints_are_the_checkout_release_s():
-    """`corrupt/held_out.json` is what `cohbench held-out` writes from the release's stats (each build records its
+    """`corruptions/held_out.json` is what `cohbench held-out` writes from the release's stats (each build records its
     corpus's held-out fingerprints): rewrite it after a rebuild that changes them."""
     from cohbench import settings
-    from cohbench.corrupt import leakage
+    from cohbench.corruptions import leakage
     from cohbench.release.layout import built_configs
 
     configs = built_configs(settings.project_root() / "cohbench")
@@ -300,7 +348,7 @@ def test_the_packaged_held_out_fingerprints_are_the_checkout_release_s():
 
 
 def test_held_out_fingerprints_of_configs_that_disagree_are_refused(workspace, capsys):
-    from cohbench.corrupt import leakage
+    from cohbench.corruptions import leakage
     from cohbench.errors import CorruptError
 
     recorded = {"method": leakage.HELD_OUT_FINGERPRINT, "fingerprints": ["0123456789abcdef"]}

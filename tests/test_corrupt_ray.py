@@ -47,3 +47,12 @@ def test_ray_gives_the_in_process_bytes_with_tantivy_shards_opened_by_each_worke
     assert local[1]["parameters"]["retriever"] == "tantivy" and local[1]["built_records"] >= 6
     assert run(workspace / "tantivy-ray", "--retriever", "tantivy", "--pool-shards", 2, "--engine", "ray", "--workers", 2,
                "--partition-size", 2) == local
+
+
+def test_device_cuda_on_a_cluster_without_gpus_names_what_is_missing(ray_local, workspace, capsys):
+    out = workspace / "out"
+    assert cli.main(["corrupt", str(STORIES), "--recipe", "dsd", "--out", str(out), "--engine", "ray", "--device", "cuda",
+                     "--keep-test-overlap"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("cohbench: error: --device cuda: the Ray cluster") and "has no GPU (it offers CPU 2" in err
+    assert err.count("\n") == 1 and not out.exists()

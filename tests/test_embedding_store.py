@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from cohbench import embedding_store, encoder
-from cohbench.generators.bertscore import TokenEmbeddings
+from cohbench.corruptions.bertscore import TokenEmbeddings
 from cohbench.embedding_store import sentence_key, sentence_vectors
 
 REFERENCE = "The fox ran into the dark forest."

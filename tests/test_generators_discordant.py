@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from cohbench import generators
-from cohbench.generators.bertscore import TokenEmbeddings, load_baseline, rescale
-from cohbench.generators.dsd import ConfounderPool
+from cohbench import corruptions
+from cohbench.corruptions.bertscore import TokenEmbeddings, load_baseline, rescale
+from cohbench.corruptions.dsd import ConfounderPool
 from cohbench.encoder import default_device, encoder_path
-from cohbench.generators.registry import CorruptionError
+from cohbench.corruptions.registry import CorruptionError
 from cohbench.schema import FEATURES, empty_record
 
 PAIRS = [
@@ -61,6 +61,48 @@ def test_scoring_candidates_together_equals_scoring_each_alone(embeddings):
     assert embeddings.f1(references[0], []) == []
 
 
+def numpy_f1(embeddings, reference, candidates):
+    """The per-query matching cohbench shipped before the batched product (numpy, one reference at a time): the oracle."""
+    import numpy as np
+
+    ref, ref_w = embeddings._cache[reference]
+    parts = [embeddings._cache[c] for c in candidates]
+    tokens, weights = np.concatenate([t for t, _ in parts]), np.concatenate([w for _, w in parts])
+    starts = np.cumsum([0] + [len(w) for _, w in parts[:-1]])
+    sim = tokens.astype(np.float64) @ ref.astype(np.float64).T
+    precision = np.add.reduceat(sim.max(axis=1) * weights, starts) / np.add.reduceat(weights, starts)
+    recall = (np.maximum.reduceat(sim, starts, axis=0) @ ref_w) / ref_w.sum()
+    return (2 * precision * recall / (precision + recall)).tolist()
+
+
+def test_batched_matching_of_many_queries_equals_the_per_query_numpy_matching(embeddings):
+    """Queries with different numbers of candidates of different lengths, all in one padded product on the device
+    (here the CPU): each score equals the per-query reference, and every recorded (rounded) value is the same."""
+    from cohbench.schema import FLOAT_DECIMALS
+
+    sentences = [s for story in STORIES.values() for s in story] + [r for r, _ in PAIRS] + [c for _, c in PAIRS]
+    queries = sentences[:9]
+    candidates = [sentences[(3 * q + 1) % len(sentences):][: 1 + q % 5] for q in range(len(queries))]
+    candidates[4] = []
+    batched = embeddings.f1_many(queries, candidates)
+    assert [len(b) for b in batched] == [len(c) for c in candidates]
+    for query, cands, got in zip(queries, candidates, batched):
+        expected = numpy_f1(embeddings, query, cands) if cands else []
+        assert got == pytest.approx(expected, abs=1e-12)
+        baseline = load_baseline()["F"]
+        assert [round(rescale(x, baseline), FLOAT_DECIMALS) for x in got] == [round(rescale(x, baseline), FLOAT_DECIMALS) for x in expected]
+
+
+def test_pairs_are_matched_in_runs_that_fit_the_budget_and_cover_every_pair():
+    from cohbench.corruptions.bertscore import _chunks
+
+    sizes = [4, 9, 1, 30, 2, 2, 50, 3]
+    runs = list(_chunks(sizes, "cpu", budget=40))
+    assert [i for start, end in runs for i in range(start, end)] == list(range(len(sizes)))
+    assert all(max(sizes[start:end]) * (end - start) <= 40 or end - start == 1 for start, end in runs)
+    assert list(_chunks([], "cpu", budget=40)) == []
+
+
 def test_cpu_path_is_taken_without_cuda(monkeypatch):
     import torch
 
@@ -84,7 +126,7 @@ def test_confounders_come_from_other_documents_of_the_same_split_below_tau(embed
     batch = records()
     pool = ConfounderPool.from_records(batch, retriever=retriever, embeddings=embeddings)
     tau = 0.5
-    out = generators.corrupt("discordant_replace", batch, seed=3, pool=pool, tau=tau, k=2)
+    out = corruptions.corrupt("discordant_replace", batch, seed=3, pool=pool, tau=tau, k=2)
     assert len(out) >= 3  # a record yields nothing when a chosen sentence has no admissible candidate
     ids = {f"{r['id']}#s{i}": (r["doc_id"], s) for r in batch for i, s in enumerate(r["sentences"])}
     for r in out:
@@ -98,7 +140,7 @@ def test_confounders_come_from_other_documents_of_the_same_split_below_tau(embed
             source = next(s for s in batch if s["id"] == c["source_id"])
             expected = rescale(embeddings.f1(source["sentences"][position], [text])[0], load_baseline()["F"])
             assert similarity == pytest.approx(expected, abs=1e-4)
-    again = generators.corrupt("discordant_replace", batch, seed=3, pool=pool, tau=tau, k=2)
+    again = corruptions.corrupt("discordant_replace", batch, seed=3, pool=pool, tau=tau, k=2)
     assert again == out
 
 
@@ -119,7 +161,7 @@ def test_the_first_candidate_below_tau_is_taken_in_bm25_order(embeddings):
 def test_a_record_from_another_split_is_refused(embeddings):
     pool = ConfounderPool.from_records(records("train"), embeddings=embeddings)
     with pytest.raises(CorruptionError, match="no confounder crosses splits"):
-        generators.corrupt("discordant_replace", records("test"), seed=1, pool=pool, tau=0.5)
+        corruptions.corrupt("discordant_replace", records("test"), seed=1, pool=pool, tau=0.5)
     with pytest.raises(CorruptionError, match="one split"):
         ConfounderPool.from_records(records("train") + records("test"), embeddings=embeddings)
 

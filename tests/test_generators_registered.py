@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from cohbench import generators
-from cohbench.generators.msd import removable_sets
-from cohbench.generators.registry import CorruptionError, generator, to_columns, to_records
+from cohbench import corruptions
+from cohbench.corruptions.msd import removable_sets
+from cohbench.corruptions.registry import CorruptionError, generator, to_columns, to_records
 from cohbench.schema import ERROR_TYPES, FEATURES, NO_LABEL, empty_record
 
 STORY = [
@@ -29,14 +29,14 @@ BATCH = [record(f"story-{n}", [f"{s} ({n})" for s in STORY]) for n in range(6)] 
 
 
 def run(name, records=BATCH, seed=7, **params):
-    return generators.corrupt(name, records, seed=seed, **params)
+    return corruptions.corrupt(name, records, seed=seed, **params)
 
 
 def test_registry_rejects_duplicate_names_and_unknown_generators():
     with pytest.raises(CorruptionError, match="registered twice"):
         generator("shuffle")(lambda batch, seed: batch)
     with pytest.raises(CorruptionError, match="unknown corruption generator"):
-        generators.get("no_such_generator")
+        corruptions.get("no_such_generator")
 
 
 @pytest.mark.parametrize("name,params", [
@@ -128,15 +128,15 @@ def test_entity_first_mention_drops_the_introduction_and_labels_the_next_mention
 
 
 def test_ne_bigram_keeps_entities_as_often_as_they_occur_then_the_bigrams():
-    from cohbench.generators.nlp import analyse
-    from cohbench.generators.surface import entity_texts
+    from cohbench.corruptions.nlp import analyse
+    from cohbench.corruptions.surface import entity_texts
 
     (out,) = run("ne_bigram", BATCH[:1], bigrams=["of the", "in the"])
     (entities,) = analyse([" ".join(BATCH[0]["sentences"])], entity_texts)
     assert entities.count("Julie") >= 2 and "Ashley" in entities  # repeated entities are kept as often as found
     assert out["sentences"] == [" ".join(entities + ["of the", "in the"])]
     assert ERROR_TYPES[out["spans"][0]["type"]] == "GramE"
-    from cohbench.generators.surface import top_bigrams
+    from cohbench.corruptions.surface import top_bigrams
 
     assert top_bigrams(["the cat of the house", "of the day"], n=1) == ["of the"]
 
@@ -148,9 +148,9 @@ def test_columnar_batches_round_trip_and_datasets_map_agrees_with_a_plain_call(t
     assert to_records(to_columns(BATCH)) == BATCH
     ds = datasets.Dataset.from_list(BATCH, features=FEATURES)
     expected = datasets.Dataset.from_list(run("remove_sentences", k=1), features=FEATURES).to_list()
-    assert generators.apply("remove_sentences", ds, seed=7, k=1).to_list() == expected
+    assert corruptions.apply("remove_sentences", ds, seed=7, k=1).to_list() == expected
     # other batch boundaries and two worker processes give the same records
-    parallel = ds.map(generators.get("remove_sentences"), batched=True, batch_size=2, num_proc=2,
+    parallel = ds.map(corruptions.get("remove_sentences"), batched=True, batch_size=2, num_proc=2,
                       fn_kwargs={"seed": 7, "k": 1}, remove_columns=ds.column_names, features=FEATURES)
     assert parallel.to_list() == expected
 

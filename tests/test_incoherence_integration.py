@@ -56,7 +56,7 @@ def test_rebuilding_a_config_is_byte_identical(params_with, workspace):
 
 def test_the_shipped_bertscore_baseline_was_drawn_from_the_sentences_calibrate_uses_today(mirror, workspace):
     from cohbench.calibration import calibration_sentences
-    from cohbench.generators.bertscore import load_baseline
+    from cohbench.corruptions.bertscore import load_baseline
 
     shipped = load_baseline()
     sources = calibration_sentences()

@@ -51,15 +51,16 @@ def _graph() -> dict[str, set[str]]:
 
 
 def _declared_floors() -> dict[str, int]:
-    """module -> floor, from the floors table of ARCHITECTURE.md (`pkg/` names every module of a package)."""
-    floors, modules = {}, set(_modules())
+    """module -> floor, from the floors table of ARCHITECTURE.md (`pkg/` names every module of a package; a module
+    named on its own, `pkg/module`, takes its own floor over its package's)."""
+    found, modules = {}, set(_modules())
     for number, cells in re.findall(r"^\| (\d+)\. [^|]+\| ([^|]+) \|", ARCHITECTURE.read_text(encoding="utf-8"), flags=re.M):
         for entry in re.findall(r"`([\w/.]+)`", cells):
             name = "cohbench." + entry.strip("/").replace("/", ".") if entry != "cohbench" else "cohbench"
             members = {m for m in modules if m == name or m.startswith(name + ".")} if entry.endswith("/") else {name}
             for member in members:
-                floors.setdefault(member, int(number))
-    return floors
+                found.setdefault(member, []).append((not entry.endswith("/"), len(name), int(number)))
+    return {member: max(claims)[2] for member, claims in found.items()}
 
 
 def test_every_module_is_on_a_declared_floor():
@@ -102,18 +103,25 @@ def test_the_registry_finds_corpus_modules_without_importing_them_by_name():
     assert {registry.corpus_of(c).parse.__module__ for c in registry.config_names()} <= corpus_modules
 
 
-def test_generators_import_nothing_above_the_ground():
+def test_the_corruption_engine_imports_nothing_above_the_ground():
     floors = _declared_floors()
-    for name, targets in _graph().items():
-        if name.startswith("cohbench.generators"):
-            above = {t for t in targets if not t.startswith("cohbench.generators") and floors[t] > 1}
-            assert not above, f"{name} imports {sorted(above)}"
+    engine = {name for name, floor in floors.items() if name.startswith("cohbench.corruptions") and floor == 2}
+    assert {"cohbench.corruptions", "cohbench.corruptions.recipes", "cohbench.corruptions.ray_engine"} <= engine
+    for name in engine:
+        above = {t for t in _graph()[name] if t not in engine and floors[t] > 1}
+        assert not above, f"{name} imports {sorted(above)}"
+
+
+def test_a_module_named_on_its_own_takes_its_floor_over_its_packages():
+    floors = _declared_floors()
+    assert floors["cohbench.corruptions.job"] == 6 and floors["cohbench.corruptions.dsd"] == 2
+    assert floors["cohbench.release.layout"] == 3 and floors["cohbench.release.build"] == 5
 
 
 def test_the_checker_sees_imports_inside_functions():
     tree = ast.parse("def f():\n    from ..builders import timetravel\n")
     known = {"cohbench.builders", "cohbench.builders.timetravel"}
-    assert _imports("cohbench.generators.x", tree, False, known) == {"cohbench.builders.timetravel"}
+    assert _imports("cohbench.corruptions.x", tree, False, known) == {"cohbench.builders.timetravel"}
 
 
 def test_only_the_registry_and_the_corpus_modules_name_a_config():

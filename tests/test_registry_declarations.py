@@ -26,9 +26,9 @@ def test_a_stage_depends_on_the_code_it_runs_and_nothing_a_change_elsewhere_touc
     deps = {stage.name: pipeline.code_dependencies(stage.modules) for stage in pipeline.stages()}
     snac, dsd = set(deps["build_snac"]), set(deps["build_timetravel_dsd"])
     assert {"src/cohbench/builders/snac.py", "src/cohbench/builders/checksums/snac.tsv", "src/cohbench/release/layout.py"} <= snac
-    assert not any("generators/" in d or "timetravel" in d for d in snac)  # a generator change leaves SNaC alone
+    assert not any("corruptions/" in d or "timetravel" in d for d in snac)  # a generator change leaves SNaC alone
     # a generated corpus depends on the generators it runs and the BERTScore baseline its tau applies to
-    assert {"src/cohbench/generators/dsd.py", "src/cohbench/generators/bertscore_baseline.json",
+    assert {"src/cohbench/corruptions/dsd.py", "src/cohbench/corruptions/bertscore_baseline.json",
             "src/cohbench/builders/incoherence.py", "src/cohbench/numerics.py"} <= dsd
     assert not any(d.endswith(("verify.py", "load.py", "index.py", "card.py", "sql.py")) for d in snac | dsd)
     assert "src/cohbench/builders/storycloze.py" in deps["build_rocstories_dsd"]  # what it imports, transitively

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from cohbench.generators.registry import CorruptionError
-from cohbench.generators.retrieval import SHARD_MARK, merged_top, pool_index
+from cohbench.corruptions.registry import CorruptionError
+from cohbench.corruptions.retrieval import SHARD_MARK, merged_top, pool_index
 
 POOL = ["Tom went to the park.", "The dog chased a ball in the park.", "Tom went to the park.", "Mary baked a cake.",
         "The cake burned.", "Tom and the dog went home.", "A ball rolled into the park.", "Tom went to the park."]
@@ -59,7 +59,7 @@ def test_a_shard_folder_that_is_missing_or_from_another_pool_is_refused_in_one_l
 
 
 def test_a_shard_too_large_for_one_segment_names_the_shards_it_needs(monkeypatch):
-    from cohbench.generators import retrieval
+    from cohbench.corruptions import retrieval
 
     monkeypatch.setattr(retrieval, "WRITER_HEAP", 15_000_000)  # tantivy's floor: a few thousand sentences a segment
     pool = [f"sentence number {n} of a pool too large for its shards" for n in range(60_000)]

@@ -63,7 +63,7 @@ def test_the_entity_pipeline_loads_no_torch_either():
     import subprocess
     import sys
 
-    probe = ("import sys; from cohbench.generators import nlp, surface; "
+    probe = ("import sys; from cohbench.corruptions import nlp, surface; "
              "assert nlp.analyse(['Anna met Tom in Paris.'], surface.entity_texts)[0]; "
              "assert 'torch' not in sys.modules")
     subprocess.run([sys.executable, "-c", probe], check=True)

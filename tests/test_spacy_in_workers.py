@@ -8,9 +8,9 @@ import os
 import pytest
 
 from cohbench import text
-from cohbench.generators import nlp
-from cohbench.generators.character_and_scene import character_mentions
-from cohbench.generators.surface import entity_texts
+from cohbench.corruptions import nlp
+from cohbench.corruptions.character_and_scene import character_mentions
+from cohbench.corruptions.surface import entity_texts
 
 TEXTS = [f"Anna met Tom in Paris on day {n}. It rained! Mr. Lorry waited at the bank, and {n} clerks were late."
          for n in range(23)] + ["One sentence only", ""]

@@ -9,7 +9,7 @@ from pathlib import Path
 from . import jsonout, settings
 from .builders import timetravel
 from .fetch import fetch
-from .generators.bertscore import BASELINE_FILE, compute_baseline, load_baseline
+from .corruptions.bertscore import BASELINE_FILE, compute_baseline, load_baseline
 
 
 def calibration_sentences(params: dict | None = None) -> dict[str, list[str]]:

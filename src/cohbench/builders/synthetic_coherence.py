@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..generators import recipes
+from ..corruptions import recipes
 from ..registry import ConfigSpec, Corpus, Parsed, register
 from ..schema import ERROR_TYPES
 from . import fairytaleqa, timetravel

@@ -120,9 +120,11 @@ def read(path: Path, id_column: str = "id", text_column: str | None = None) -> l
                                  f"(columns: {', '.join(map(str, available)) or 'none'}); "
                                  "name the columns with --id-column and --text-column")
             rid = row.get(id_column)
-            if rid is None or (isinstance(rid, str) and not rid.strip()) or not isinstance(rid, (str, int)):
+            if (rid is None or (isinstance(rid, str) and not rid.strip()) or not isinstance(rid, (str, int))
+                    or isinstance(rid, bool)):
                 raise InputError(f"{file.name} {where} has no usable {id_column!r} (a non-empty string or integer)")
             rid = str(rid)
+            _check_unicode(rid, f"{file.name} {where}: the {id_column!r}")
             if rid in seen:
                 raise InputError(f"id {rid!r} occurs twice ({seen[rid]} and {file.name} {where}); ids must be unique")
             seen[rid] = f"{file.name} {where}"
@@ -131,6 +133,9 @@ def read(path: Path, id_column: str = "id", text_column: str | None = None) -> l
                 raise InputError(f"{file.name} {where} (id {rid!r}): the text has {len(value):,} characters, more than the "
                                  f"sentence splitter takes ({MAX_TEXT_CHARS:,}); cut it into several stories, or give its "
                                  "sentences as a list (a `sentences` column)")
+            for text in [value] if isinstance(value, str) else value if isinstance(value, list) else []:
+                if isinstance(text, str):
+                    _check_unicode(text, f"{file.name} {where} (id {rid!r}): the {column!r}")
             if isinstance(value, str) or value is None:
                 stories.append(Story(rid, value or "", None))
             elif isinstance(value, list) and all(isinstance(s, str) for s in value):
@@ -139,6 +144,15 @@ def read(path: Path, id_column: str = "id", text_column: str | None = None) -> l
                 raise InputError(f"{file.name} {where}: {column!r} must be a text or a list of sentences, "
                                  f"not {type(value).__name__}")
     return stories
+
+
+def _check_unicode(text: str, what: str) -> None:
+    """Refuse text that cannot be written as UTF-8: a lone surrogate, which JSON's \\ud800 escapes can carry."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise InputError(f"{what} holds a lone surrogate (U+{ord(text[error.start]):04X} at character {error.start}), "
+                         "which is not text; fix the input") from None
 
 
 def _rows(file: Path, id_column: str, text_column: str | None):
@@ -157,8 +171,11 @@ def _rows(file: Path, id_column: str, text_column: str | None):
     else:
         import pyarrow as pa
 
-        with pa.memory_map(str(file)) as source:
-            available = pa.ipc.open_stream(source).schema.names
+        try:
+            with pa.memory_map(str(file)) as source:
+                available = pa.ipc.open_stream(source).schema.names
+        except (pa.ArrowInvalid, OSError) as error:
+            raise InputError(f"{file.name} cannot be read as arrow ({str(error).splitlines()[0]})") from None
     column = _text_column(available, text_column)
     if id_column not in available or column not in available:
         yield "", {}, available

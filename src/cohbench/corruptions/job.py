@@ -2,7 +2,7 @@
 
 Input stories become coherent records (split into sentences, optionally cut into windows of N sentences), are
 assigned a split by a hash of their id, lose any story of a cohbench test split, and go through the recipe in
-partitions of a fixed number of records, in this process or on Ray (`ray_engine`). Each finished partition is
+partitions of a fixed number of records, through one engine (`engines`: in this process or on Ray). Each finished partition is
 kept (`OUT/.partial/`), so a killed run resumes where it stopped; the result is assembled only at the end:
 
     OUT/data/<config>/<split>.parquet    the cohbench schema, one file per split, rows in input order
@@ -33,7 +33,7 @@ from .. import jsonlines, settings
 from ..builders import text_fingerprint
 from .._version import __version__
 from ..atomic import atomic_path, write_text
-from ..generators import recipes
+from . import engines, recipes
 from ..errors import CohbenchError, CorruptError
 from ..release.layout import write_config
 from ..schema import OK, SPLITS, empty_record
@@ -59,6 +59,7 @@ class Options:
     drop_test_overlap: bool = True
     partition_size: int = 2000
     engine: str = "local"
+    device: str = "auto"  # where the encoder runs: auto, cpu or cuda (the bytes do not depend on it)
     workers: int | None = None
     address: str | None = None
     resume: bool = False
@@ -119,11 +120,13 @@ def check_config_name(config: str) -> None:
 def _check_place(out: Path, resume: bool) -> None:
     """Refuse an --out inside a release: the release in use, or any folder holding a release manifest (its files
     are the release's alone). The one exception is resuming the user's own unfinished run where the release in use
-    would be (`./cohbench`, say): that folder was accepted when the run started."""
+    would be (`./cohbench`, say): that folder was accepted when the run started, and `corrupt` never writes a
+    manifest, so a folder holding one is a release, whatever `.partial/` was left in it."""
     try:
         settings.user_output(out)
     except CohbenchError:
-        own_run = resume and (out / PARTIAL / "run.json").is_file() and out.resolve() == settings.release_dir()
+        own_run = (resume and (out / PARTIAL / "run.json").is_file() and not (out / "manifest.json").exists()
+                   and out.resolve() == settings.release_dir())
         if not own_run:
             raise
 
@@ -162,16 +165,14 @@ def _partial_json(path: Path, keys: tuple[str, ...] = ()) -> dict:
 
 
 def source_records(stories, options: Options, config: str, dropped: Counter, notes: dict, progress: bool,
-                   split=None) -> list[dict]:
+                   splitter) -> list[dict]:
     """Coherent records of the usable stories; stories dropped by reason (empty, held out by a cohbench corpus, too short).
-    `split` splits texts into sentences (an engine's; default `cohbench.text.split_sentences` in this process)."""
-    from ..text import split_sentences
-
+    `splitter` splits texts into sentences (the engine's)."""
     to_split = [s for s in stories if s.sentences is None and s.text.strip()]
     if to_split:
         if progress:
             print(f"splitting {len(to_split)} texts into sentences", file=sys.stderr)
-        for story, sentences in zip(to_split, (split or split_sentences)([s.text for s in to_split])):
+        for story, sentences in zip(to_split, splitter([s.text for s in to_split])):
             story.sentences = sentences
     held = held_out_fingerprints() if options.drop_test_overlap else {}
     overlap = Counter()
@@ -245,8 +246,7 @@ def _by_split(partial: Path, count: int, splits) -> dict:
 
 def corrupt(input_path: Path, out: Path, options: Options) -> dict:
     """Run a recipe over the narratives at `input_path` into `out`; returns the summary written to stats/."""
-    recipe = recipes.get_recipe(options.recipe)
-    params = recipes.parameters(recipe, options.params)
+    resolved = recipes.resolve(options.recipe, options.params)
     config = options.config or options.recipe
     check_config_name(config)
     check_splits(options.splits)
@@ -254,23 +254,18 @@ def corrupt(input_path: Path, out: Path, options: Options) -> dict:
         raise CorruptError(f"--partition-size must be at least 1, got {options.partition_size}")
     if options.sentences_per_record is not None and options.sentences_per_record < 1:
         raise CorruptError(f"N (sentences per record) must be at least 1, got {options.sentences_per_record}")
-    if options.engine not in ("local", "ray"):
-        raise CorruptError(f"unknown engine {options.engine!r}; choose local or ray")
     _check_place(out, options.resume)
     previous = _check_out(out, options.resume)
-    engine = None
-    if options.engine == "ray":
-        from . import ray_engine
-
-        engine = ray_engine.RayEngine(options.address, options.workers)  # an unreachable cluster fails here, first
+    # an unreachable cluster, or a device that is not there, fails here, before anything is written
+    engine = engines.start(options.engine, options.device, options.address, options.workers)
     try:
-        return _corrupt(input_path, out, options, recipe, params, config, previous, engine)
+        return _corrupt(input_path, out, options, resolved, config, previous, engine)
     finally:
-        if engine:
-            engine.close()
+        engine.close()
 
 
-def _corrupt(input_path, out, options, recipe, params, config, previous, engine) -> dict:
+def _corrupt(input_path, out, options, resolved, config, previous, engine) -> dict:
+    recipe, params = resolved.recipe, resolved.params
     stories = inputs.read(Path(input_path), options.id_column, options.text_column)
     if not stories:
         raise CorruptError(f"input {input_path} holds no stories")
@@ -285,7 +280,7 @@ def _corrupt(input_path, out, options, recipe, params, config, previous, engine)
         raise CorruptError(f"--out {out} holds a run with other {', '.join(changed)}; resume with the same input and "
                            "options, or choose a new folder")
     dropped, notes = Counter(), Counter()
-    records = source_records(stories, options, config, dropped, notes, options.progress, engine and engine.split_sentences)
+    records = source_records(stories, options, config, dropped, notes, options.progress, engine.split_sentences)
     usable = [record for record in records if recipes.long_enough(recipe, params, record)]
     dropped[recipes.TOO_SHORT] += len(records) - len(usable)
     partitions = [usable[start : start + options.partition_size] for start in range(0, len(usable), options.partition_size)]
@@ -310,12 +305,7 @@ def _corrupt(input_path, out, options, recipe, params, config, previous, engine)
             print(f"preparing what every partition shares ({recipe.name}: {sum(len(r['sentences']) for r in usable)} "
                   "sentences), once", file=sys.stderr)
         shared = recipe.prepare(usable, params) if recipe.prepare else None
-        if engine is None:
-            for number, batch in todo:
-                outputs, _ = recipes.run(recipe.name, batch, params, shared=shared)
-                finished(number, outputs)
-        else:
-            engine.run(todo, recipe.name, params, shared, finished)
+        engine.run(todo, resolved, shared, finished)
     bar.close()
 
     made, by_generator = 0, Counter()

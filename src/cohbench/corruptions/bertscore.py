@@ -37,7 +37,7 @@ class TokenEmbeddings:
         self.device = device or default_device()
         self.batch_size = batch_size
         # sentence -> (unit embeddings [L, D], computed in float64 and kept in float32 to halve the memory; weights [L]),
-        # as numpy arrays: scoring is many tiny products, where torch's per-call overhead outweighed the arithmetic
+        # as numpy arrays, the embedding store's form; `f1_many` packs what one round matches into device tensors
         self._cache: dict[str, tuple] = {}
 
     def __len__(self) -> int:
@@ -58,20 +58,67 @@ class TokenEmbeddings:
                 store.add(sentence, vector, tokens)
 
     def f1(self, reference: str, candidates: Sequence[str]) -> list[float]:
-        """Raw BERTScore F1 of each candidate against `reference` (symmetric in the pair), all candidates in one
-        float64 product: a candidate token's best match (precision) and a reference token's best match among each
-        candidate's tokens (recall), weighted means per candidate."""
-        if not candidates:
-            return []
-        self.encode([reference, *candidates])
-        ref, ref_w = self._cache[reference]
-        parts = [self._cache[c] for c in candidates]
-        tokens, weights = np.concatenate([t for t, _ in parts]), np.concatenate([w for _, w in parts])
-        starts = np.cumsum([0] + [len(w) for _, w in parts[:-1]])
-        sim = tokens.astype(np.float64) @ ref.astype(np.float64).T  # [candidate tokens, reference tokens]
-        precision = _ratio(np.add.reduceat(sim.max(axis=1) * weights, starts), np.add.reduceat(weights, starts))
-        recall = _ratio(np.maximum.reduceat(sim, starts, axis=0) @ ref_w, ref_w.sum())
+        """Raw BERTScore F1 of each candidate against `reference` (symmetric in the pair)."""
+        return self.f1_many([reference], [candidates])[0]
+
+    def f1_many(self, references: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[list[float]]:
+        """Raw BERTScore F1 of each reference's candidates, every (reference, candidate) pair of the call matched in
+        padded batched products on the device, in float64: a candidate token's best match among the reference's
+        tokens (precision) and a reference token's best match among the candidate's (recall), weighted means."""
+        self.encode([*references, *(c for cs in candidates for c in cs)])
+        pairs = [(r, c) for r, cs in zip(references, candidates) for c in cs]
+        scores = []
+        sizes = []
+        for r, c in pairs:  # float64 elements a pair takes: its similarity matrix and both sentences' token embeddings
+            (tokens, ref_w), cand_w = self._cache[r], self._cache[c][1]
+            sizes.append(len(ref_w) * len(cand_w) + (len(ref_w) + len(cand_w)) * tokens.shape[1])
+        for start, end in _chunks(sizes, self.device):
+            scores += self._matched(pairs[start:end])
+        found = iter(scores)
+        return [[next(found) for _ in cs] for cs in candidates]
+
+    def _matched(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        import torch
+
+        def padded(sentences):
+            parts = [self._cache[s] for s in sentences]
+            width = max(len(w) for _, w in parts)
+            tokens = np.zeros((len(parts), width, parts[0][0].shape[1]), np.float64)
+            weights = np.zeros((len(parts), width), np.float64)
+            present = np.zeros((len(parts), width), bool)
+            for row, (t, w) in enumerate(parts):
+                tokens[row, : len(w)], weights[row, : len(w)], present[row, : len(w)] = t, w, True
+            return (torch.from_numpy(a).to(self.device) for a in (tokens, weights, present))
+
+        ref, ref_w, ref_in = padded([r for r, _ in pairs])
+        cand, cand_w, cand_in = padded([c for _, c in pairs])
+        sim = torch.bmm(cand, ref.transpose(1, 2))  # [pair, candidate token, reference token]
+        sim = sim.masked_fill(~(cand_in.unsqueeze(2) & ref_in.unsqueeze(1)), -torch.inf)
+        # padding weighs 0 (and its -inf best match is replaced by 0 before weighting)
+        best_for_candidate = torch.where(cand_in, sim.amax(dim=2), 0.0)
+        best_for_reference = torch.where(ref_in, sim.amax(dim=1), 0.0)
+        precision = _ratio(*(x.cpu().numpy() for x in ((best_for_candidate * cand_w).sum(1), cand_w.sum(1))))
+        recall = _ratio(*(x.cpu().numpy() for x in ((best_for_reference * ref_w).sum(1), ref_w.sum(1))))
         return [float(f) for f in _ratio(2 * precision * recall, precision + recall)]
+
+
+def _chunks(sizes: Sequence[int], device: str, budget: int | None = None):
+    """[start, end) runs of pairs whose tensors fit the budget (float64 elements, padded to the widest: counted as
+    the widest pair of the run times its length). On a GPU the budget follows the free memory."""
+    if budget is None:
+        budget = 1 << 23
+        if str(device).startswith("cuda"):
+            import torch
+
+            budget = max(budget, int(torch.cuda.mem_get_info(device)[0] * 0.25) // (8 * 4))
+    start, widest = 0, 0
+    for end, size in enumerate(sizes):
+        widest = max(widest, size)
+        if end > start and widest * (end + 1 - start) > budget:
+            yield start, end
+            start, widest = end, size
+    if sizes:
+        yield start, len(sizes)
 
 
 def _ratio(numerators, denominators):
@@ -96,7 +143,7 @@ def compute_baseline(sentences: Sequence[str], pairs: int, seed: int, embeddings
     drawn = [tuple(rng.sample(unique, 2)) for _ in range(pairs)]
     embeddings = embeddings or TokenEmbeddings()
     embeddings.encode([s for pair in drawn for s in pair])
-    f1 = np.array([embeddings.f1(a, [b])[0] for a, b in drawn])
+    f1 = np.array([f for (f,) in embeddings.f1_many([a for a, _ in drawn], [[b] for _, b in drawn])])
     return {
         "encoder": ENCODER,
         "num_layers": NUM_LAYERS,

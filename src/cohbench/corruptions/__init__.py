@@ -1,8 +1,8 @@
 """Registered corruption generators: seeded, pure functions over columnar batches of records in the one schema.
 
-    from cohbench import generators
-    out = generators.get("remove_sentences")(batch, seed=13, k=1)       # batch: dict of lists
-    ds = generators.apply("shuffle", dataset, seed=13, num_proc=2)      # a datasets.Dataset
+    from cohbench import corruptions
+    out = corruptions.get("remove_sentences")(batch, seed=13, k=1)       # batch: dict of lists
+    ds = corruptions.apply("shuffle", dataset, seed=13, num_proc=2)      # a datasets.Dataset
 
 Generators: shuffle, repetition, ne_bigram (SNaC App. B); remove_sentences (MSD) and discordant_replace (DSD)
 (Cai et al. §3); entity_first_mention and next_sentence_swap (SNaC §5.1).

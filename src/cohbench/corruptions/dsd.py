@@ -86,11 +86,12 @@ class ConfounderPool:
         ]
 
     def choose(self, queries: Sequence[str], candidates: Sequence[list[int]], tau: float,
-               exclude: Sequence[set[int]] | None = None) -> list[Confounder | None]:
-        """For each query, the first candidate (BM25 order) with rescaled BERTScore < tau, or None."""
+               exclude: Sequence[set[int]] | None = None, device: str | None = None) -> list[Confounder | None]:
+        """For each query, the first candidate (BM25 order) with rescaled BERTScore < tau, or None. Each round
+        matches the next candidates of every unresolved query in one batched product on `device`."""
         exclude = exclude or [set() for _ in queries]
-        if self.embeddings is None:
-            self.embeddings = TokenEmbeddings()
+        if self.embeddings is None or (device and self.embeddings.device != device):
+            self.embeddings = TokenEmbeddings(device)
         chosen: list[Confounder | None] = [None] * len(queries)
         cursor = [0] * len(queries)
         live = [q for q in range(len(queries)) if candidates[q]]
@@ -99,10 +100,9 @@ class ConfounderPool:
             # Score the next candidates of every unresolved query, encoding all new sentences in one batch.
             window = {q: [c for c in candidates[q][cursor[q] : cursor[q] + width] if c not in exclude[q]]
                       for q in live}
-            self.embeddings.encode([queries[q] for q in live] + self.texts_at([c for cs in window.values() for c in cs]))
+            matched = self.embeddings.f1_many([queries[q] for q in live], [self.texts_at(window[q]) for q in live])
             still = []
-            for q in live:
-                scores = self.embeddings.f1(queries[q], self.texts_at(window[q]))
+            for q, scores in zip(live, matched):
                 for c, raw in zip(window[q], scores):
                     # decided on at the precision it is recorded at, so the decision is the record's
                     similarity = round(rescale(raw, self.baseline), FLOAT_DECIMALS)
@@ -182,7 +182,7 @@ def plan_replacements(records: Sequence[dict], pool: ConfounderPool, *, seed: in
 
 
 def replace_planned(records: Sequence[dict], plans: Sequence[list[dict] | None], pool: ConfounderPool, *, seed: int,
-                    tau: float, error_type: str | None = None) -> list[list[dict]]:
+                    tau: float, error_type: str | None = None, device: str | None = None) -> list[list[dict]]:
     """Stage 2: for each record, the corrupted record of each planned instance that has a candidate below tau at
     every position ([] when none has). The j-th replacement of every instance is chosen together; confounders
     already used in an instance are excluded."""
@@ -194,7 +194,7 @@ def replace_planned(records: Sequence[dict], plans: Sequence[list[dict] | None],
         queries = [records[units[u][0]]["sentences"][units[u][1]["positions"][j]] for u in todo]
         candidates = [units[u][1]["candidates"][j] for u in todo]
         exclude = [{c.index for c in found[u]} for u in todo]
-        for u, confounder in zip(todo, pool.choose(queries, candidates, tau, exclude)):
+        for u, confounder in zip(todo, pool.choose(queries, candidates, tau, exclude, device)):
             found[u].append(confounder)
     out: list[list[dict]] = [[] for _ in records]
     for (n, unit), picks in zip(units, found):

@@ -59,10 +59,21 @@ def _unknown_or_missing(retriever: str):
         return CorruptionError(f"unknown retriever {retriever!r}; choose one of {', '.join(RETRIEVERS)}")
     module = retriever
     try:
-        __import__(module)
+        _bm25s() if module == "bm25s" else __import__(module)
     except ImportError:
         return CorruptionError(f"the {retriever} retriever needs the {module} package: pip install 'cohbench[{EXTRA_OF[retriever]}]'")
     return None
+
+
+def _bm25s():
+    """bm25s, imported without letting JAX (which bm25s tries at import, where it is installed) take 75% of a GPU's
+    memory on first use; its top-k runs on numpy (`backend_selection`), the same on every machine."""
+    import os
+
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    import bm25s
+
+    return bm25s
 
 
 def pool_index(texts: Sequence[str], retriever: str, shards: int = 1):
@@ -85,7 +96,7 @@ class Bm25:
         self.size = len(texts)
         tokens = [tokenize(t) for t in texts]
         if retriever == "bm25s":
-            import bm25s
+            bm25s = _bm25s()
 
             self._index = bm25s.BM25()
             self._index.index(tokens, show_progress=False)
@@ -108,7 +119,8 @@ class Bm25:
         out = [[] for _ in queries]
         live = [i for i, tokens in enumerate(query_tokens) if tokens]
         if live:
-            docs, scores = self._index.retrieve([query_tokens[i] for i in live], k=k, show_progress=False, n_threads=1)
+            docs, scores = self._index.retrieve([query_tokens[i] for i in live], k=k, show_progress=False, n_threads=1,
+                                                backend_selection="numpy")
             for row, i in enumerate(live):
                 # Re-sort by (score desc, index asc) so that ties are ordered the same on every platform.
                 order = sorted(range(k), key=lambda j: (-float(scores[row, j]), int(docs[row, j])))

@@ -4,8 +4,10 @@
   the object store once; actors read it from there (numpy arrays without copying). A pool built with shards keeps
   each shard as its own object, fetched one at a time, so a worker never holds the whole index.
 - Partitions become blocks; `map_batches` runs `plan` (BM25 candidates, CPU) and `make` (BERTScore encoding and
-  the choice). With GPUs in the cluster `make` runs in an actor pool with one GPU per actor; without, plan and make
-  run together in one pool of CPU actors (splitting them would only add a hop).
+  the choice). With GPUs in the cluster (and `--device` auto or cuda) `make` runs in a pool of GPU actors, each
+  taking `GPU_SHARE` of a GPU (MiniLM and a round's matching are small, so several actors share one); without, plan
+  and make run together in one pool of CPU actors (splitting them would only add a hop). `--device cuda` on a
+  cluster without GPUs is refused in one line. (The GPU path has not been run on a GPU cluster yet.)
 - Results stream back to the driver, which writes each partition when all its records are in.
 - Texts given unsplit are split into sentences by a pool of actors with the project's splitter, before the pools
   are built (a pool needs every sentence of its split).
@@ -18,7 +20,7 @@ import logging
 import os
 import pickle
 
-from ..generators import recipes
+from . import recipes
 from ..errors import CorruptError
 
 
@@ -39,7 +41,7 @@ def _share(shared):
     tantivy shard is the name of its folder on disk, which each worker opens memory-mapped once)."""
     import ray
 
-    from ..generators.retrieval import Bm25Shard
+    from .retrieval import Bm25Shard
 
     if isinstance(shared, dict):
         for pool in shared.values():
@@ -48,18 +50,22 @@ def _share(shared):
     return ray.put(shared)
 
 
+GPU_SHARE = 0.25  # of one GPU per make actor: four actors share a GPU
+
+
 class _Stage:
     """A recipe's plan and/or make over one block: records in, per-record results out (pickled)."""
 
-    def __init__(self, recipe: str, params: dict, shared_box: list, plan: bool, make: bool, threads: int | None):
+    def __init__(self, resolved: recipes.Resolved, shared_box: list, plan: bool, make: bool, threads: int | None,
+                 device: str | None):
         import ray
 
         if threads:
             import torch
 
             torch.set_num_threads(threads)
-        self.recipe = recipes.get_recipe(recipe)
-        self.params, self.do_plan, self.do_make = params, plan, make
+        self.resolved, self.recipe, self.params = resolved, resolved.recipe, resolved.params
+        self.do_plan, self.do_make, self.device = plan, make, device
         self.shared = ray.get(shared_box[0])
 
     def __call__(self, table):
@@ -74,7 +80,7 @@ class _Stage:
             plans = [None] * len(records)
         if not self.do_make:
             return table.append_column("plan", pa.array([pickle.dumps(p) for p in plans], pa.binary()))
-        outputs = self.recipe.make(records, plans, self.shared, self.params)
+        outputs = self.recipe.make(records, plans, self.shared, self.params, self.device)
         return pa.table({"partition": table.column("partition"), "index": table.column("index"),
                          "output": pa.array([pickle.dumps(o) for o in outputs], pa.binary())})
 
@@ -108,7 +114,7 @@ class _Splitter:
 
 
 class RayEngine:
-    def __init__(self, address: str | None, workers: int | None):
+    def __init__(self, address: str | None, workers: int | None, device: str = "auto"):
         try:
             import ray
         except ImportError:
@@ -131,6 +137,13 @@ class RayEngine:
         resources = ray.cluster_resources()
         self.gpus = int(resources.get("GPU", 0))
         self.workers = workers or max(1, int(resources.get("CPU", 1)))
+        if device == "cuda" and not self.gpus:
+            offered = ", ".join(f"{name} {value:g}" for name, value in sorted(resources.items())
+                                if name in ("CPU", "GPU") or name.startswith("accelerator_type"))
+            self.close()
+            raise CorruptError(f"--device cuda: the Ray cluster at {address or 'a new local instance'} has no GPU "
+                               f"(it offers {offered or 'no CPU or GPU'}); add GPU nodes, or use --device cpu or auto")
+        self.on_gpu = bool(self.gpus) and device != "cpu"
         import ray.data  # configures Ray Data's loggers: quieten them after that
 
         logging.getLogger("ray.data").setLevel(logging.ERROR)
@@ -155,24 +168,25 @@ class RayEngine:
                 out[i] = sentences
         return out
 
-    def run(self, todo, recipe_name: str, params: dict, shared, finished) -> None:
-        """Run the recipe over partitions `todo` [(number, records)]; `finished(number, outputs)` per partition."""
+    def run(self, todo, resolved: recipes.Resolved, shared, finished) -> None:
+        """Run the resolved recipe over partitions `todo` [(number, records)]; `finished(number, outputs)` per
+        partition."""
         import pyarrow as pa
         import ray
 
-        recipe = recipes.get_recipe(recipe_name)
         box = [_share(shared)]  # in a list, so Ray hands the reference to the actors instead of resolving it
         blocks = [pa.table({"partition": pa.array([n] * len(batch), pa.int64()), "index": pa.array(range(len(batch)), pa.int64()),
                             "record": pa.array([pickle.dumps(r) for r in batch], pa.binary())}) for n, batch in todo]
         ds = ray.data.from_arrow(blocks)
         common = dict(batch_size=None, batch_format="pyarrow", zero_copy_batch=True)
-        if self.gpus and recipe.plan:
-            ds = ds.map_batches(_Stage, fn_constructor_args=(recipe_name, params, box, True, False, 1),
+        if self.on_gpu and resolved.recipe.plan:
+            ds = ds.map_batches(_Stage, fn_constructor_args=(resolved, box, True, False, 1, "cpu"),
                                 compute=ray.data.ActorPoolStrategy(size=self.workers), num_cpus=1, **common)
-            ds = ds.map_batches(_Stage, fn_constructor_args=(recipe_name, params, box, False, True, None),
-                                compute=ray.data.ActorPoolStrategy(size=self.gpus), num_gpus=1, **common)
+            ds = ds.map_batches(_Stage, fn_constructor_args=(resolved, box, False, True, None, "cuda"),
+                                compute=ray.data.ActorPoolStrategy(size=max(1, int(self.gpus / GPU_SHARE))),
+                                num_gpus=GPU_SHARE, **common)
         else:
-            ds = ds.map_batches(_Stage, fn_constructor_args=(recipe_name, params, box, True, True, 1),
+            ds = ds.map_batches(_Stage, fn_constructor_args=(resolved, box, True, True, 1, "cpu"),
                                 compute=ray.data.ActorPoolStrategy(size=self.workers), num_cpus=1, **common)
         sizes = {n: len(batch) for n, batch in todo}
         pending = {n: [None] * size for n, size in sizes.items()}

@@ -4,15 +4,18 @@ A recipe runs registered generators over coherent records in three steps, so tha
 - `prepare(records, params)`: what every batch shares, built once over the whole input (a confounder pool per
   split, corpus-wide bigrams);
 - `plan(batch, shared, params)`: CPU work per record (BM25 candidates), or nothing;
-- `make(batch, plans, shared, params)`: the records made from each source record (a list per source; empty
-  when the recipe does not apply to it). This is where BERTScore encoding happens.
+- `make(batch, plans, shared, params, device)`: the records made from each source record (a list per source; empty
+  when the recipe does not apply to it). This is where BERTScore encoding happens, on `device` (None: the GPU where
+  there is one); the bytes do not depend on it.
 Every random choice is drawn from (seed, record id), so the output does not depend on how records are batched.
+A recipe and its parameters are resolved once (`resolve`); an engine (`engines`) runs the resolved recipe.
 
     outputs, dropped = recipes.run("msd", records, {"seed": 13, "k": 1})   # in one process, as the builders do
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -72,7 +75,31 @@ def parameters(recipe: Recipe, given: dict) -> dict:
         raise CorruptionError(f"instances (records made per story) must be at least 1, got {params['instances']}")
     if params.get("pool_shards") is not None and params["pool_shards"] < 1:
         raise CorruptionError(f"pool_shards must be at least 1, got {params['pool_shards']}")
+    if "ratio" in params and not (isinstance(params["ratio"], (int, float)) and 0 < params["ratio"] <= 1):
+        raise CorruptionError(f"the repetition ratio (share of sentences repeated) must be above 0 and at most 1, got {params['ratio']}")
+    if "tau" in params and not (isinstance(params["tau"], (int, float)) and math.isfinite(params["tau"])):
+        raise CorruptionError(f"tau (the rescaled BERTScore F1 a confounder must stay below) must be a finite number, got {params['tau']}")
     return params
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A recipe with its parameters, checked once: what every engine and every worker runs. It travels between
+    processes as (name, parameters) and is looked up, not checked again, on arrival."""
+    recipe: Recipe
+    params: dict
+
+    def __reduce__(self):
+        return _arrived, (self.recipe.name, self.params)
+
+
+def _arrived(name: str, params: dict) -> Resolved:
+    return Resolved(get_recipe(name), params)
+
+
+def resolve(name: str, given: dict) -> Resolved:
+    recipe = get_recipe(name)
+    return Resolved(recipe, parameters(recipe, given))
 
 
 def by_source(records: Sequence[dict], made: Sequence[dict]) -> list[list[dict]]:
@@ -85,7 +112,7 @@ def by_source(records: Sequence[dict], made: Sequence[dict]) -> list[list[dict]]
 
 def _generator_recipe(name: str, generator: str, description: str, options: tuple[str, ...], min_sentences,
                       not_applicable: str, arguments=lambda params: {}) -> Recipe:
-    def make(batch, plans, shared, params):
+    def make(batch, plans, shared, params, device=None):
         made = to_records(get(generator)(to_columns(batch), seed=params["seed"], **arguments(params)))
         return by_source(batch, made)
 
@@ -113,12 +140,12 @@ def _plan_dsd(batch, shared, params, min_position=0):
     return plans
 
 
-def _make_dsd(batch, plans, shared, params, error_type=None):
+def _make_dsd(batch, plans, shared, params, device=None, error_type=None):
     out = [[] for _ in batch]
     for split, pool in shared.items():
         members = [n for n, r in enumerate(batch) if r["split"] == split]
         made = replace_planned([batch[n] for n in members], [plans[n] for n in members], pool,
-                               seed=params["seed"], tau=params["tau"], error_type=error_type)
+                               seed=params["seed"], tau=params["tau"], error_type=error_type, device=device)
         for n, records in zip(members, made):
             out[n] = records
     return out
@@ -154,7 +181,7 @@ _generator_recipe(
 register(Recipe(
     "ne_bigram", "SNaC App. B degenerate text: the text's named entities followed by the corpus's 200 most frequent "
     "bigrams (GramE).", (), lambda p: 1, "not_applicable",
-    make=lambda batch, plans, shared, params: by_source(batch, to_records(get("ne_bigram")(
+    make=lambda batch, plans, shared, params, device=None: by_source(batch, to_records(get("ne_bigram")(
         to_columns(batch), seed=params["seed"], bigrams=shared))),
     prepare=lambda records, params: top_bigrams(s for r in records for s in r["sentences"])))
 
@@ -185,11 +212,11 @@ def snac_pair(negative: dict, source: dict) -> list[dict]:
     return [negative, positive]
 
 
-def _make_synthetic(batch, plans, shared, params):
+def _make_synthetic(batch, plans, shared, params, device=None):
     seed = params["seed"]
     negatives = [by_source(batch, to_records(get(g)(to_columns(batch), seed=seed)))
                  for g in SYNTHETIC_GENERATORS[:2]]
-    negatives.append(_make_dsd(batch, plans, shared, params, error_type="SceneE"))
+    negatives.append(_make_dsd(batch, plans, shared, params, device, error_type="SceneE"))
     return [[r for per_generator in negatives for negative in per_generator[n] for r in snac_pair(negative, source)]
             for n, source in enumerate(batch)]
 
@@ -212,17 +239,22 @@ def long_enough(recipe: Recipe, params: dict, record: dict) -> bool:
 
 
 def run(name: str, records: Sequence[dict], params: dict, shared=None) -> tuple[list[list[dict]], Counter]:
-    """Run recipe `name` over coherent `records` in this process: the records made from each source (in order)
-    and the sources dropped, by reason. `shared` is `prepare`'s result when the caller already has it."""
-    recipe = get_recipe(name)
-    params = parameters(recipe, params)
+    """Run recipe `name` over coherent `records` in this process (`apply`), as the builders do."""
+    return apply(resolve(name, params), records, shared)
+
+
+def apply(resolved: Resolved, records: Sequence[dict], shared=None, device: str | None = None) -> tuple[list[list[dict]], Counter]:
+    """Run a resolved recipe over coherent `records` in this process: the records made from each source (in order)
+    and the sources dropped, by reason. `shared` is `prepare`'s result when the caller already has it; `device`
+    where the encoder runs (None: the GPU where there is one)."""
+    recipe, params = resolved.recipe, resolved.params
     fits = [long_enough(recipe, params, record) for record in records]
     usable = [record for record, ok in zip(records, fits) if ok]
     dropped = Counter({TOO_SHORT: len(fits) - len(usable)})
     if shared is None and recipe.prepare:
         shared = recipe.prepare(usable, params)
     plans = recipe.plan(usable, shared, params) if recipe.plan else None
-    made = iter(recipe.make(usable, plans, shared, params) if usable else [])
+    made = iter(recipe.make(usable, plans, shared, params, device) if usable else [])
     outputs = [next(made) if ok else [] for ok in fits]
     dropped[recipe.not_applicable] += sum(1 for out, ok in zip(outputs, fits) if ok and not out)
     return outputs, +dropped

@@ -1,0 +1,193 @@
+"""`cohbench corrupt --recipe dsd` on the CPU (all cores) and on the GPU, on the same stories, in one run.
+
+Stories: five sentences each, taken in order from the pool `catalog/SCALE.md` builds (`retrieval_scale.mixed_pool`:
+the real ROCStories and TimeTravel sentences, then halves of two joined), given already split (a `sentences`
+column), at each size of `--stories` (default 5,000, 50,000 and 500,000). Each size runs `corrupt` twice in fresh
+processes through the job's own code: `--device cpu` with CUDA hidden (torch on every core), then `--device cuda`.
+For each run it prints records/s, seconds per stage (start-up: imports and loading the encoder; encode: MiniLM
+token embeddings; retrieve: the BM25 index and candidates; match: BERTScore's batched matching; write: partitions
+and the output; other: the rest), the GPU's utilisation (nvidia-smi every 0.5 s: mean and max over the run) and
+memory peak (torch's peak allocation, and nvidia-smi's peak use by every process), then the GPU/CPU ratio of
+records/s and whether the two runs' Parquet files are byte-identical. On a machine without a usable GPU it runs the
+CPU side and says that the GPU side was skipped.
+
+    .venv/bin/python benchmarks/gpu_generation.py [--stories 5000,50000,500000] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+STAGES = ("startup", "encode", "retrieve", "match", "write")
+
+
+def write_stories(path: Path, count: int) -> int:
+    """`count` five-sentence stories from SCALE.md's pool, as JSONL with pre-split sentences; the sentences written."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from retrieval_scale import mixed_pool, real_sentences
+
+    pool = mixed_pool(real_sentences(), 5 * count, seed=0)
+    with path.open("w", encoding="utf-8") as handle:
+        for n in range(count):
+            handle.write(json.dumps({"id": f"story-{n:07d}", "sentences": pool[5 * n : 5 * n + 5]}) + "\n")
+    return len(pool)
+
+
+def child(given: str, out: str, device: str, spawned: float) -> None:
+    """One run of the job in this process, its stages timed around the real methods; prints one JSON line."""
+    seconds = dict.fromkeys(STAGES, 0.0)
+
+    def timed(owner, name: str, stage: str) -> None:
+        real = getattr(owner, name)
+
+        def wrapper(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                seconds[stage] += time.perf_counter() - started
+
+        setattr(owner, name, wrapper)
+
+    from cohbench import encoder
+    from cohbench.corruptions import dsd, job
+    from cohbench.corruptions.bertscore import TokenEmbeddings
+
+    timed(TokenEmbeddings, "encode", "encode")
+    timed(TokenEmbeddings, "_matched", "match")
+    timed(dsd, "pool_index", "retrieve")
+    timed(dsd.ConfounderPool, "candidates", "retrieve")
+    timed(job, "_write_partition", "write")
+    timed(job, "write_config", "write")
+    encoder._encoder(encoder.resolve_device(device))  # loading the model is start-up, not encoding
+    ready = time.time()
+    seconds["startup"] = ready - spawned
+    summary = job.corrupt(Path(given), Path(out), job.Options(recipe="dsd", device=device, drop_test_overlap=False,
+                                                              progress=False))
+    total = time.time() - spawned
+    peak = None
+    if device == "cuda":
+        import torch
+
+        peak = torch.cuda.max_memory_allocated()
+    seconds["other"] = total - sum(seconds.values())
+    print(json.dumps({"seconds": {k: round(v, 2) for k, v in seconds.items()}, "total_seconds": round(total, 2),
+                      "records": summary["built_records"], "records_per_s": round(summary["built_records"] / total, 1),
+                      "torch_peak_bytes": peak}))
+
+
+class GpuSampler:
+    """nvidia-smi every 0.5 s in the background: utilisation (%) and memory used (MiB) of the first GPU."""
+
+    def __init__(self):
+        self.samples: list[tuple[float, float]] = []
+        self.process = subprocess.Popen(
+            ["nvidia-smi", "--query-gpu=utilization.gpu,memory.used", "--format=csv,noheader,nounits", "-lms", "500", "-i", "0"],
+            stdout=subprocess.PIPE, text=True)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        for line in self.process.stdout:
+            try:
+                utilisation, memory = (float(x) for x in line.split(","))
+            except ValueError:
+                continue
+            self.samples.append((utilisation, memory))
+
+    def stop(self) -> dict:
+        self.process.terminate()
+        self.process.wait()
+        if not self.samples:
+            return {"gpu_utilisation_mean": None, "gpu_utilisation_max": None, "gpu_memory_peak_mib": None}
+        return {"gpu_utilisation_mean": round(sum(u for u, _ in self.samples) / len(self.samples), 1),
+                "gpu_utilisation_max": max(u for u, _ in self.samples),
+                "gpu_memory_peak_mib": max(m for _, m in self.samples)}
+
+
+def run(given: Path, out: Path, device: str) -> dict:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    if device == "cpu":
+        env["CUDA_VISIBLE_DEVICES"] = ""  # the CPU side must not touch the GPU
+    sampler = GpuSampler() if device == "cuda" and shutil.which("nvidia-smi") else None
+    spawned = time.time()
+    done = subprocess.run([sys.executable, __file__, "--child", str(given), str(out), device, repr(spawned)],
+                          env=env, capture_output=True, text=True)
+    gpu = sampler.stop() if sampler else {}
+    if done.returncode != 0:
+        raise SystemExit(f"the {device} run failed:\n{done.stderr[-3000:]}")
+    return {"device": device, **json.loads(done.stdout.strip().splitlines()[-1]), **gpu}
+
+
+def parquet_bytes(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.glob("data/*/*.parquet"))}
+
+
+def gpu_name() -> str | None:
+    import torch
+
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--stories", default="5000,50000,500000")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        given, out, device, spawned = args.child
+        return child(given, out, device, float(spawned))
+
+    name = gpu_name()
+    results = []
+    for count in (int(x) for x in args.stories.split(",")):
+        with tempfile.TemporaryDirectory(prefix="cohbench-gpu-generation-") as folder:
+            given = Path(folder) / "stories.jsonl"
+            sentences = write_stories(given, count)
+            row = {"stories": count, "sentences": sentences, "cpu_cores": os.cpu_count(), "gpu": name,
+                   "load_1min_before": round(os.getloadavg()[0], 2), "cpu": run(given, Path(folder) / "cpu", "cpu")}
+            if name:
+                row["gpu_run"] = run(given, Path(folder) / "cuda", "cuda")
+                row["gpu_over_cpu_records_per_s"] = round(row["gpu_run"]["records_per_s"] / row["cpu"]["records_per_s"], 2)
+                row["bytes_equal"] = parquet_bytes(Path(folder) / "cpu") == parquet_bytes(Path(folder) / "cuda")
+            else:
+                row["gpu_run"] = "skipped: torch sees no usable GPU on this machine"
+            results.append(row)
+            if not args.json:
+                print_row(row)
+    if args.json:
+        print(json.dumps(results, indent=2))
+
+
+def print_row(row: dict) -> None:
+    print(f"{row['stories']:,} stories ({row['sentences']:,} sentences), {row['cpu_cores']} CPU cores, "
+          f"GPU: {row['gpu'] or 'none'}, load before {row['load_1min_before']}")
+    for side in ("cpu", "gpu_run"):
+        result = row[side]
+        if isinstance(result, str):
+            print(f"  GPU side {result}")
+            continue
+        stages = ", ".join(f"{k} {v:.1f}" for k, v in result["seconds"].items())
+        gpu = ""
+        if result["device"] == "cuda":
+            peak = result["torch_peak_bytes"] / 2**30
+            gpu = (f"; GPU utilisation mean {result.get('gpu_utilisation_mean')}% (max {result.get('gpu_utilisation_max')}%), "
+                   f"memory peak: torch {peak:.2f} GiB, nvidia-smi {result.get('gpu_memory_peak_mib')} MiB")
+        print(f"  {result['device']}: {result['records']:,} records in {result['total_seconds']:.1f} s = "
+              f"{result['records_per_s']:,.1f} records/s; seconds: {stages}{gpu}")
+    if "bytes_equal" in row:
+        print(f"  GPU/CPU records/s: {row['gpu_over_cpu_records_per_s']}x; Parquet bytes equal: {row['bytes_equal']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""The one seam between a job and where a resolved recipe runs: in this process (`LocalEngine`) or on Ray
+(`ray_engine.RayEngine`), both with the same interface:
+
+    engine = engines.start("local", device="auto")       # or "ray", with address and workers
+    texts_split = engine.split_sentences(texts)
+    engine.run(todo, resolved, shared, finished)          # finished(number, outputs) per partition of `todo`
+    engine.close()
+
+`device` (auto, cpu, cuda) says where the encoder runs; it is checked when the engine starts, before anything is
+written, and never changes the bytes made (float64, then rounded: `encoder`). Every random choice depends on
+(seed, record id) only, so every engine gives the same output."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ..encoder import DEVICES, resolve_device
+from ..errors import CohbenchError, CorruptError
+from . import recipes
+
+ENGINES = ("local", "ray")
+
+
+class LocalEngine:
+    """Partitions one after another in this process, the encoder on `device`."""
+
+    def __init__(self, device: str = "auto"):
+        # `auto` is resolved where the encoder first runs (a recipe that encodes nothing never imports torch)
+        self.device = None if device == "auto" else _checked(device)
+
+    def split_sentences(self, texts: list[str]) -> list[list[str]]:
+        from ..text import split_sentences
+
+        return split_sentences(texts)
+
+    def run(self, todo: Sequence[tuple[int, list[dict]]], resolved: recipes.Resolved, shared,
+            finished: Callable[[int, list[list[dict]]], None]) -> None:
+        for number, batch in todo:
+            outputs, _ = recipes.apply(resolved, batch, shared, self.device)
+            finished(number, outputs)
+
+    def close(self) -> None:
+        pass
+
+
+def _checked(device: str) -> str:
+    try:
+        return resolve_device(device)
+    except CohbenchError as error:  # resolve_device's one-line refusal, as the job's error type
+        raise CorruptError(str(error)) from None
+
+
+def start(engine: str, device: str = "auto", address: str | None = None, workers: int | None = None):
+    """An engine, started: a device or cluster that cannot serve the request is refused here, in one line."""
+    if engine not in ENGINES:
+        raise CorruptError(f"unknown engine {engine!r}; choose {' or '.join(ENGINES)}")
+    if device not in DEVICES:
+        raise CorruptError(f"unknown device {device!r}; choose one of {', '.join(DEVICES)}")
+    if engine == "local":
+        return LocalEngine(device)
+    from .ray_engine import RayEngine
+
+    return RayEngine(address, workers, device)
