@@ -67,10 +67,10 @@ def narratives(study: dict) -> list[dict]:
 
     from ..builders.fairytaleqa import FairytaleOptions, windows
     from ..fetch import fetch
-    from ..registry import corpus
+    from ..registry import lookup
 
     options = dataclasses.replace(FairytaleOptions.from_params(settings.params()), window=study["narrative_window"])
-    records, _, _, _ = windows(fetch(corpus("fairytaleqa")), "transfer", options)
+    records, _, _, _ = windows(fetch(lookup("fairytaleqa")), "transfer", options)
     return [r for r in records if r["split"] == "train"]
 
 
