@@ -55,6 +55,8 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     }
     timings = {}
     started = time.perf_counter()
+    # spaCy before any training thread starts: long lists go to forked workers
+    analyses = features.analyse([s for c in head_configs for rows in data[c].values() for r in rows for s in r["sentences"]])
     vectors = release_vectors(data, tasks, progress)
     timings["embedding"] = time.perf_counter() - started
     started = time.perf_counter()
@@ -70,9 +72,8 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     timings["reference_scorers"] = time.perf_counter() - started
     started = time.perf_counter()
     model, selection = fit.fit(train_set, dev_set, vectors, p, progress)
-    head, analyses = None, {}
+    head = None
     if head_configs:
-        analyses = features.analyse([s for c in head_configs for rows in data[c].values() for r in rows for s in r["sentences"]])
         with fit.fixed_threads():
             head = feature_model.fit(head_train, head_dev, vectors, analyses, p["sentence_features"] | {"seed": p["seed"]})
     timings["training"] = time.perf_counter() - started
