@@ -1,7 +1,7 @@
 """The baseline's training arithmetic on a busy machine: OpenMP's idle threads spinning (OMP_WAIT_POLICY=ACTIVE)
 against sleeping (PASSIVE, what `numerics.pin_for_training` sets), each in a fresh process pinned as `cohbench train`
-is (MKL COMPATIBLE, ATen AVX2, 2 threads), while `--load` processes keep every core busy. Prints each policy's time
-for the same training steps of the sentence-level model, their ratio, and whether the trained weights are
+is (MKL COMPATIBLE, ATen AVX2, 2 threads), while `--load` processes keep every core busy. Prints each policy's time (wall and CPU: a spinning thread burns CPU the other jobs need) for the same training steps of the sentence-level
+model, their ratio, and whether the trained weights are
 byte-identical (the wait policy must change no bit).
 
     .venv/bin/python benchmarks/train_under_load.py [--load 4] [--steps 40]
@@ -29,15 +29,15 @@ mask = torch.ones(64, 24, dtype=torch.bool)
 y = torch.from_numpy((rng.random((64, 24)) < 0.2).astype(np.float32))
 model = SentenceLevelDetector(384, 128, 2, 4, 0.1, 128)
 optimiser = torch.optim.AdamW(model.parameters(), lr=1e-3)
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 with fixed_threads():
     for _ in range(STEPS):
         sentence_logits, _ = model(x, mask)
         loss = torch.nn.functional.binary_cross_entropy_with_logits(sentence_logits, y)
         optimiser.zero_grad(); loss.backward(); optimiser.step()
-seconds = time.perf_counter() - started
+seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
 digest = hashlib.sha256(b"".join(p.detach().numpy().tobytes() for p in model.parameters())).hexdigest()
-print(json.dumps({"seconds": seconds, "weights": digest}))
+print(json.dumps({"seconds": seconds, "cpu": cpu, "weights": digest}))
 """
 
 
@@ -74,7 +74,8 @@ def main() -> None:
     quiet = {policy: _run(policy, args.steps) for policy in ("ACTIVE", "PASSIVE")}
     print(f"{args.steps} training steps, 2 threads, under {args.load} busy processes on {os.cpu_count()} CPUs:")
     for policy in ("ACTIVE", "PASSIVE"):
-        print(f"  {policy:<7} {runs[policy]['seconds']:.2f} s under load, {quiet[policy]['seconds']:.2f} s quiet")
+        print(f"  {policy:<7} {runs[policy]['seconds']:.2f} s under load ({runs[policy]['cpu']:.2f} s of CPU), "
+              f"{quiet[policy]['seconds']:.2f} s quiet ({quiet[policy]['cpu']:.2f} s of CPU)")
     print(f"  PASSIVE / ACTIVE under load: {runs['PASSIVE']['seconds'] / runs['ACTIVE']['seconds']:.2f}x")
     same = len({r["weights"] for r in [*(r for _, r in tries), *quiet.values()]}) == 1
     print(f"  trained weights byte-identical across policies and load: {same}")
