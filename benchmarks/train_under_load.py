@@ -1,8 +1,9 @@
 """The baseline's training arithmetic on a busy machine: OpenMP's idle threads spinning (OMP_WAIT_POLICY=ACTIVE)
 against sleeping (PASSIVE, what `numerics.pin_for_training` sets), each in a fresh process pinned as `cohbench train`
-is (MKL COMPATIBLE, ATen AVX2, 2 threads), while `--load` processes keep every core busy. Prints each policy's time (wall and CPU: a spinning thread burns CPU the other jobs need) for the same training steps of the sentence-level
-model, their ratio, and whether the trained weights are
-byte-identical (the wait policy must change no bit).
+is (MKL COMPATIBLE, ATen AVX2, 2 threads), while `--load` processes keep every core busy. Prints each policy's
+time (wall and CPU: a spinning thread burns CPU the other jobs need) for the same training steps of the
+sentence-level model, their ratio, and whether the trained weights are byte-identical (the wait policy must change
+no bit).
 
     .venv/bin/python benchmarks/train_under_load.py [--load 4] [--steps 40]
 """
