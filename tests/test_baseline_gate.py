@@ -101,7 +101,19 @@ def test_a_release_with_shuffled_labels_fails_the_gate(workspace, capsys, monkey
     assert "| none: " in (rel / "baseline/metrics.md").read_text()  # the card claims no margin
     monkeypatch.setattr("cohbench.baseline.gate.baseline_params", lambda: {"floors": {"timetravel_dsd": {"test.auc": 0.8}}})
     assert main(["gate"]) == 1
-    assert "gate FAILED: 0 of 1 checks cleared or skipped" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "gate FAILED: 0 of 2 checks cleared or skipped" in out
+    assert "FAILED  timetravel_dsd: labelled, with a test split, but neither a margin" in out  # no silent omission
+
+
+def test_a_scored_config_without_a_margin_is_listed_as_not_validated_with_its_reason(workspace):
+    rel = toy_release(workspace / "release")
+    train(release=rel, params=PARAMS, progress=False)
+    gate = check(release=rel, floors={}, margins={}, not_validated={"timetravel_dsd": "too few test documents"})
+    assert gate["ok"] and [c["status"] for c in gate["checks"]] == ["not validated"], gate["lines"]
+    assert gate["lines"] == ["not validated timetravel_dsd: too few test documents",
+                             "gate passed: 0 of 0 checks cleared or skipped; not validated: timetravel_dsd"]
+    assert not check(release=rel, floors={}, margins={}, not_validated={})["ok"]
 
 
 def test_the_best_reference_scorer_in_the_baselines_place_fails_the_margin(workspace):
@@ -126,3 +138,11 @@ def test_training_on_a_config_without_sentence_or_gap_labels_names_the_configs_i
     with pytest.raises(BaselineError, match=r"storysumm has no sentence or gap labels to train on; configs the "
                                             r"baseline can train on: timetravel_dsd"):
         train(release=rel, params=PARAMS | {"train_configs": ["storysumm"]}, progress=False)
+
+
+def test_a_training_config_that_is_not_built_is_refused_naming_it(workspace):
+    rel = toy_release(workspace / "release")
+    with pytest.raises(BaselineError, match=r"^fairytale_dsd \(baseline.train_configs or sentence_features\) is not built"):
+        train(release=rel, params=PARAMS | {"train_configs": ["timetravel_dsd", "fairytale_dsd"]}, progress=False)
+    with pytest.raises(BaselineError, match=r"^timetravel_msd .* is not built"):
+        train(release=rel, params=PARAMS | {"sentence_features": {"train_configs": ["timetravel_msd"]}}, progress=False)

@@ -24,7 +24,7 @@ def unset_code_path(monkeypatch):
 def test_a_training_command_pins_float32_to_the_code_path_every_cpu_shares(monkeypatch, capsys, tmp_path):
     unset_code_path(monkeypatch)
     assert cli.main(["train", "--release", str(tmp_path / "none")]) == 1  # no release there; pinned all the same
-    assert {name: os.environ.get(name) for name in numerics.FOR_TRAINING} == {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "avx2"}
+    assert {name: os.environ.get(name) for name in numerics.FOR_TRAINING} == {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "avx2", "OMP_WAIT_POLICY": "PASSIVE"}
 
 
 def test_other_commands_run_on_the_cpus_own_code_path(monkeypatch, capsys):

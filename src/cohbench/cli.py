@@ -458,11 +458,11 @@ def cmd_study(args) -> int:
                  + "  ".join(f"{c} AUC {percent(pt[c]['auc'])} AP {percent(pt[c]['average_precision'])}" for c in result["scored_on"])
                  for pt in result["points"]]
     else:
-        result = studies.transfer(seed=args.seed, progress=not args.json)
-        lines = [f"{name}: AUC {percent(r['auc'])}  AP {percent(r['average_precision'])}  R@P70 {percent(r['recall_at_p70'])}"
-                 for name, r in result["results"].items()]
-        lines.append(f"trained on {result['target']} > trained on {result['synthetic']} > chance: "
-                     f"{'holds' if result['ordering_holds'] else 'does not hold'}")
+        from .baseline import transfer
+
+        types = [t.strip() for t in args.types.split(",") if t.strip()]
+        result = transfer.transfer(seed=args.seed, types=types, progress=not args.json)
+        lines = transfer.table(result).splitlines()
     _emit(args, result, lines)
     return 0
 
@@ -651,6 +651,7 @@ def parser() -> argparse.ArgumentParser:
     study.add_argument("--seeds", default="0", help="seeds, comma-separated (learning curve)")
     study.add_argument("--token-sizes", default="", help="story counts at which the token-level model also trains")
     study.add_argument("--seed", type=int, default=0, help="seed (transfer)")
+    study.add_argument("--types", default="CharE,SceneE,RefE,InconE", help="SNaC error types scored apart (transfer)")
     cite = add("cite", cmd_cite, "print the BibTeX to cite for configs (their corpora's papers and cohbench)")
     cite.add_argument("configs", nargs="*", help="configs (default: cohbench itself)")
     calibrate = add("calibrate", cmd_calibrate, "remake the BERTScore rescaling baseline (the scale of incoherence.tau) from random TimeTravel train sentence pairs")

@@ -20,13 +20,17 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 
-FOR_TRAINING = {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "avx2"}
+# OMP_WAIT_POLICY changes no result, only how OpenMP's idle threads wait: passively (sleeping) rather than spinning,
+# so that on a machine shared with other jobs the 2 training threads do not burn the cores the other thread needs
+# (benchmarks/train_under_load.py). OpenMP reads it once, when torch loads.
+FOR_TRAINING = {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "avx2", "OMP_WAIT_POLICY": "PASSIVE"}
 TRAINING_THREADS = 2  # fixed, so that scores do not follow the machine's core count (2 threads: 28.7 s an epoch, 1: 46.8)
 _set_here: set[str] = set()  # what `pin_for_training` set (not the user)
 
 
 def pin_for_training() -> None:
-    """Pin MKL's and ATen's CPU code paths for float32 training, before torch starts (a value the user set stays)."""
+    """Pin MKL's and ATen's CPU code paths for float32 training and OpenMP's passive wait, before torch starts (a value
+    the user set stays)."""
     for name, value in FOR_TRAINING.items():
         if name not in os.environ:
             os.environ[name] = value

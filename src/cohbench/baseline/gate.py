@@ -7,7 +7,9 @@ a built config without a baseline score, or a metric that is undefined, fails. A
 m}`, the metric being the config's headline: the lower end of the 95% paired-bootstrap CI of the baseline's figure
 minus the best reference scorer's, over the same resampled documents (`margins.margin`, on the predictions the
 release ships), must exceed m; so a release whose labels a heuristic predicts as well as the trained model, or
-within the noise of a small test split, cannot pass, whatever the floors. The verdict is also written to
+within the noise of a small test split, cannot pass, whatever the floors. Every other scored config with a test split
+must be named in `baseline.not_validated` with the reason it cannot be validated, and is listed as not validated;
+one named nowhere fails the gate. The verdict is also written to
 `<release>/baseline/gate.json` (the release card stage depends on it)."""
 
 from __future__ import annotations
@@ -81,7 +83,23 @@ def _margin_checks(margins: dict, release: Path, built: dict) -> list[dict]:
     return checks
 
 
+def _coverage_checks(scores: dict, margins: dict, not_validated: dict) -> list[dict]:
+    """Every scored config with a test split is validated by a margin or named with the reason it cannot be
+    (`baseline.not_validated`): never left out in silence."""
+    checks = []
+    for config in sorted(c for c, result in scores.items() if "test" in result.get("splits", {}) and c not in margins):
+        entry = {"config": config, "metric": "test", "kind": "coverage", "value": None, "floor": None}
+        if reason := not_validated.get(config):
+            checks.append(entry | {"status": "not validated", "why": reason})
+        else:
+            checks.append(entry | {"status": "FAILED", "why": "labelled, with a test split, but neither a margin "
+                                   "(baseline.margin_over_references) nor a reason it cannot be validated (baseline.not_validated)"})
+    return checks
+
+
 def _line(c: dict) -> str:
+    if c["kind"] == "coverage":
+        return f"{c['status']:<7} {c['config']}: {c['why']}"
     if c["kind"] == "floor":
         head = f"{c['config']} {c['metric']} = {percent(c['value'])} (floor {percent(c['floor'])})"
     else:
@@ -91,19 +109,25 @@ def _line(c: dict) -> str:
     return f"{c['status']:<7} {head}" + (f": {c['why']}" if c["why"] else "")
 
 
-def check(*, release: Path | None = None, floors: dict | None = None, margins: dict | None = None) -> dict:
+def check(*, release: Path | None = None, floors: dict | None = None, margins: dict | None = None,
+          not_validated: dict | None = None) -> dict:
     release = release or settings.release_dir()
-    params = baseline_params() if floors is None or margins is None else {}
+    params = baseline_params() if floors is None or margins is None or not_validated is None else {}
     floors = floors if floors is not None else params.get("floors") or {}
     margins = margins if margins is not None else params.get("margin_over_references") or {}
+    not_validated = not_validated if not_validated is not None else params.get("not_validated") or {}
     path = release / "baseline" / "metrics.json"
     if not path.is_file():
         raise BaselineError(f"no baseline metrics at {path}; run `cohbench train` first")
     metrics = json.loads(path.read_text(encoding="utf-8"))
     built = built_configs(release)
-    checks = _floor_checks(floors, metrics["scores"], built) + _margin_checks(margins, release, built)
+    checks = (_floor_checks(floors, metrics["scores"], built) + _margin_checks(margins, release, built)
+              + _coverage_checks(metrics["scores"], margins, not_validated))
     failed = [c for c in checks if c["status"] == "FAILED"]
-    summary = f"gate {'passed' if not failed else 'FAILED'}: {len(checks) - len(failed)} of {len(checks)} checks cleared or skipped"
+    unvalidated = [c["config"] for c in checks if c["status"] == "not validated"]
+    counted = [c for c in checks if c["status"] != "not validated"]
+    summary = (f"gate {'passed' if not failed else 'FAILED'}: {len(counted) - len(failed)} of {len(counted)} checks cleared or skipped"
+               + (f"; not validated: {', '.join(unvalidated)}" if unvalidated else ""))
     result = {"ok": not failed, "checks": checks, "lines": [*map(_line, checks), summary], "data": metrics.get("data")}
     jsonout.write(release / "baseline" / "gate.json", result)
     return result

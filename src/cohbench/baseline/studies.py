@@ -2,9 +2,7 @@
 
 - learning curve: test AUC on TimeTravel DSD and MSD against the number of training stories (all instances of a
   story go together), for the sentence-level model (and the token-level model where a budget is given);
-- SNaC transfer (Goyal et al. §6, Fig. 7): a detector trained on SNaC's train split, one trained on cohbench's
-  synthetic data only, and an untrained reference, all scored on SNaC test at sentence level (each sentence on the
-  preceding summary), with ROC curves.
+- transfer to SNaC (`transfer.py`): which synthetic data teaches which human error.
 
 They train many models, so they are commands (`cohbench study ...`) whose results are committed to `catalog/`
 (JSON + plot), not stages of every release build.
@@ -150,67 +148,3 @@ def _plot_curve(result: dict, path: Path) -> None:
         fig.savefig(tmp, format="png", dpi=120)
     plt.close(fig)
 
-
-def transfer(*, release: Path | None = None, seed: int = 0, progress: bool = True) -> dict:
-    """Goyal et al. §6 / Fig. 7: a detector trained on the target's train split (SNaC) against one trained on the
-    synthetic config only and the untrained embedding scorer, all scored on the target's test split at sentence
-    level, each sentence judged as the target's protocol says (SNaC: on the preceding summary)."""
-    from ..evaluation import judged_on_preceding, references
-
-    release = release or settings.release_dir()
-    p = baseline_params() | {"seed": seed}
-    target, synthetic = _study("transfer")["target"], _study("transfer")["synthetic"]
-    data, protocols, tasks = release_data(release)
-    for needed in (target, synthetic):
-        if needed not in data:
-            raise BaselineError(f"the transfer study needs {needed}; build it first")
-    scored = {target: examples_of(target, data[target]["test"], "sentences")}
-    labels = {f"trained on {target} train": [target], f"trained on {synthetic} only": [synthetic]}
-    runs = {name: training_sets(data, tasks, configs, p | {"max_train_records": None}) for name, configs in labels.items()}
-    vectors = release_vectors(data, tasks, progress)
-    prefix = judged_on_preceding(protocols[target])
-    results = {}
-    for name, (train_set, dev_set) in runs.items():
-        results[name] = _sentence_model(train_set, dev_set, scored, p, vectors, prefix=prefix)[target]
-        if progress:
-            print(f"{name}: {target} test AUC {percent(metrics.roc_auc(*results[name]))}", file=sys.stderr)
-    test_only = {"test": data[target]["test"], "train": data[target]["train"]}
-    lines = references.predictions("embedding_dissimilarity", test_only, protocols[target], vectors)
-    by_id = {line["id"]: line["score"] for line in lines}
-    results["untrained embedding_dissimilarity"] = _unit_scores(scored[target], [by_id[e.id] for e in scored[target]])
-    out = {"seed": seed, "target": target, "synthetic": synthetic, "results": {name: _summary(*r) for name, r in results.items()}}
-    on_target, on_synthetic = (out["results"][name]["auc"] for name in labels)
-    out["ordering_holds"] = bool(on_target > on_synthetic > 0.5)
-    folder = settings.catalog_dir() / "baseline"
-    jsonout.write(folder / f"{target}_transfer.json", out)
-    _plot_roc(results, folder / f"{target}_transfer_roc.png", target)
-    return out
-
-
-def _roc_points(gold: np.ndarray, scores: np.ndarray):
-    order = np.argsort(-scores, kind="stable")
-    gold = gold[order]
-    tpr = np.r_[0, np.cumsum(gold) / max(gold.sum(), 1)]
-    fpr = np.r_[0, np.cumsum(1 - gold) / max((1 - gold).sum(), 1)]
-    return fpr, tpr
-
-
-def _plot_roc(results: dict, path: Path, target: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 5))
-    for name, (gold, scores) in results.items():
-        fpr, tpr = _roc_points(gold, scores)
-        ax.plot(fpr, tpr, label=f"{name} (AUC {percent(metrics.roc_auc(gold, scores))})")
-    ax.plot([0, 1], [0, 1], color="grey", linestyle=":", label="chance")
-    ax.set_xlabel("false positive rate (sentences without a coherence error)")
-    ax.set_ylabel("true positive rate (sentences with a coherence error)")
-    ax.set_title(f"{target} test, sentence level")
-    ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=120)
-    plt.close(fig)

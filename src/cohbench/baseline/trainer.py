@@ -25,7 +25,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     from ..evaluation import evaluate, judged_on_preceding, protocols as declared
     from ..evaluation import references as reference_scorers
     from ..comparison import published
-    from . import fit, margins
+    from . import feature_model, features, fit, margins
 
     release = release or settings.release_dir()
     p = params or baseline_params()
@@ -36,12 +36,17 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
             f"{', '.join(unknown)} has no sentence or gap labels to train on; configs the baseline can train on: "
             f"{', '.join(tasks)}"
         )
-    train_configs = [c for c in p["train_configs"] if c in data]
-    if not train_configs:
-        raise BaselineError(
-            f"none of the training configs ({', '.join(p['train_configs'])}) is built in {release}; build them first"
-        )
+    head_configs = list((p.get("sentence_features") or {}).get("train_configs") or [])
+    missing = [c for c in [*p["train_configs"], *head_configs] if c not in data]
+    if missing:
+        raise BaselineError(f"{', '.join(missing)} (baseline.train_configs or sentence_features) is not built in {release}; "
+                            f"build it first or take it out of params.yaml")
+    unlabelled = [c for c in head_configs if tasks.get(c) != "sentences"]
+    if unlabelled:
+        raise BaselineError(f"{', '.join(unlabelled)} has no sentence labels for the sentence-feature head to train on")
+    train_configs = list(p["train_configs"])
     train_set, dev_set = training_sets(data, tasks, train_configs, p)
+    head_train, head_dev = training_sets(data, tasks, head_configs, p | {"max_train_records": None}) if head_configs else ([], [])
     # configs that are only trained on (no split but train) have nothing to score
     scored = {c: task for c, task in tasks.items() if set(data[c]) - set(TRAIN_SPLITS)}
     scored_examples = {
@@ -50,6 +55,8 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     }
     timings = {}
     started = time.perf_counter()
+    # spaCy before any training thread starts: long lists go to forked workers
+    analyses = features.analyse([s for c in head_configs for rows in data[c].values() for r in rows for s in r["sentences"]])
     vectors = release_vectors(data, tasks, progress)
     timings["embedding"] = time.perf_counter() - started
     started = time.perf_counter()
@@ -65,14 +72,21 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     timings["reference_scorers"] = time.perf_counter() - started
     started = time.perf_counter()
     model, selection = fit.fit(train_set, dev_set, vectors, p, progress)
+    head = None
+    if head_configs:
+        with fit.fixed_threads():
+            head = feature_model.fit(head_train, head_dev, vectors, analyses, p["sentence_features"] | {"seed": p["seed"]})
     timings["training"] = time.perf_counter() - started
     # test-only configs (no dev split to tune on) take each head's threshold from the training configs' dev splits
     head_thresholds = fit.dev_thresholds(model, dev_set, vectors, p["max_sentences"])
     scores, margin = {}, {}
     for config, task in scored.items():
         examples = scored_examples[config]
-        # SNaC judges each sentence given the preceding summary only; the other protocols see the whole text
-        predicted = (fit.predict_prefixes if judged_on_preceding(protocols[config]) else fit.predict)(model, examples, vectors, p["max_sentences"])
+        if config in head_configs:  # each sentence read against the sentences before it, as SNaC judges it
+            with fit.fixed_threads():
+                predicted = feature_model.predict(head, examples, vectors, analyses)
+        else:  # SNaC judges each sentence given the preceding summary only; the other protocols see the whole text
+            predicted = (fit.predict_prefixes if judged_on_preceding(protocols[config]) else fit.predict)(model, examples, vectors, p["max_sentences"])
         predictions = [{"id": e.id, "score": [round(float(v), 6) for v in s]} for e, s in zip(examples, predicted)]
         _write_predictions(release, "baseline", config, predictions)
         margin[config] = margins.margin(config, predictions, reference_lines.get(config, {}), data[config])
@@ -86,9 +100,13 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     metrics = {
         "model": "sentence-level Transformer over all-MiniLM-L6-v2 sentence embeddings (Cai et al. 2020, §4.2)",
         "device": fit.device_name(),
-        "settings": {k: v for k, v in p.items() if k not in ("floors", "margin_over_references", "published", "studies", "token_level")},
+        "settings": {k: v for k, v in p.items() if k not in ("floors", "margin_over_references", "not_validated", "published", "studies", "token_level")},
         "trained_on": {c: sum(1 for e in train_set if e.config == c) for c in train_configs},
         "selection": selection,
+        "sentence_features": head and {
+            "model": "logistic regression over sentence features and the all-MiniLM-L6-v2 vector (baseline/feature_model.py)",
+            "scores": head_configs, "trained_on": {c: sum(1 for e in head_train + head_dev if e.config == c) for c in head_configs},
+            "l2": head.l2, "cross_validation": head.cross_validation, "feature_weights": feature_model.weights(head)},
         "scores": scores,
         "references": references,
         "margins": margin,
@@ -146,6 +164,17 @@ def _margin(m: dict | None) -> str:
     return f"none: {shown} " + ("covers 0" if m["ci"][1] >= 0 else f"below {m['best_reference']}")
 
 
+def _head_lines(head: dict | None) -> list[str]:
+    if not head:
+        return []
+    strongest = sorted(head["feature_weights"].items(), key=lambda kv: -abs(kv[1]))[:6]
+    return ["", f"{', '.join(f'`{c}`' for c in head['scores'])} scored by the sentence-feature head instead: "
+            f"{head['model']}, trained on {', '.join(f'{c} train + validation ({n})' for c, n in head['trained_on'].items())}, "
+            f"each sentence read against the sentences before it; L2 {head['l2']} chosen by {head['cross_validation']['folds']}-fold "
+            "document-grouped cross-validation (never on test). Strongest weights (per standard deviation): "
+            + ", ".join(f"{name} {w:+.2f}" for name, w in strongest) + "."]
+
+
 def metrics_markdown(metrics: dict) -> str:
     """The card's baseline section: per config, the trained model beside the best untrained reference scorer on
     the same split and the baseline's margin over it (every scorer's result is in metrics.json, its predictions in
@@ -162,6 +191,7 @@ def metrics_markdown(metrics: dict) -> str:
         "reference's, with a 95% paired-bootstrap CI over the same resampled test documents (1,000 samples, seed 0); "
         "no margin is claimed where the CI covers 0. F1 at the threshold tuned on validation; "
         "\"flags\" marks a threshold that calls (nearly) every unit an error.",
+        *_head_lines(metrics.get("sentence_features")),
         "",
         "| config | units | AUC | AP | R@P70 | F1 | best untrained: AUC / AP | margin [95% CI] | published AUC |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",

@@ -10,7 +10,7 @@ Generators: shuffle, repetition, ne_bigram (SNaC App. B); remove_sentences (MSD)
 
 from __future__ import annotations
 
-from . import dsd, msd, character_and_scene, surface  # noqa: F401  (modules register their generators)
+from . import dsd, goyal, msd, character_and_scene, surface  # noqa: F401  (modules register their generators)
 from .registry import CorruptionError, generator, get, names, record_rng, to_columns, to_records
 
 

@@ -178,6 +178,16 @@ _generator_recipe(
     "next_sentence_swap", "next_sentence_swap", "SNaC §5.1 next-sentence recipe (SceneE): a later sentence put "
     "right after the context.", (), lambda p: 3, "not_applicable")
 
+_generator_recipe(
+    "goyal_coref", "goyal_coref", "Goyal et al. §5.1 coref-based (CharE), as written: s_j after its context without the "
+    "entity's introduction s_i, and after its original context (balanced).", ("instances",), lambda p: 3,
+    "no_entity_named_twice", lambda p: {"instances": p["instances"]})
+
+_generator_recipe(
+    "goyal_next_sentence", "goyal_next_sentence", "Goyal et al. §5.1 next-sentence (SceneE), as written: a context "
+    "followed by a later sentence of the same text, and by its own next one (balanced).", ("instances",),
+    lambda p: 3, "too_short_for_next_sentence", lambda p: {"instances": p["instances"]})
+
 register(Recipe(
     "ne_bigram", "SNaC App. B degenerate text: the text's named entities followed by the corpus's 200 most frequent "
     "bigrams (GramE).", (), lambda p: 1, "not_applicable",

@@ -1,0 +1,108 @@
+"""`cohbench study transfer` on a tiny release: the sentence-feature head trained on each source alone and scored on
+the target's test split, overall and per error type with CIs, beside FT and the best reference; a type the target
+does not count, and a source that is not built, are refused in one line; a recipe that makes nothing is counted."""
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+from cohbench.baseline import BaselineError
+from cohbench.baseline.transfer import recipe_examples, transfer
+from cohbench.cli import main
+from cohbench.schema import ERROR_TYPES, empty_record
+
+from release_fixture import record, write_config
+
+HEROES = ["Anna", "Boris", "Clara", "Dmitri", "Elena", "Fyodor", "Galina", "Ivan", "Katya", "Lev", "Marta", "Nikolai"]
+DEEDS = ["walked to the market", "wrote a long letter", "sold the old horse", "visited the church", "left the city"]
+
+
+def _span(sentence: int, text: str, error_type: str) -> dict:
+    return {"segment": 0, "start": None, "end": None, "first_sentence": sentence, "last_sentence": sentence, "text": text,
+            "type": ERROR_TYPES.index(error_type), "category": 0, "votes": 1, "annotator": None, "antecedents": [],
+            "resolved": False, "resolution": None}
+
+
+def summary(rng, index: int, prefix: str, length: int = 7, typed: bool = True) -> dict:
+    """A hero introduced first; CharE: a stranger never introduced; SceneE: a jump to the sea."""
+    hero = HEROES[index % len(HEROES)]
+    sentences, labels, spans = [f"{hero} is a young clerk in Moscow."], [0], []
+    for k in range(1, length):
+        draw = rng.random()
+        if draw < 0.3:
+            stranger = HEROES[(index + 3 + k) % len(HEROES)]
+            sentences.append(f"{stranger} {rng.choice(DEEDS)} on day {k} of story {index}.")
+            labels.append(1)
+            spans.append(_span(k, stranger, "CharE"))
+        elif draw < 0.45 and typed:
+            sentences.append(f"Waves broke over the harbour wall on day {k} of story {index}.")
+            labels.append(1)
+            spans.append(_span(k, sentences[-1], "SceneE"))
+        else:
+            sentences.append(f"{rng.choice(['He', 'Then he', hero])} {rng.choice(DEEDS)} on day {k} of story {index}.")
+            labels.append(0)
+    return record(f"{prefix}{index}", f"{prefix}{index}", sentences, sentence_labels=labels, spans=spans, label=int(any(labels)))
+
+
+@pytest.fixture
+def project(workspace, monkeypatch):
+    """A project root whose params run the study on this release: the target snac, one synthetic config."""
+    params = yaml.safe_load(open("params.yaml"))
+    params["baseline"]["sentence_features"] = {"train_configs": ["snac"], "l2": [1.0, 0.1], "folds": 3}
+    params["baseline"]["studies"]["transfer"] = {"target": "snac", "synthetic": ["timetravel_dsd"], "recipes": [],
+                                                 "narrative_window": 24, "instances": 1, "max_records": 1000}
+    root = workspace / "project"
+    (root / "catalog").mkdir(parents=True)
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.setenv("COHBENCH_ROOT", str(root))
+    rng = np.random.default_rng(3)
+    release = workspace / "release"
+    write_config(release, "snac", "snac", {split: [summary(rng, i + offset, split[:2]) for i in range(n)]
+                                           for split, n, offset in (("train", 24, 0), ("validation", 6, 50), ("test", 16, 100))})
+    # synthetic stories whose errors are strangers only: they teach CharE, not the jumps of scene
+    write_config(release, "timetravel_dsd", "timetravel", {"train": [summary(rng, i, "tt", 5, typed=False) for i in range(40)]})
+    return root, release
+
+
+def test_transfer_scores_each_source_alone_overall_and_per_type_beside_ft_and_the_best_reference(project):
+    root, release = project
+    out = transfer(release=release, progress=False)
+    rows = out["results"]
+    assert list(rows)[:2] == ["FT (snac train)", "timetravel_dsd"] and list(rows)[2].startswith("best reference: ")
+    ft, synthetic = rows["FT (snac train)"], rows["timetravel_dsd"]
+    assert ft["records"] == 30 and synthetic["records"] == 40
+    assert ft["all"]["auc"] > 0.95 and ft["SceneE"]["auc"] > 0.9
+    assert synthetic["CharE"]["auc"] > 0.9  # strangers were all it saw, and it finds them
+    assert synthetic["SceneE"]["auc"] < ft["SceneE"]["auc"]  # the sea it never saw
+    for row in (ft, synthetic):
+        low, high = row["all"]["auc_ci"]
+        assert low <= row["all"]["auc"] <= high and set(row) >= {"CharE", "SceneE", "RefE", "InconE"}
+    assert rows["timetravel_dsd"]["RefE"]["auc"] is None  # no RefE sentence in the test split: no figure, no crash
+    saved = json.loads((root / "catalog/baseline/snac_transfer.json").read_text())
+    assert saved["results"]["FT (snac train)"]["all"]["auc"] == ft["all"]["auc"]
+    assert (root / "catalog/baseline/snac_transfer.png").stat().st_size > 0
+    table = (root / "catalog/baseline/snac_transfer.md").read_text()
+    assert table.startswith("| trained on | records | snac test AUC [95% CI] | CharE | SceneE | RefE | InconE | R@P70 |")
+
+
+def test_a_type_snac_does_not_count_and_a_source_not_built_are_refused_in_one_line(project, capsys):
+    root, release = project
+    assert main(["study", "transfer", "--types", "CharE,GramE", "--release", str(release)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "GramE is no error type SNaC counts" in err and "\n" not in err
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["baseline"]["studies"]["transfer"]["synthetic"] = ["fairytale_dsd"]
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    with pytest.raises(BaselineError, match="^the transfer study needs fairytale_dsd; build it first$"):
+        transfer(release=release, progress=False)
+
+
+def test_a_recipe_that_makes_nothing_is_counted_by_reason_not_a_crash():
+    r = empty_record()
+    r.update(id="n1", corpus="x", config="x", split="train", doc_id="d1", sentences=["A dog ran.", "A cat sat.", "It rained."])
+    made, dropped = recipe_examples("goyal_coref", [r], seed=0, instances=1)
+    assert made == [] and dropped == {"no_entity_named_twice": 1}
+    made, dropped = recipe_examples("goyal_next_sentence", [r], seed=0, instances=1)
+    assert [e.sentence_labels for e in made] == [[-1, 1], [-1, 0]] and not dropped
