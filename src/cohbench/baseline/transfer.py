@@ -53,7 +53,7 @@ def sentence_types(record: dict) -> list[set[str]]:
 
 def recipe_examples(recipe: str, narratives: list[dict], seed: int, instances: int) -> tuple[list[Example], Counter]:
     """The recipe's records over the narratives, as sentence examples, and what it could not make, by reason."""
-    from ..generators import recipes
+    from ..corruptions import recipes
 
     outputs, dropped = recipes.run(recipe, narratives, {"seed": seed, "instances": instances})
     made = [r for out in outputs for r in out]
