@@ -56,7 +56,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     timings = {}
     started = time.perf_counter()
     # spaCy before any training thread starts: long lists go to forked workers
-    analyses = features.analyse([s for c in head_configs for rows in data[c].values() for r in rows for s in r["sentences"]])
+    analyses = features.analyse([s for c in head_configs for rows in data[c].values() for r in rows for s in r["sentences"]]) if head_configs else {}
     vectors = release_vectors(data, tasks, progress)
     timings["embedding"] = time.perf_counter() - started
     started = time.perf_counter()
