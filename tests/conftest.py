@@ -114,3 +114,13 @@ def params_with(tmp_path, monkeypatch, mirror):
         return params["incoherence"]
 
     return apply
+
+
+@pytest.fixture
+def small_params(tmp_path, monkeypatch):
+    """The project's params.yaml with the TimeTravel dev carve shrunk to the fixtures' size (TimeTravel and Story Cloze)."""
+    params = settings.params()
+    params["incoherence"]["timetravel"] = {"k": 1, "dev_stories": 1, "max_stories_per_split": None}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.setenv("COHBENCH_ROOT", str(tmp_path))
+    return params

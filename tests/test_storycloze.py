@@ -6,11 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 from conftest import _required_mirror
 from corpus_case import CorpusCase, counts_of, expected_splits
 
-from cohbench import settings
 from cohbench.builders import storycloze
 from cohbench.errors import ParseError
 from cohbench.registry import options
@@ -34,16 +32,6 @@ def from_mirror(parsed_from_mirror):
 
 class TestStoryCloze(CorpusCase):
     CORPUS = "storycloze"
-
-
-@pytest.fixture
-def small_params(tmp_path, monkeypatch):
-    """The project's params.yaml with the TimeTravel dev carve shrunk to the fixture's size."""
-    params = settings.params()
-    params["incoherence"]["timetravel"] = {"k": 1, "dev_stories": 1, "max_stories_per_split": None}
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
-    monkeypatch.setenv("COHBENCH_ROOT", str(tmp_path))
-    return params
 
 
 def test_pairs_wrong_and_right_endings_under_the_timetravel_story_id(small_params):

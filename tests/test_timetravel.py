@@ -6,11 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 from conftest import _required_mirror
 from corpus_case import CorpusCase, assert_no_story_in_two_splits, counts_of, expected_splits
 
-from cohbench import settings
 from cohbench.builders import timetravel
 from cohbench.errors import ParseError
 from cohbench.registry import options
@@ -33,16 +31,6 @@ def from_mirror(msd_from_mirror):
 
 class TestTimeTravel(CorpusCase):
     CORPUS = "timetravel"
-
-
-@pytest.fixture
-def small_params(tmp_path, monkeypatch):
-    """The project's params.yaml with the TimeTravel dev carve shrunk to the fixture's size."""
-    params = settings.params()
-    params["incoherence"]["timetravel"] = {"k": 1, "dev_stories": 1, "max_stories_per_split": None}
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
-    monkeypatch.setenv("COHBENCH_ROOT", str(tmp_path))
-    return params
 
 
 def test_msd_splits_by_file_drops_unsplittable_endings_and_removes_one_inner_sentence(small_params):
