@@ -124,3 +124,22 @@ def small_params(tmp_path, monkeypatch):
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     monkeypatch.setenv("COHBENCH_ROOT", str(tmp_path))
     return params
+
+
+@pytest.fixture(autouse=True)
+def training_pins_end_with_their_test():
+    """A training command run in-process (`train`, `study`) pins the training path in this process's environment
+    (`numerics.pin_for_training`); the pins end with the test, or every later test would see a pinned process (and
+    `numerics.unpinned` run its work in a child, out of reach of a test's monkeypatch)."""
+    from cohbench import numerics
+
+    before = {name: os.environ.get(name) for name in numerics.FOR_TRAINING}
+    set_here = set(numerics._set_here)
+    yield
+    for name, value in before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    numerics._set_here.clear()
+    numerics._set_here.update(set_here)

@@ -35,8 +35,8 @@ def derive(name: str, query: str, out: Path, release: Path | None = None) -> dic
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise CohbenchError(f"{out} exists and is not empty; derive into a new or empty folder")
     folder, _ = require_release(release)
-    files, built = sql.config_files(folder, query)  # the configs the query reads (every one, for a query of a long view)
-    sources = sorted(files)
+    sources, built = sql.configs_read(folder, query)  # the configs the query reads (every one, for a query of a long view)
+    sources = sorted(sources)
     table = sql.query(query, sql.db(folder, statement=query))
     missing = [f for f in ARROW_SCHEMA.names if f not in table.column_names]
     if missing:

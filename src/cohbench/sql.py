@@ -266,6 +266,16 @@ def _needed(built: dict[str, dict], names: set[str] | None) -> list[str]:
     return [config for config in built if config in wanted]
 
 
+def configs_read(release: Path | None, statement: str) -> tuple[list[str], dict[str, dict]]:
+    """The built configs `statement` reads (`_needed`: every one for a query of another view) and the release's stats."""
+    release, built = require_release(release)
+    con = duckdb.connect()
+    try:
+        return _needed(built, _tables_named(con, statement)), built
+    finally:
+        con.close()
+
+
 def db(release: Path | None = None, *, memory: int | str | None = None, statement: str | None = None) -> duckdb.DuckDBPyConnection:
     """A sandboxed in-memory DuckDB connection with a view per built config and the long views over them; with
     `statement`, only what that statement reads (the views of the configs it names, when it names only those)."""
