@@ -163,7 +163,9 @@ def test_one_huge_value_is_stopped_by_the_bound_on_the_whole_process(release):
         capture_output=True, text=True, env=os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)})  # fmt: skip
     *lines, peak_kb = process.stderr.strip().splitlines()
     assert process.returncode == 1 and len(lines) == 1 and "Out of Memory" in lines[0], process.stderr
-    assert int(peak_kb) < 1_000_000  # kB: it reached 4.4 GB before
+    # kB: it reached 4.4 GB before; now the 2 GiB value is never made whole (78 MB here; 1.86 GB on one CI machine,
+    # whose process started with more reserved data segment, which the bound counts from)
+    assert int(peak_kb) < 2**31 // 1024
 
 
 def test_the_process_bound_is_lifted_after_the_query(release, capsys):
