@@ -174,6 +174,13 @@ def _gib(size: int) -> str:
     return f"{size / 2**30:.1f} GiB"
 
 
+MIN_MEMORY_LIMIT = 16 * 2**20
+
+
+def _too_small(memory: int) -> QueryError:
+    return QueryError(f"a memory limit of {memory:,} B is too small for DuckDB; give at least a few MB (e.g. 64MB)")
+
+
 def memory_limit(requested: int | str | None = None) -> int:
     """The bytes a query may use: `requested`, else COHBENCH_SQL_MEMORY, else 4GB; at most the machine's memory
     (a note on stderr says so), since a limit beyond it would not stop a runaway query before the system does."""
@@ -187,6 +194,8 @@ def memory_limit(requested: int | str | None = None) -> int:
             requested = parse_size(requested)
         except ValueError as error:
             raise QueryError(str(error)) from None
+    if requested < MIN_MEMORY_LIMIT:  # below this DuckDB fails at SET or at its first block, as the process's state has it
+        raise _too_small(requested)
     machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     if requested <= machine:
         return requested
@@ -348,7 +357,7 @@ def _lock(con: duckdb.DuckDBPyConnection, memory: int) -> None:
     try:
         con.execute(f"SET memory_limit = '{memory}B'")
     except duckdb.Error:
-        raise QueryError(f"a memory limit of {memory:,} B is too small for DuckDB; give at least a few MB (e.g. 64MB)") from None
+        raise _too_small(memory) from None
     con.execute("SET temp_directory = ''")  # no spilling: a query over the limit fails instead of writing files
     con.execute("SET autoinstall_known_extensions = false")  # nothing is downloaded or loaded on demand
     con.execute("SET autoload_known_extensions = false")
