@@ -21,7 +21,7 @@ import time
 CHILD = """
 import hashlib, json, time, numpy as np, torch
 from cohbench.baseline.model import SentenceLevelDetector
-from cohbench.baseline.fit import fixed_threads
+from cohbench import numerics
 torch.manual_seed(0)
 rng = np.random.default_rng(0)
 x = torch.from_numpy(rng.standard_normal((64, 24, 384)).astype(np.float32))
@@ -31,7 +31,7 @@ y = torch.from_numpy((rng.random((64, 24)) < 0.2).astype(np.float32))
 model = SentenceLevelDetector(384, 128, 2, 4, 0.1, 128)
 optimiser = torch.optim.AdamW(model.parameters(), lr=1e-3)
 started, cpu = time.perf_counter(), time.process_time()
-with fixed_threads():
+with numerics.training_arithmetic():
     for _ in range(STEPS):
         sentence_logits, _ = model(x, mask)
         loss = torch.nn.functional.binary_cross_entropy_with_logits(sentence_logits, y)

@@ -60,3 +60,35 @@ def test_two_kernel_paths_and_thread_counts_make_the_same_records_and_vectors():
     assert native["scores_finer"] == other["scores_finer"]
     assert native["records"] == other["records"] and native["similarities"]  # byte for byte, similarities included
     assert native["vectors"] == other["vectors"]  # every sentence vector, byte for byte
+
+
+TRAINING_STEPS = """
+import hashlib, numpy as np, torch
+from cohbench import numerics
+from cohbench.baseline.model import SentenceLevelDetector
+torch.manual_seed(0)
+rng = np.random.default_rng(0)
+x = torch.nn.functional.normalize(torch.from_numpy(rng.standard_normal((16, 12, 384)).astype(np.float32)), dim=-1)
+mask = torch.ones(16, 12, dtype=torch.bool)
+y = torch.from_numpy((rng.random((16, 12)) < 0.2).astype(np.float32))
+model = SentenceLevelDetector(384, 128, 2, 4, 0.1, 128)
+optimiser = torch.optim.AdamW(model.parameters(), lr=1e-3)
+with numerics.training_arithmetic():
+    for _ in range(3):
+        logits, _ = model(x, mask)
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, y)
+        optimiser.zero_grad(); loss.backward(); optimiser.step()
+print(hashlib.sha256(b"".join(p.detach().numpy().tobytes() for p in model.parameters())).hexdigest())
+"""
+
+
+def test_training_gives_the_same_weights_whatever_instruction_set_onednn_would_pick():
+    """oneDNN chooses its kernels by the CPU's instruction set and honours neither MKL_CBWR nor ATEN_CPU_CAPABILITY;
+    capping it to AVX2 stands in for an AVX2-only CPU. On an AVX-512 CPU these weights differed while oneDNN ran."""
+    def weights(**cap) -> str:
+        env = {**os.environ, **numerics.FOR_TRAINING, **cap}
+        run = subprocess.run([sys.executable, "-c", TRAINING_STEPS], env=env, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-2000:]
+        return run.stdout.strip()
+
+    assert weights() == weights(ONEDNN_MAX_CPU_ISA="AVX2")

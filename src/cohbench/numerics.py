@@ -15,6 +15,7 @@ branch once, and COMPATIBLE (SSE2) float64 encoding is 3x slower. A value the us
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 from collections.abc import Callable
@@ -35,6 +36,24 @@ def pin_for_training() -> None:
         if name not in os.environ:
             os.environ[name] = value
             _set_here.add(name)
+
+
+@contextlib.contextmanager
+def training_arithmetic():
+    """Train on `TRAINING_THREADS` CPU threads, whatever the machine's core count (MKL's reproducible branch asks for a
+    fixed count too), with oneDNN off so that float32 layers run on the pinned MKL and ATen kernels. On 2 busy cores
+    more threads than cores cost far more than they give (2 threads once took 820 ms a batch against 49 ms for 1, at
+    a load of 8): train on a quiet machine."""
+    import torch
+
+    threads, onednn = torch.get_num_threads(), torch.backends.mkldnn.enabled
+    torch.set_num_threads(TRAINING_THREADS)
+    torch.backends.mkldnn.enabled = False
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        torch.backends.mkldnn.enabled = onednn
 
 
 def unpinned(function: Callable, *args):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 
 import numpy as np
@@ -16,20 +15,6 @@ from ..embedding_store import sentence_key
 from ..encoder import DIMENSIONS, default_device
 from .model import SentenceLevelDetector
 from .training import length_batches, masked_loss, train_epochs
-
-
-@contextlib.contextmanager
-def fixed_threads():
-    """Run the sentence-level model on `numerics.TRAINING_THREADS` CPU threads, whatever the machine's core count, so
-    that its scores do not follow the core count (MKL's reproducible branch asks for a fixed count too). On 2 busy
-    cores more threads than cores cost far more than they give (2 threads once took 820 ms a batch against 49 ms for
-    1, at a load of 8): train on a quiet machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(numerics.TRAINING_THREADS)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def device_name() -> str:
@@ -107,7 +92,7 @@ def _predict_windows(model, examples, vectors, batch_size: int) -> list[np.ndarr
     """Per example (no longer than the model's positions), P(error) of each unit of its task."""
     model.eval()
     out = []
-    with torch.no_grad(), fixed_threads():
+    with torch.no_grad(), numerics.training_arithmetic():
         for start in range(0, len(examples), batch_size):
             chunk = examples[start : start + batch_size]
             x, mask, _, _ = _batch(chunk, vectors, default_device())
@@ -132,7 +117,7 @@ def dev_thresholds(model, dev_set, vectors, size: int) -> dict[str, float | None
 
 
 def fit(train_set, dev_set, vectors, p: dict, progress: bool):
-    with fixed_threads():
+    with numerics.training_arithmetic():
         return _fit(train_set, dev_set, vectors, p, progress)
 
 

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from .. import jsonout, settings
+from .. import jsonout, numerics, settings
 from ..atomic import write_text
 from ..display import percent
 from ..release.layout import built_configs, shipped_predictions
@@ -74,7 +74,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     model, selection = fit.fit(train_set, dev_set, vectors, p, progress)
     head = None
     if head_configs:
-        with fit.fixed_threads():
+        with numerics.training_arithmetic():
             head = feature_model.fit(head_train, head_dev, vectors, analyses, p["sentence_features"] | {"seed": p["seed"]})
     timings["training"] = time.perf_counter() - started
     # test-only configs (no dev split to tune on) take each head's threshold from the training configs' dev splits
@@ -83,7 +83,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     for config, task in scored.items():
         examples = scored_examples[config]
         if config in head_configs:  # each sentence read against the sentences before it, as SNaC judges it
-            with fit.fixed_threads():
+            with numerics.training_arithmetic():
                 predicted = feature_model.predict(head, examples, vectors, analyses)
         else:  # SNaC judges each sentence given the preceding summary only; the other protocols see the whole text
             predicted = (fit.predict_prefixes if judged_on_preceding(protocols[config]) else fit.predict)(model, examples, vectors, p["max_sentences"])

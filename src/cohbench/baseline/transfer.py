@@ -101,7 +101,7 @@ def _score(gold, scores, document, types_of, types) -> dict:
 def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, progress: bool = True) -> dict:
     from ..evaluation import references
     from . import feature_model, features
-    from .fit import fixed_threads
+    from .. import numerics
 
     types = check_types(types)
     release = release or settings.release_dir()
@@ -153,7 +153,7 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, progres
             if progress:
                 print(f"{name}: {why}; left out", file=sys.stderr)
             continue
-        with fixed_threads():
+        with numerics.training_arithmetic():
             head = feature_model.fit(examples, [], vectors, analyses, head_params)
             predicted = feature_model.predict(head, test, vectors, analyses)
         scores = [float(s[i]) for e, s in zip(test, predicted) for i, label in enumerate(e.sentence_labels) if label >= 0]
