@@ -75,7 +75,7 @@ def test_cohbench_sql_answers_over_records_spans_and_ratings_of_a_corrupt_output
     assert recipe != "repetition" or sum(s["spans"] for s in made["splits"].values()) > 0
 
 
-@pytest.mark.parametrize("recipe", recipes.recipe_names())
+@pytest.mark.parametrize("recipe", recipes.RECIPES.names())
 def test_every_recipe_gives_the_same_bytes_whatever_the_partition_size(workspace, recipe):
     runs = []
     for size in (1, 4):
