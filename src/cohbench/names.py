@@ -49,6 +49,10 @@ class Registry(Generic[T]):
         self._discover()
         return list(self._entries.items())
 
+    def values(self) -> list[T]:
+        self._discover()
+        return list(self._entries.values())
+
     def names(self) -> list[str]:
         self._discover()
         return sorted(self._entries)

@@ -114,4 +114,4 @@ def declare(protocol: Protocol) -> Protocol:
 def extra_field_names() -> set[str]:
     """Prediction keys some declared protocol reads besides score and label (a key meant for another protocol is
     an error)."""
-    return {key for _, p in PROTOCOLS.items() for key in p.own_keys()}
+    return {key for p in PROTOCOLS.values() for key in p.own_keys()}

@@ -33,7 +33,7 @@ def report_markdown(statistics: dict, plots: dict[str, list[str]]) -> str:
         "## Assumptions",
         "",
     ]
-    lines += [f"- {a}" for _, kind in KINDS.items() for a in kind.assumptions]
+    lines += [f"- {a}" for kind in KINDS.values() for a in kind.assumptions]
     for config, stats in statistics.items():
         lines += ["", f"## `{config}` ({stats.get('corpus', 'other')})", ""]
         lines += [f"![{name}]({name})" for name in plots.get(config, [])]
