@@ -18,9 +18,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from .. import settings
+from .. import published, settings
 from ..errors import CohbenchError
-from . import published, store
+from . import store
 from .scorers import Release, Skip, resolve
 
 DEFAULT_SAMPLES = 1000

@@ -34,7 +34,7 @@ def build(config: str, *, corpus=None, release: Path | None = None, paths=None, 
     import datasets
 
     from ..fetch import fetch
-    from ..hf_builder import builder_for
+    from .hf_builder import builder_for
 
     release = release or settings.release_dir()
     corpus = corpus or corpus_of(config)

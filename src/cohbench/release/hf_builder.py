@@ -14,10 +14,10 @@ from typing import Optional
 
 import datasets
 
-from .errors import RegistryError
-from .registry import Corpus
-from .release.versions import declared
-from .schema import FEATURES, split_sort_key
+from ..errors import RegistryError
+from ..registry import Corpus
+from ..schema import FEATURES, split_sort_key
+from .versions import declared
 
 
 @dataclass
