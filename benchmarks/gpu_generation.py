@@ -59,7 +59,8 @@ def child(given: str, out: str, device: str, spawned: float) -> None:
         setattr(owner, name, wrapper)
 
     from cohbench import encoder
-    from cohbench.corruptions import dsd, job
+    from cohbench.corruptions import dsd
+    from cohbench.user_corruption import job
     from cohbench.corruptions.bertscore import TokenEmbeddings
 
     timed(TokenEmbeddings, "encode", "encode")

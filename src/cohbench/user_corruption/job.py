@@ -33,7 +33,7 @@ from .. import jsonlines, settings
 from ..builders import text_fingerprint
 from .._version import __version__
 from ..atomic import atomic_path, write_text
-from . import engines, recipes
+from ..corruptions import engines, recipes
 from ..errors import CohbenchError, CorruptError
 from ..release.layout import write_config
 from ..schema import OK, SPLITS, empty_record
