@@ -45,7 +45,8 @@ class Release:
     def shipped(self, scorer: str, config: str) -> Path | None:
         """The release's predictions of `scorer` on `config`, checked against the manifest; None when it ships none."""
         from ..errors import ReleaseError
-        from ..release.layout import MANIFEST, checked, shipped_predictions
+        from ..release.files import MANIFEST, checked
+        from ..release.layout import shipped_predictions
 
         path = shipped_predictions(self.folder, scorer, config)
         if not path.is_file():
