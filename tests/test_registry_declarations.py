@@ -25,7 +25,7 @@ def test_dvc_yaml_is_current_and_builds_exactly_the_registered_configs():
 def test_a_stage_depends_on_the_code_it_runs_and_nothing_a_change_elsewhere_touches():
     deps = {stage.name: pipeline.code_dependencies(stage.modules) for stage in pipeline.stages()}
     snac, dsd = set(deps["build_snac"]), set(deps["build_timetravel_dsd"])
-    assert {"src/cohbench/builders/snac.py", "src/cohbench/builders/checksums/snac.tsv", "src/cohbench/release/layout.py"} <= snac
+    assert {"src/cohbench/builders/snac/__init__.py", "src/cohbench/builders/checksums/snac.tsv", "src/cohbench/release/layout.py"} <= snac
     assert not any("corruptions/" in d or "timetravel" in d for d in snac)  # a generator change leaves SNaC alone
     # a generated corpus depends on the generators it runs and the BERTScore baseline its tau applies to
     assert {"src/cohbench/corruptions/dsd.py", "src/cohbench/corruptions/bertscore_baseline.json",

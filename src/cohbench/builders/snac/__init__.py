@@ -22,11 +22,11 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from ..errors import ParseError
-from ..registry import ConfigSpec, Corpus, Parsed, register
-from ..schema import CATEGORIES, COHERENCE_ERROR_TYPES, ERROR, ERROR_TYPES, OK, category_of, empty_record
-from . import pinned
-from ..text import sentence_offsets
+from ...errors import ParseError
+from ...registry import ConfigSpec, Corpus, Parsed, register
+from ...schema import CATEGORIES, COHERENCE_ERROR_TYPES, ERROR, ERROR_TYPES, OK, category_of, empty_record
+from .. import pinned
+from ...text import sentence_offsets
 
 LICENCE = "CC BY-SA 4.0"
 SOURCE = pinned("snac")["snac"]
