@@ -57,7 +57,8 @@ def main() -> None:
     from pathlib import Path
 
     from cohbench import settings
-    from cohbench.baseline import fit, token_level
+    from cohbench.baseline import sentence_level_fit as fit
+    from cohbench.baseline import token_level
     from cohbench.embedding_store import sentence_vectors
 
     release = Path(args.release) if args.release else settings.release_dir()

@@ -21,7 +21,7 @@ import time
 CHILD = """
 import hashlib, json, time, numpy as np, torch
 from cohbench.baseline.model import SentenceLevelDetector
-from cohbench.baseline.fit import fixed_threads
+from cohbench.baseline.sentence_level_fit import fixed_threads
 torch.manual_seed(0)
 rng = np.random.default_rng(0)
 x = torch.from_numpy(rng.standard_normal((64, 24, 384)).astype(np.float32))

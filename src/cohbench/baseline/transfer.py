@@ -101,7 +101,7 @@ def _score(gold, scores, document, types_of, types) -> dict:
 def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, progress: bool = True) -> dict:
     from ..evaluation import references
     from . import feature_model, features
-    from .fit import fixed_threads
+    from .sentence_level_fit import fixed_threads
 
     types = check_types(types)
     release = release or settings.release_dir()

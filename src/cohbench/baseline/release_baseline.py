@@ -25,7 +25,8 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     from ..evaluation import evaluate, judged_on_preceding, protocols as declared
     from ..evaluation import references as reference_scorers
     from .. import published
-    from . import feature_model, features, fit, margins
+    from . import feature_model, features, margins
+    from . import sentence_level_fit as fit
 
     release = release or settings.release_dir()
     p = params or baseline_params()
