@@ -507,11 +507,11 @@ def _extra_providing(module: str) -> str | None:
 
 
 def cmd_corrupt(args) -> int:
-    from .user_corruption.job import Options, corrupt, parse_splits
+    from .user_corruption.job import CorruptRequest, corrupt, parse_splits
 
     params = {key: getattr(args, key) for key in ("seed", "k", "tau", "top_k", "retriever", "window", "ratio", "pool_shards")
               if getattr(args, key) is not None}
-    options = Options(
+    options = CorruptRequest(
         recipe=args.recipe, params=params, splits=parse_splits(args.splits), corpus=args.corpus, config=args.config,
         sentences_per_record=args.n, id_column=args.id_column, text_column=args.text_column,
         drop_test_overlap=not args.keep_test_overlap, partition_size=args.partition_size, engine=args.engine,
