@@ -74,9 +74,10 @@ class Corpus:
     licence_url: str = ""  # where the licence is stated (default: the homepage)
     annotators: str = ""  # who gave the human labels, and how many per item; empty where a generator made them
     # The leakage policy's one declaration: full texts of the corpus's narratives that training data must never hold
-    # (those of its evaluation splits). The training-only configs drop any story whose normalised text is among them
-    # (`builders.held_out`); each build records their fingerprints in its stats, and `cohbench corrupt` checks a
-    # user's stories against those the package ships (`corrupt/held_out.json`), without the upstream files.
+    # (those of its evaluation splits). The training-only configs built from the upstream files drop any story whose
+    # normalised text is among them (`builders.held_out`). Each build records their fingerprints in its stats, which
+    # `cohbench held-out` gathers into the package's `user_corruption/held_out.json`: `cohbench corrupt` checks a
+    # user's stories against those shipped fingerprints and reads no upstream file.
     held_out_texts: Callable[[Mapping[str, Path]], list[str]] | None = None
 
     def config(self, name: str) -> ConfigSpec:
