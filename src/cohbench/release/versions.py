@@ -113,11 +113,6 @@ def of_records(release: Path, config: str, stats: dict) -> dict:
     return stats
 
 
-def version_of(config: str, stats: dict, folder: Path | None = None) -> str:
-    """The version a built config carries: its declared version where its records are that version's."""
-    return check(config, stats, folder).built
-
-
 def record(config: str, stats: dict, folder: Path | None = None) -> Verdict:
     """Declare the built records of `config` as its next version (the part the change requires); returns the verdict
     that was acted on. Nothing is written when the records already are the declared version."""
