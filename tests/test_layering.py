@@ -81,6 +81,12 @@ def test_every_module_is_on_one_declared_floor():
     assert not twice, f"ARCHITECTURE.md puts modules on more than one floor: {twice}"
 
 
+def test_no_module_is_over_400_lines():
+    assert "no module is over 400 lines" in " ".join(ARCHITECTURE.read_text(encoding="utf-8").lower().split())
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}
+    assert not long, f"split these modules along their seams: {long}"
+
+
 def test_every_package_is_wholly_on_one_floor():
     by_package = {}
     for module, floor in _declared_floors().items():
