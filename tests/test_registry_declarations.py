@@ -50,8 +50,25 @@ def test_every_corpus_has_a_card():
 
 def test_registering_a_duplicate_name_is_an_error():
     corpus = registry.lookup("storysumm")
-    with pytest.raises(registry.RegistryError, match="registered twice"):
+    with pytest.raises(registry.RegistryError, match="corpus 'storysumm' is registered twice"):
         registry.register(corpus)
+
+
+def test_every_table_of_names_is_one_registry_with_one_unknown_name_error():
+    from cohbench.corruptions import GENERATORS, recipes
+    from cohbench.evaluation import PROTOCOLS, references
+    from cohbench.names import Registry
+    from cohbench.statistics.kind import KINDS
+
+    tables = {"corpus": registry._CORPORA, "config": registry._CONFIGS, "corruption generator": GENERATORS,
+              "recipe": recipes.RECIPES, "protocol": PROTOCOLS, "statistics kind": KINDS, "reference scorer": references.REFERENCES}
+    for kind, table in tables.items():
+        assert isinstance(table, Registry) and table.kind == kind and table.names()
+        with pytest.raises(registry.RegistryError, match=f"^unknown {kind} 'no_such_name'; known: {table.names()[0]}, ") as raised:
+            table["no_such_name"]
+        assert "\n" not in str(raised.value)
+    with pytest.raises(registry.RegistryError, match="^unknown recipe 'dsdd'; did you mean 'dsd'\\? known: "):
+        recipes.RECIPES["dsdd"]
 
 
 @pytest.mark.integration
