@@ -23,7 +23,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 def stories(release, count: int):
     from cohbench.baseline.data import examples_of
     from cohbench.release.layout import built_configs
-    from cohbench.validation.frames import read_config
+    from cohbench.release.layout import read_config
 
     built = built_configs(release) if release else {}
     if "timetravel_dsd" in built:
