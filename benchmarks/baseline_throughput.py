@@ -23,7 +23,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 def stories(release, count: int):
     from cohbench.baseline.data import examples_of
     from cohbench.release.layout import built_configs
-    from cohbench.validation.frames import read_config
+    from cohbench.release.layout import read_config
 
     built = built_configs(release) if release else {}
     if "timetravel_dsd" in built:
@@ -57,7 +57,8 @@ def main() -> None:
     from pathlib import Path
 
     from cohbench import settings
-    from cohbench.baseline import fit, token_level
+    from cohbench.baseline import sentence_level_fit as fit
+    from cohbench.baseline import token_level
     from cohbench.embedding_store import sentence_vectors
 
     release = Path(args.release) if args.release else settings.release_dir()

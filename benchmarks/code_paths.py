@@ -73,7 +73,7 @@ def measure(what: str, threads: int, count: int) -> dict:
         seconds = time.perf_counter() - started
         return {"seconds": round(seconds, 2), "per_second": round(len(sentences) / seconds, 1), "unit": "sentences"}
     from cohbench import numerics, settings
-    from cohbench.baseline import fit
+    from cohbench.baseline import sentence_level_fit as fit
     from cohbench.baseline.data import baseline_params, release_data, release_vectors, training_sets
 
     numerics.TRAINING_THREADS = threads

@@ -189,7 +189,7 @@ def pool_scaling(sizes: list[int], retrievers: list[str], records: int, partitio
     from retrieval_scale import mixed_pool, real_sentences
 
     real = real_sentences()
-    params = recipes.parameters(recipes.get_recipe("dsd"), {})
+    params = recipes.parameters(recipes.RECIPES["dsd"], {})
     torch.set_num_threads(1)
     rows = []
     for size in sizes:
@@ -261,9 +261,9 @@ def main() -> None:
     from cohbench.corruptions import recipes
 
     records, source = stories(args.replicas)
-    params = recipes.parameters(recipes.get_recipe("dsd"), {})
+    params = recipes.parameters(recipes.RECIPES["dsd"], {})
     start = time.perf_counter()
-    shared = recipes.get_recipe("dsd").prepare(records, params)
+    shared = recipes.RECIPES["dsd"].prepare(records, params)
     pool = shared["train"]
     index_seconds = time.perf_counter() - start
     pool_bytes = len(pickle.dumps(pool))
@@ -282,7 +282,7 @@ def main() -> None:
     rss_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
     ray1, ray1_seconds, ray1_start = run_on_ray(batch, params, shared, args.partition_size, 1)
-    shared = recipes.get_recipe("dsd").prepare(records, params)  # the Ray engine swapped shards for references
+    shared = recipes.RECIPES["dsd"].prepare(records, params)  # the Ray engine swapped shards for references
     ray2, ray2_seconds, ray2_start = run_on_ray(batch, params, shared, args.partition_size, 2)
     same = local == ray1 == ray2
 

@@ -59,7 +59,8 @@ def child(given: str, out: str, device: str, spawned: float) -> None:
         setattr(owner, name, wrapper)
 
     from cohbench import encoder
-    from cohbench.corruptions import dsd, job
+    from cohbench.corruptions import dsd
+    from cohbench.user_corruption import job
     from cohbench.corruptions.bertscore import TokenEmbeddings
 
     timed(TokenEmbeddings, "encode", "encode")
@@ -71,7 +72,7 @@ def child(given: str, out: str, device: str, spawned: float) -> None:
     encoder._encoder(encoder.resolve_device(device))  # loading the model is start-up, not encoding
     ready = time.time()
     seconds["startup"] = ready - spawned
-    summary = job.corrupt(Path(given), Path(out), job.Options(recipe="dsd", device=device, drop_test_overlap=False,
+    summary = job.corrupt(Path(given), Path(out), job.CorruptRequest(recipe="dsd", device=device, drop_test_overlap=False,
                                                               progress=False))
     total = time.time() - spawned
     peak = None

@@ -19,14 +19,14 @@ from pathlib import Path
 
 import cohbench
 from cohbench import settings, sql
-from cohbench.release import layout
+from cohbench.release import files, layout
 
 
 def timed(read, repeats: int) -> dict:
     """Median seconds of `read` with the check (the process's record of checked files cleared first) and without."""
     checked, unchecked = [], []
     for _ in range(repeats):
-        layout._VERIFIED.clear()  # as in a new process: every file is hashed again
+        files._VERIFIED.clear()  # as in a new process: every file is hashed again
         start = time.perf_counter()
         read()
         checked.append(time.perf_counter() - start)

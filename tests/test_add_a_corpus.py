@@ -1,11 +1,14 @@
-"""Adding a corpus is one module plus its checksum table and fixtures: in a copy of the project, a tiny corpus module
-dropped into `cohbench/builders/`, its table into `builders/checksums/` and its upstream file into the fixtures (and a
-mirror) is built, given its first version, validated and evaluated through the command line, and the per-corpus checks
-(`corpus_case.CorpusCase`, run by `tests/test_corpora.py`) cover it with no assertion written for it; nothing else
-edited."""
+"""Adding a corpus is one module plus its checksum table and fixtures, as ARCHITECTURE.md says: in a copy of the
+project, a tiny corpus module dropped into `cohbench/builders/`, its checksum table (rows of name, url and licence)
+into `builders/checksums/` and its upstream file into the fixtures (and a mirror). Everything else is written by
+commands: the table's sizes and sha256 (`fetch --register-checksums`), its first version (`version --record`), its
+expectations (`validate --record-expected`) and its dvc.yaml stage (`pipeline`); it is then built, validated and
+evaluated through the command line, and the per-corpus checks (`corpus_case.CorpusCase`, run by
+`tests/test_corpora.py`) cover it with no assertion written for it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -36,6 +39,12 @@ def test_a_corpus_module_its_checksums_and_fixtures_are_all_a_new_config_needs(t
         assert run.returncode == 0, (args, run.stderr[-2000:])
         return run.stdout
 
+    table = copy / "src/cohbench/builders/checksums/tiny_stories.tsv"
+    assert table.read_text().splitlines()[1].split("\t")[2:4] == ["", ""]  # by hand: name, url and licence only
+    cohbench("fetch", "--register-checksums", "tiny_stories")
+    upstream = (FIXTURE / "stories.jsonl").read_bytes()
+    assert table.read_text().splitlines()[1].split("\t")[2:4] == [str(len(upstream)), hashlib.sha256(upstream).hexdigest()]
+
     built = json.loads(cohbench("build", "tiny_dsd", "--json"))["tiny_dsd"]
     assert (built["upstream_records"], built["built_records"], built["dropped"]) == (6, 6, {})
 
@@ -46,6 +55,8 @@ def test_a_corpus_module_its_checksums_and_fixtures_are_all_a_new_config_needs(t
     assert json.loads((copy / "catalog/versions/tiny_dsd.json").read_text())["version"] == "1.0.0"
     assert {row["config"]: row["version"] for row in json.loads(cohbench("list", "--json"))}["tiny_dsd"] == "1.0.0"
     cohbench("validate", "tiny_dsd", "--record-expected")
+    cohbench("pipeline")
+    assert "  build_tiny_dsd:\n" in (copy / "dvc.yaml").read_text()
     checks = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_corpora.py", "-k", "tiny_stories"],
                             env=env, capture_output=True, text=True, cwd=copy)
     assert checks.returncode == 0 and "\n4 passed" in checks.stdout, checks.stdout[-2000:]

@@ -9,7 +9,7 @@ import torch
 from cohbench.baseline import Example
 from cohbench.embedding_store import sentence_key
 from cohbench.encoder import DIMENSIONS
-from cohbench.baseline.fit import predict, predict_prefixes, windows
+from cohbench.baseline.sentence_level_fit import predict, predict_prefixes, windows
 from cohbench.baseline.model import SentenceLevelDetector
 
 

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from cohbench import cli, sql
-from cohbench.corruptions.job import split_of
+from cohbench.user_corruption.job import split_of
 from cohbench.corruptions import recipes
 from cohbench.schema import FEATURES
 
@@ -75,7 +75,7 @@ def test_cohbench_sql_answers_over_records_spans_and_ratings_of_a_corrupt_output
     assert recipe != "repetition" or sum(s["spans"] for s in made["splits"].values()) > 0
 
 
-@pytest.mark.parametrize("recipe", recipes.recipe_names())
+@pytest.mark.parametrize("recipe", recipes.RECIPES.names())
 def test_every_recipe_gives_the_same_bytes_whatever_the_partition_size(workspace, recipe):
     runs = []
     for size in (1, 4):
@@ -176,7 +176,7 @@ def test_bad_input_is_refused_in_one_line_and_nothing_is_written(workspace, caps
 
 
 def test_sentences_longer_than_the_splitter_takes_are_refused_at_the_splitter_s_own_limit():
-    from cohbench.corruptions.inputs import MAX_TEXT_CHARS
+    from cohbench.user_corruption.inputs import MAX_TEXT_CHARS
     from cohbench.text import _senter
 
     assert _senter().max_length == MAX_TEXT_CHARS
@@ -253,7 +253,7 @@ def test_a_run_killed_while_writing_where_the_release_would_be_resumes(workspace
     monkeypatch.setenv("XDG_DATA_HOME", str(workspace / "data-home"))
     (workspace / "here").mkdir()
     monkeypatch.chdir(workspace / "here")
-    from cohbench.corruptions import job as run
+    from cohbench.user_corruption import job as run
 
     real_write = run.write_config
 
@@ -337,10 +337,10 @@ def test_stories_of_cohbench_evaluation_splits_are_dropped_and_counted_without_u
 
 
 def test_the_packaged_held_out_fingerprints_are_the_checkout_release_s():
-    """`corruptions/held_out.json` is what `cohbench held-out` writes from the release's stats (each build records its
+    """`user_corruption/held_out.json` is what `cohbench held-out` writes from the release's stats (each build records its
     corpus's held-out fingerprints): rewrite it after a rebuild that changes them."""
     from cohbench import settings
-    from cohbench.corruptions import leakage
+    from cohbench.user_corruption import leakage
     from cohbench.release.layout import built_configs
 
     configs = built_configs(settings.project_root() / "cohbench")
@@ -348,7 +348,7 @@ def test_the_packaged_held_out_fingerprints_are_the_checkout_release_s():
 
 
 def test_held_out_fingerprints_of_configs_that_disagree_are_refused(workspace, capsys):
-    from cohbench.corruptions import leakage
+    from cohbench.user_corruption import leakage
     from cohbench.errors import CorruptError
 
     recorded = {"method": leakage.HELD_OUT_FINGERPRINT, "fingerprints": ["0123456789abcdef"]}

@@ -9,6 +9,7 @@ import pytest
 
 from cohbench import registry
 from cohbench.cli import main
+from cohbench.errors import RegistryError
 from cohbench.evaluation import PROTOCOLS, Headline, PredictionsError, Protocol, bootstrap, declare, evaluate, headline, metrics, paired_difference
 from cohbench.evaluation.declarations import auc_of, unit_lines
 from cohbench.evaluation.detection import unit_metrics
@@ -115,17 +116,15 @@ def test_evaluate_reports_the_headline_with_a_seeded_ci_on_every_split(workspace
 
 
 @pytest.fixture
-def story_flag_config():
+def story_flag_config(monkeypatch):
     """A config of a new corpus naming a protocol that only its declaration (below) defines; removed afterwards."""
     registry.corpora()  # discover the built-in corpora first, so that a later discovery does not re-register them
-    saved = (dict(registry._CORPORA), dict(registry._CONFIG_OWNER), dict(PROTOCOLS))
+    for table in (registry._CORPORA, registry._CONFIGS, PROTOCOLS):
+        monkeypatch.setattr(table, "_entries", dict(table._entries))  # the test's entries go with its copy
     corpus = registry.lookup("storysumm")
     spec = registry.ConfigSpec("story_flags", "whole stories flagged as incoherent", protocol="story_flag")
     registry.register(registry.Corpus(**{**corpus.__dict__, "name": "story_flags", "configs": (spec,)}))
-    yield "story_flags"
-    for table, before in zip((registry._CORPORA, registry._CONFIG_OWNER, PROTOCOLS), saved):
-        table.clear()
-        table.update(before)
+    return "story_flags"
 
 
 def test_a_protocol_is_one_declaration(workspace, story_flag_config):
@@ -148,5 +147,5 @@ def test_a_protocol_is_one_declaration(workspace, story_flag_config):
         evaluate(story_flag_config, [dict(s, score=[s["score"]]) for s in scores], release=rel)
     with pytest.raises(PredictionsError, match=r'"types" is only scored by the typed_sentences protocol, not story_flag'):
         evaluate(story_flag_config, [dict(s, types=[[]]) for s in scores], release=rel)
-    with pytest.raises(Exception, match="declared twice"):
+    with pytest.raises(RegistryError, match="protocol 'story_flag' is registered twice"):
         declare(PROTOCOLS["story_flag"])

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from cohbench import corruptions
 from cohbench.corruptions.bertscore import TokenEmbeddings, load_baseline, rescale
 from cohbench.corruptions.dsd import ConfounderPool
 from cohbench.encoder import default_device, encoder_path
 from cohbench.corruptions.registry import CorruptionError
+from generator_run import corrupt
 from cohbench.schema import FEATURES, empty_record
 
 PAIRS = [
@@ -126,7 +126,7 @@ def test_confounders_come_from_other_documents_of_the_same_split_below_tau(embed
     batch = records()
     pool = ConfounderPool.from_records(batch, retriever=retriever, embeddings=embeddings)
     tau = 0.5
-    out = corruptions.corrupt("discordant_replace", batch, seed=3, pool=pool, tau=tau, k=2)
+    out = corrupt("discordant_replace", batch, seed=3, pool=pool, tau=tau, k=2)
     assert len(out) >= 3  # a record yields nothing when a chosen sentence has no admissible candidate
     ids = {f"{r['id']}#s{i}": (r["doc_id"], s) for r in batch for i, s in enumerate(r["sentences"])}
     for r in out:
@@ -140,7 +140,7 @@ def test_confounders_come_from_other_documents_of_the_same_split_below_tau(embed
             source = next(s for s in batch if s["id"] == c["source_id"])
             expected = rescale(embeddings.f1(source["sentences"][position], [text])[0], load_baseline()["F"])
             assert similarity == pytest.approx(expected, abs=1e-4)
-    again = corruptions.corrupt("discordant_replace", batch, seed=3, pool=pool, tau=tau, k=2)
+    again = corrupt("discordant_replace", batch, seed=3, pool=pool, tau=tau, k=2)
     assert again == out
 
 
@@ -161,7 +161,7 @@ def test_the_first_candidate_below_tau_is_taken_in_bm25_order(embeddings):
 def test_a_record_from_another_split_is_refused(embeddings):
     pool = ConfounderPool.from_records(records("train"), embeddings=embeddings)
     with pytest.raises(CorruptionError, match="no confounder crosses splits"):
-        corruptions.corrupt("discordant_replace", records("test"), seed=1, pool=pool, tau=0.5)
+        corrupt("discordant_replace", records("test"), seed=1, pool=pool, tau=0.5)
     with pytest.raises(CorruptionError, match="one split"):
         ConfounderPool.from_records(records("train") + records("test"), embeddings=embeddings)
 

@@ -2,8 +2,8 @@
 coref-based negative is s_j after its context without the entity's introduction s_i, the next-sentence negative a
 later sentence of the same text after s_1..s_i; the same records whatever the batches, in the schema."""
 
-from cohbench import corruptions
 from cohbench.corruptions import recipes
+from generator_run import corrupt
 from cohbench.schema import ERROR_TYPES, FEATURES, empty_record
 
 TEXT = ["Anna lived in Kiev with her father.", "She had a grey cat.", "One winter the cat ran off.",
@@ -22,7 +22,7 @@ def pairs(records):
 
 
 def test_coref_negatives_drop_the_introduction_and_positives_keep_it():
-    made = corruptions.corrupt("goyal_coref", [story("a")], seed=3, instances=5)
+    made = corrupt("goyal_coref", [story("a")], seed=3, instances=5)
     assert made and len(made) % 2 == 0
     for negative, positive in pairs(made):
         assert positive["id"] == negative["id"] + ":coherent"
@@ -42,7 +42,7 @@ def test_coref_negatives_drop_the_introduction_and_positives_keep_it():
 
 
 def test_next_sentence_negatives_take_a_later_sentence_and_positives_the_true_next_one():
-    made = corruptions.corrupt("goyal_next_sentence", [story("b")], seed=3, instances=3)
+    made = corrupt("goyal_next_sentence", [story("b")], seed=3, instances=3)
     assert len(made) == 6
     for negative, positive in pairs(made):
         i = len(positive["sentences"]) - 1
@@ -54,8 +54,8 @@ def test_next_sentence_negatives_take_a_later_sentence_and_positives_the_true_ne
 def test_the_same_records_whatever_the_batches_and_what_cannot_be_made_is_counted():
     stories = [story(f"s{n}") for n in range(4)] + [story("short", TEXT[:2])]
     for name in ("goyal_coref", "goyal_next_sentence"):
-        whole = corruptions.corrupt(name, stories, seed=5, instances=2)
-        assert whole == [r for s in stories for r in corruptions.corrupt(name, [s], seed=5, instances=2)]
+        whole = corrupt(name, stories, seed=5, instances=2)
+        assert whole == [r for s in stories for r in corrupt(name, [s], seed=5, instances=2)]
     _, dropped = recipes.run("goyal_coref", [story("none", ["A dog ran.", "A cat sat.", "It rained."])], {"seed": 1})
     assert dropped == {"no_entity_named_twice": 1}
     _, dropped = recipes.run("goyal_next_sentence", [story("short", TEXT[:2])], {"seed": 1})

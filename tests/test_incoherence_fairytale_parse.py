@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from cohbench import settings
-from cohbench.registry import options
+from cohbench.registry import spec
 from cohbench.builders import fairytaleqa
 from cohbench.errors import ParseError
 
@@ -24,7 +24,7 @@ def project_params(tmp_path, monkeypatch):
 
 
 def test_windows_follow_section_order_and_report_the_case_defect():
-    records, cut, dropped, stats = fairytaleqa.windows(PATHS, "fairytale_msd", options("fairytale_msd"), FILES)
+    records, cut, dropped, stats = fairytaleqa.windows(PATHS, "fairytale_msd", spec("fairytale_msd").generator_options(), FILES)
     assert cut == 5 and not dropped  # fox 20 sentences -> 2 windows, hare/owl 9 -> 1 each, bee 8 -> 1
     fox = [r for r in records if r["doc_id"] == "Fox-tale"]
     assert [r["id"] for r in fox] == ["Fox-tale-w000", "Fox-tale-w001"]
@@ -36,9 +36,9 @@ def test_windows_follow_section_order_and_report_the_case_defect():
 
 
 def test_msd_removes_two_inner_non_adjacent_sentences_per_window():
-    parsed = fairytaleqa.parse(PATHS, "fairytale_msd", options("fairytale_msd"), FILES)
+    parsed = fairytaleqa.parse(PATHS, "fairytale_msd", spec("fairytale_msd").generator_options(), FILES)
     assert len(parsed.records) == 5 and parsed.upstream_records == 5
-    windows = {r["id"]: r["sentences"] for r in fairytaleqa.windows(PATHS, "fairytale_msd", options("fairytale_msd"), FILES)[0]}
+    windows = {r["id"]: r["sentences"] for r in fairytaleqa.windows(PATHS, "fairytale_msd", spec("fairytale_msd").generator_options(), FILES)[0]}
     for r in parsed.records:
         window = windows[r["corruption"]["source_id"]]
         kept = [window.index(s) for s in r["sentences"]]
@@ -49,7 +49,7 @@ def test_msd_removes_two_inner_non_adjacent_sentences_per_window():
 
 
 def test_dsd_never_draws_from_the_same_story_so_single_story_splits_get_no_confounder():
-    parsed = fairytaleqa.parse(PATHS, "fairytale_dsd", options("fairytale_dsd"), FILES)
+    parsed = fairytaleqa.parse(PATHS, "fairytale_dsd", spec("fairytale_dsd").generator_options(), FILES)
     # val and test each hold one story: no admissible confounder; train's two stories lend to each other.
     assert parsed.dropped == {"no_confounder_below_tau": 2}
     made = {r["corruption"]["source_id"]: r["split"] for r in parsed.records}
@@ -62,4 +62,4 @@ def test_dsd_never_draws_from_the_same_story_so_single_story_splits_get_no_confo
 def test_a_story_file_with_another_header_is_a_clear_error():
     bad = {**PATHS, "test/bee-story.csv": FIX / "bad/bee-story.csv"}
     with pytest.raises(ParseError, match="bee-story.csv must have the header `section,text`"):
-        fairytaleqa.windows(bad, "fairytale_msd", options("fairytale_msd"), FILES)
+        fairytaleqa.windows(bad, "fairytale_msd", spec("fairytale_msd").generator_options(), FILES)

@@ -9,7 +9,7 @@ import pytest
 from corpus_case import assert_no_story_in_two_splits
 
 from cohbench.builders import fairytaleqa, synthetic_coherence
-from cohbench.registry import options
+from cohbench.registry import spec
 
 pytestmark = pytest.mark.integration
 
@@ -17,12 +17,12 @@ pytestmark = pytest.mark.integration
 def test_fairytale_subset_keeps_story_splits_and_exact_25_percent(params_with, paths):
     params_with(fairytale={"max_stories_per_split": 1})
     inputs = paths(fairytaleqa.CORPUS)
-    msd = fairytaleqa.parse(inputs, "fairytale_msd", options("fairytale_msd"))
+    msd = fairytaleqa.parse(inputs, "fairytale_msd", spec("fairytale_msd").generator_options())
     assert {r["split"] for r in msd.records} == {"train", "validation", "test"}
     assert all(v["missing_rate"] == 0.25 for v in msd.notes["by_split"].values())
     assert all(len(r["sentences"]) == 6 and r["gap_labels"].count(1) == 2 for r in msd.records)
     assert_no_story_in_two_splits(msd.records)
-    dsd = fairytaleqa.parse(inputs, "fairytale_dsd", options("fairytale_dsd"))
+    dsd = fairytaleqa.parse(inputs, "fairytale_dsd", spec("fairytale_dsd").generator_options())
     assert all(v["discordant_rate"] == 0.25 for v in dsd.notes["by_split"].values())
     assert_no_story_in_two_splits(dsd.records)
 
@@ -30,7 +30,7 @@ def test_fairytale_subset_keeps_story_splits_and_exact_25_percent(params_with, p
 def test_synthetic_coherence_subset_is_balanced_and_typed(params_with, paths):
     params_with(fairytale={"max_stories_per_split": 1}, timetravel={"max_stories_per_split": 12},
                 synthetic_coherence={"max_narratives_per_split": {"train": 6, "validation": 6, "test": 6}})
-    parsed = synthetic_coherence.parse(paths(synthetic_coherence.CORPUS), "synthetic_coherence", options("synthetic_coherence"))
+    parsed = synthetic_coherence.parse(paths(synthetic_coherence.CORPUS), "synthetic_coherence", spec("synthetic_coherence").generator_options())
     for split, counts in parsed.notes["examples_by_split_and_label"].items():
         assert counts["negative"] == counts["positive"] > 0
     by_id = {r["id"]: r for r in parsed.records}

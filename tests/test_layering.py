@@ -1,7 +1,8 @@
 """The import graph, read from the source (AST, imports inside functions included), against the floors that
-catalog/ARCHITECTURE.md declares: every module is on a floor, imports only from its floor or below, and nothing
-imports in a circle. The one dependency that runs upward is the registry's discovery of the corpus modules, which
-`importlib` makes at run time and no import statement names. Only the registry and the corpus modules name a config."""
+catalog/ARCHITECTURE.md declares: every module is on one floor and every package wholly on one, each imports only from
+its floor or below, nothing imports in a circle, and no two packages import each other but for the plugin hook (the
+registry's discovery of the corpus modules, which `importlib` makes at run time and no import statement names). Only
+the registry and the corpus modules name a config or a corpus."""
 
 from __future__ import annotations
 
@@ -50,27 +51,52 @@ def _graph() -> dict[str, set[str]]:
     return {name: _imports(name, tree, is_package, modules) for name, (tree, is_package) in modules.items()}
 
 
-def _declared_floors() -> dict[str, int]:
-    """module -> floor, from the floors table of ARCHITECTURE.md (`pkg/` names every module of a package; a module
-    named on its own, `pkg/module`, takes its own floor over its package's)."""
+def _floor_claims() -> dict[str, set[int]]:
+    """module -> the floors the floors table of ARCHITECTURE.md puts it on (`pkg/` names every module of a package)."""
     found, modules = {}, set(_modules())
     for number, cells in re.findall(r"^\| (\d+)\. [^|]+\| ([^|]+) \|", ARCHITECTURE.read_text(encoding="utf-8"), flags=re.M):
         for entry in re.findall(r"`([\w/.]+)`", cells):
             name = "cohbench." + entry.strip("/").replace("/", ".") if entry != "cohbench" else "cohbench"
             members = {m for m in modules if m == name or m.startswith(name + ".")} if entry.endswith("/") else {name}
             for member in members:
-                found.setdefault(member, []).append((not entry.endswith("/"), len(name), int(number)))
-    return {member: max(claims)[2] for member, claims in found.items()}
+                found.setdefault(member, set()).add(int(number))
+    return found
 
 
-def test_every_module_is_on_a_declared_floor():
-    floors = _declared_floors()
-    missing = sorted(set(_modules()) - set(floors))
+def _declared_floors() -> dict[str, int]:
+    return {module: min(floors) for module, floors in _floor_claims().items()}
+
+
+def _package(module: str) -> str:
+    """The top-level package (or module) of cohbench that `module` belongs to."""
+    return ".".join(module.split(".")[:2])
+
+
+def test_every_module_is_on_one_declared_floor():
+    claims = _floor_claims()
+    missing = sorted(set(_modules()) - set(claims))
     assert not missing, f"catalog/ARCHITECTURE.md gives no floor to {missing}"
-    assert not sorted(set(floors) - set(_modules())), "ARCHITECTURE.md names modules that do not exist"
+    assert not sorted(set(claims) - set(_modules())), "ARCHITECTURE.md names modules that do not exist"
+    twice = {module: sorted(floors) for module, floors in claims.items() if len(floors) > 1}
+    assert not twice, f"ARCHITECTURE.md puts modules on more than one floor: {twice}"
+
+
+def test_no_module_is_over_400_lines():
+    assert "no module is over 400 lines" in " ".join(ARCHITECTURE.read_text(encoding="utf-8").lower().split())
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}
+    assert not long, f"split these modules along their seams: {long}"
+
+
+def test_every_package_is_wholly_on_one_floor():
+    by_package = {}
+    for module, floor in _declared_floors().items():
+        by_package.setdefault(_package(module), set()).add(floor)
+    split = {package: sorted(floors) for package, floors in by_package.items() if len(floors) > 1}
+    assert not split, f"packages on more than one floor: {split}"
 
 
 def test_each_module_imports_only_from_its_floor_or_below():
+    assert "must go to its own floor or any floor below" in " ".join(ARCHITECTURE.read_text(encoding="utf-8").split())
     floors = _declared_floors()
     upward = [f"{a} (floor {floors[a]}) imports {b} (floor {floors[b]})"
               for a, targets in _graph().items() for b in targets if floors[b] > floors[a]]
@@ -96,6 +122,22 @@ def test_nothing_imports_in_a_circle():
             visit(node)
 
 
+def test_no_two_packages_import_each_other_but_through_the_plugin_hook():
+    hook = ("cohbench.registry", "cohbench.builders")  # `registry._discover` lists builders/ to import each module
+    packages = {}
+    for module, targets in _graph().items():
+        for target in targets:
+            edge = (_package(module), _package(target))
+            if edge[0] != edge[1] and edge != hook:
+                packages.setdefault(edge[0], set()).add(edge[1])
+
+    def reaches(start, goal, seen):
+        return any(t == goal or (t not in seen and not seen.add(t) and reaches(t, goal, seen)) for t in packages.get(start, ()))
+
+    loops = sorted(f"{a} <-> {b}" for a, targets in packages.items() for b in targets if reaches(b, a, set()))
+    assert not loops, f"packages that import each other (through any path): {loops}"
+
+
 def test_the_registry_finds_corpus_modules_without_importing_them_by_name():
     graph = _graph()
     corpus_modules = {m for m in graph if m.startswith("cohbench.builders.") and m != "cohbench.builders.incoherence"}
@@ -112,25 +154,39 @@ def test_the_corruption_engine_imports_nothing_above_the_ground():
         assert not above, f"{name} imports {sorted(above)}"
 
 
-def test_a_module_named_on_its_own_takes_its_floor_over_its_packages():
-    floors = _declared_floors()
-    assert floors["cohbench.corruptions.job"] == 6 and floors["cohbench.corruptions.dsd"] == 2
-    assert floors["cohbench.release.layout"] == 3 and floors["cohbench.release.build"] == 5
-
-
 def test_the_checker_sees_imports_inside_functions():
     tree = ast.parse("def f():\n    from ..builders import timetravel\n")
     known = {"cohbench.builders", "cohbench.builders.timetravel"}
     assert _imports("cohbench.corruptions.x", tree, False, known) == {"cohbench.builders.timetravel"}
 
 
-def test_only_the_registry_and_the_corpus_modules_name_a_config():
+def _named(tree: ast.Module, configs: set[str], quoted: re.Pattern) -> set[str]:
+    """The config names a module's strings hold whole, and the config or corpus names quoted inside its f-strings'
+    text (a query such as f"... WHERE corpus = 'snac' ...")."""
+    named = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and node.value in configs}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            named |= {m for part in node.values if isinstance(part, ast.Constant) for m in quoted.findall(part.value)}
+    return named
+
+
+def _quoted(names) -> re.Pattern:
+    return re.compile(r"""['"](""" + "|".join(map(re.escape, sorted(names, key=len, reverse=True))) + r""")['"]""")
+
+
+def test_only_the_registry_and_the_corpus_modules_name_a_config_or_a_corpus():
     configs = set(registry.config_names())
+    quoted = _quoted(configs | set(registry.corpora()))
     for name, (tree, _) in _modules().items():
         if name == "cohbench.registry" or name.startswith("cohbench.builders"):
             continue
-        named = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and node.value in configs}
-        assert not named, f"{name} names config(s) {sorted(named)}; look them up in the registry instead"
+        named = _named(tree, configs, quoted)
+        assert not named, f"{name} names {sorted(named)}; look them up in the registry instead"
+
+
+def test_the_name_check_sees_a_corpus_inside_an_f_string():
+    tree = ast.parse("""view = f"SELECT * FROM {source} WHERE corpus = 'snac' AND x = {x}"\nplain = 'summeval'\n""")
+    assert _named(tree, {"summeval"}, _quoted({"snac", "summeval"})) == {"snac", "summeval"}
 
 
 def test_every_cohbench_module_an_import_names_exists():

@@ -29,21 +29,21 @@ def scored(texts, task="sentences", prefix_only=False, train_texts=(), train_lab
 @pytest.mark.parametrize("name", ["tfidf_dissimilarity", "embedding_dissimilarity"])
 def test_dissimilarity_scorers_rank_the_discordant_sentence_first(name, workspace):
     story = GARDEN[:2] + [SPACE] + GARDEN[3:]
-    scores = reference.scorer(name).score(scored([story], train_texts=[GARDEN, [SPACE]]))[0]
+    scores = reference.REFERENCES[name].score(scored([story], train_texts=[GARDEN, [SPACE]]))[0]
     assert len(scores) == 5 and int(np.argmax(scores)) == 2
 
 
 @pytest.mark.parametrize("name", ["tfidf_gap_drop", "embedding_gap_drop"])
 def test_gap_scorers_rank_the_gap_at_a_topic_break_first(name, workspace):
     text = GARDEN[:3] + [SPACE, "Its crew of three checked the docking clamps of the orbital station."]
-    scores = reference.scorer(name).score(scored([text], task="gaps", train_texts=[GARDEN, text[3:]]))[0]
+    scores = reference.REFERENCES[name].score(scored([text], task="gaps", train_texts=[GARDEN, text[3:]]))[0]
     assert len(scores) == 4 and int(np.argmax(scores)) == 2
 
 
 def test_prefix_context_ignores_later_sentences_and_gives_the_first_sentence_no_evidence(workspace):
     one = GARDEN[:3] + [SPACE, GARDEN[4]]
     other = GARDEN[:3] + [SPACE, SPACE]
-    score = reference.scorer("tfidf_dissimilarity").score
+    score = reference.REFERENCES["tfidf_dissimilarity"].score
     a, b = score(scored([one, other], prefix_only=True, train_texts=[GARDEN]))
     assert a[0] == 0.0 and a[:4] == b[:4] and a[3] == max(a)
 
@@ -51,9 +51,9 @@ def test_prefix_context_ignores_later_sentences_and_gives_the_first_sentence_no_
 def test_position_prior_is_the_train_error_rate_at_each_position():
     train_labels = [[0, 1, 0], [0, 1, 0], [0, 0, 1], [1, 0, 0]]
     data = scored([["a", "b", "c", "d"]], train_texts=[["x"] * 3] * 4, train_labels=train_labels)
-    assert reference.scorer("position_prior").score(data) == [[0.25, 0.5, 0.25, pytest.approx(4 / 12)]]  # past the train lengths: overall rate
+    assert reference.REFERENCES["position_prior"].score(data) == [[0.25, 0.5, 0.25, pytest.approx(4 / 12)]]  # past the train lengths: overall rate
     with pytest.raises(reference.ScorerError, match="needs a labelled train split"):
-        reference.scorer("position_prior").score(scored([["a"]]))
+        reference.REFERENCES["position_prior"].score(scored([["a"]]))
 
 
 def _toy_release(root):
@@ -103,15 +103,15 @@ def test_the_snac_protocol_gives_the_scorers_the_preceding_text_only(workspace):
 
 def test_the_entity_cue_scores_a_sentence_by_the_names_it_brings_in_unintroduced():
     text = ["Maya planted tomatoes.", "She watered them.", "Then Ferdinand sold the tractor.", "Maya thanked Ferdinand."]
-    assert reference.scorer("entity_cue").score(scored([text]))[0] == [1.0, 0.0, 1.5, 0.0]  # the tractor: half a name
+    assert reference.REFERENCES["entity_cue"].score(scored([text]))[0] == [1.0, 0.0, 1.5, 0.0]  # the tractor: half a name
 
 
 def test_summary_references_read_the_summary_and_its_source():
     records = [{"source_text": "Anna baked bread in the old kitchen."}, {"source_text": "Anna baked bread."}]
     texts = [["Anna baked bread."], ["Anna flew a rocket to the moon."]]
     data = scored(texts, task="summary", records=records)
-    assert reference.scorer("summary_length").score(data) == [3.0, 7.0]
-    assert reference.scorer("source_novelty").score(data) == [0.0, 0.75]  # of anna, flew, rocket, moon, only anna is in the source
+    assert reference.REFERENCES["summary_length"].score(data) == [3.0, 7.0]
+    assert reference.REFERENCES["source_novelty"].score(data) == [0.0, 0.75]  # of anna, flew, rocket, moon, only anna is in the source
 
 
 def test_a_scorer_applies_where_the_data_gives_what_it_declares_it_needs():
@@ -131,4 +131,4 @@ def test_rating_references_are_the_meta_evaluation_measures_in_the_error_polarit
             for d in range(2) for s in ("M0", "M22")]  # fmt: skip
     lines = {line["id"]: line["score"] for line in reference.predictions("architecture", {"test": rows}, "metaeval")}
     assert lines == {"d0/M0": 0.0, "d0/M22": -1.0, "d1/M0": 0.0, "d1/M22": -1.0}  # BART is a transformer: more coherent
-    assert reference.scorer("upper-bound").oracle and not reference.scorer("architecture").oracle
+    assert reference.REFERENCES["upper-bound"].oracle and not reference.REFERENCES["architecture"].oracle

@@ -25,7 +25,7 @@ def test_dvc_yaml_is_current_and_builds_exactly_the_registered_configs():
 def test_a_stage_depends_on_the_code_it_runs_and_nothing_a_change_elsewhere_touches():
     deps = {stage.name: pipeline.code_dependencies(stage.modules) for stage in pipeline.stages()}
     snac, dsd = set(deps["build_snac"]), set(deps["build_timetravel_dsd"])
-    assert {"src/cohbench/builders/snac.py", "src/cohbench/builders/checksums/snac.tsv", "src/cohbench/release/layout.py"} <= snac
+    assert {"src/cohbench/builders/snac/__init__.py", "src/cohbench/builders/checksums/snac.tsv", "src/cohbench/release/layout.py"} <= snac
     assert not any("corruptions/" in d or "timetravel" in d for d in snac)  # a generator change leaves SNaC alone
     # a generated corpus depends on the generators it runs and the BERTScore baseline its tau applies to
     assert {"src/cohbench/corruptions/dsd.py", "src/cohbench/corruptions/bertscore_baseline.json",
@@ -50,8 +50,25 @@ def test_every_corpus_has_a_card():
 
 def test_registering_a_duplicate_name_is_an_error():
     corpus = registry.lookup("storysumm")
-    with pytest.raises(registry.RegistryError, match="registered twice"):
+    with pytest.raises(registry.RegistryError, match="corpus 'storysumm' is registered twice"):
         registry.register(corpus)
+
+
+def test_every_table_of_names_is_one_registry_with_one_unknown_name_error():
+    from cohbench.corruptions import GENERATORS, recipes
+    from cohbench.evaluation import PROTOCOLS, references
+    from cohbench.names import Registry
+    from cohbench.statistics.kind import KINDS
+
+    tables = {"corpus": registry._CORPORA, "config": registry._CONFIGS, "corruption generator": GENERATORS,
+              "recipe": recipes.RECIPES, "protocol": PROTOCOLS, "statistics kind": KINDS, "reference scorer": references.REFERENCES}
+    for kind, table in tables.items():
+        assert isinstance(table, Registry) and table.kind == kind and table.names()
+        with pytest.raises(registry.RegistryError, match=f"^unknown {kind} 'no_such_name'; known: {table.names()[0]}, ") as raised:
+            table["no_such_name"]
+        assert "\n" not in str(raised.value)
+    with pytest.raises(registry.RegistryError, match="^unknown recipe 'dsdd'; did you mean 'dsd'\\? known: "):
+        recipes.RECIPES["dsdd"]
 
 
 @pytest.mark.integration

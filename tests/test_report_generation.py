@@ -74,7 +74,7 @@ def test_failed_report_leaves_the_previous_one(release, tmp_path, monkeypatch):
         raise RuntimeError("plot failed")
 
     ratings = kind.KINDS["expert_ratings"]
-    monkeypatch.setitem(kind.KINDS, "expert_ratings", dataclasses.replace(ratings, plots=(kind.Plot("ratings", broken),)))
+    monkeypatch.setitem(kind.KINDS._entries, "expert_ratings", dataclasses.replace(ratings, plots=(kind.Plot("ratings", broken),)))
     with pytest.raises(RuntimeError):
         report.report(out)
     assert (out / "report.md").read_text() == before

@@ -10,7 +10,7 @@ import pytest
 
 from cohbench.builders import rocstories
 from cohbench.errors import ParseError
-from cohbench.registry import options
+from cohbench.registry import spec
 
 FIX = Path(__file__).parent / "fixtures"
 PATHS = {
@@ -23,7 +23,7 @@ PATHS = {
 
 
 def test_msd_makes_one_record_per_removable_sentence_and_accounts_for_every_instance():
-    opts = options("rocstories_msd")
+    opts = spec("rocstories_msd").generator_options()
     parsed = rocstories.parse(PATHS, "rocstories_msd", opts)
     assert opts.msd_instances == 3
     assert parsed.upstream_records == 4 * 3
@@ -43,11 +43,11 @@ def test_msd_makes_one_record_per_removable_sentence_and_accounts_for_every_inst
 def test_a_line_that_is_not_a_one_story_list_is_a_clear_error():
     with pytest.raises(ParseError, match=r"not_a_story_list.json line 2 is not a one-element list holding a story"):
         rocstories.parse({**PATHS, "rocstories_sample": FIX / "rocstories/not_a_story_list.json"}, "rocstories_msd",
-                         options("rocstories_msd"))
+                         spec("rocstories_msd").generator_options())
 
 
 def test_a_sample_left_empty_by_the_filters_is_an_error_naming_them():
     with pytest.raises(ParseError, match=r"every story of all_dropped.json was dropped \(not_five_sentences: 1, "
                                          r"story_in_timetravel_or_story_cloze: 1\).*leakage filter"):
         rocstories.parse({**PATHS, "rocstories_sample": FIX / "rocstories/all_dropped.json"}, "rocstories_msd",
-                         options("rocstories_msd"))
+                         spec("rocstories_msd").generator_options())

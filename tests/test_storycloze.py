@@ -11,7 +11,7 @@ from corpus_case import CorpusCase, counts_of, expected_splits
 
 from cohbench.builders import storycloze
 from cohbench.errors import ParseError
-from cohbench.registry import options
+from cohbench.registry import spec
 
 FIX = Path(__file__).parent / "fixtures"
 TT = {"timetravel_test": FIX / "timetravel/test_data.json", "timetravel_dev": FIX / "timetravel/dev_data.json"}
@@ -22,7 +22,7 @@ SC = {**TT, "storycloze_val": FIX / "storycloze/val.tsv", "storycloze_test": FIX
 def parsed_from_mirror():
     """`storycloze_dsd` parsed from the pinned files with the shipped params.yaml, once for the module."""
     mirror = _required_mirror()
-    return storycloze.parse({s.name: mirror / s.relpath for s in storycloze.CORPUS.sources}, "storycloze_dsd", options("storycloze_dsd"))
+    return storycloze.parse({s.name: mirror / s.relpath for s in storycloze.CORPUS.sources}, "storycloze_dsd", spec("storycloze_dsd").generator_options())
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ class TestStoryCloze(CorpusCase):
 
 
 def test_pairs_wrong_and_right_endings_under_the_timetravel_story_id(small_params):
-    parsed = storycloze.parse(SC, "storycloze_dsd", options("storycloze_dsd"))
+    parsed = storycloze.parse(SC, "storycloze_dsd", spec("storycloze_dsd").generator_options())
     wrong = {r["doc_id"]: r for r in parsed.records if r["id"].endswith(":wrong_ending")}
     right = {r["doc_id"]: r for r in parsed.records if r["id"].endswith(":right_ending")}
     assert wrong["t1"]["sentences"][4] == "Julie hates soccer." and wrong["t1"]["sentence_labels"] == [0, 0, 0, 0, 1]
@@ -48,7 +48,7 @@ def test_pairs_wrong_and_right_endings_under_the_timetravel_story_id(small_param
 
 
 def test_drops_stories_that_timetravel_trains_or_tunes_on(small_params):
-    parsed = storycloze.parse(SC, "storycloze_dsd", options("storycloze_dsd"))
+    parsed = storycloze.parse(SC, "storycloze_dsd", spec("storycloze_dsd").generator_options())
     # d1 is a TimeTravel dev-file story, so it sits in TimeTravel train or dev: a test-only config must not hold it.
     assert "d1" not in {r["doc_id"] for r in parsed.records}
     assert parsed.upstream_records == 6 and len(parsed.records) == 4
@@ -57,7 +57,7 @@ def test_drops_stories_that_timetravel_trains_or_tunes_on(small_params):
 
 def test_rejects_a_bad_answer_column(small_params):
     with pytest.raises(ParseError, match="bad_answer.tsv line 2"):
-        storycloze.parse({**SC, "storycloze_test": FIX / "storycloze/bad_answer.tsv"}, "storycloze_dsd", options("storycloze_dsd"))
+        storycloze.parse({**SC, "storycloze_test": FIX / "storycloze/bad_answer.tsv"}, "storycloze_dsd", spec("storycloze_dsd").generator_options())
 
 
 @pytest.mark.integration

@@ -86,7 +86,7 @@ def test_cli_fetch_is_idempotent_and_reports_paths(built, capsys):
 
 def test_the_corpus_builder_works_directly_with_hf_caching(built, tmp_path):
     from cohbench.fetch import fetch
-    from cohbench.hf_builder import builder_for
+    from cohbench.release.hf_builder import builder_for
     from cohbench.registry import lookup
 
     corpus = lookup("storysumm")

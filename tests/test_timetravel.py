@@ -11,7 +11,7 @@ from corpus_case import CorpusCase, assert_no_story_in_two_splits, counts_of, ex
 
 from cohbench.builders import timetravel
 from cohbench.errors import ParseError
-from cohbench.registry import options
+from cohbench.registry import spec
 
 FIX = Path(__file__).parent / "fixtures"
 TT = {"timetravel_test": FIX / "timetravel/test_data.json", "timetravel_dev": FIX / "timetravel/dev_data.json"}
@@ -21,7 +21,7 @@ TT = {"timetravel_test": FIX / "timetravel/test_data.json", "timetravel_dev": FI
 def msd_from_mirror():
     """`timetravel_msd` parsed from the pinned files with the shipped params.yaml, once for the module."""
     mirror = _required_mirror()
-    return timetravel.parse({s.name: mirror / s.relpath for s in timetravel.CORPUS.sources}, "timetravel_msd", options("timetravel_msd"))
+    return timetravel.parse({s.name: mirror / s.relpath for s in timetravel.CORPUS.sources}, "timetravel_msd", spec("timetravel_msd").generator_options())
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,7 @@ class TestTimeTravel(CorpusCase):
 
 
 def test_msd_splits_by_file_drops_unsplittable_endings_and_removes_one_inner_sentence(small_params):
-    parsed = timetravel.parse(TT, "timetravel_msd", options("timetravel_msd"))
+    parsed = timetravel.parse(TT, "timetravel_msd", spec("timetravel_msd").generator_options())
     assert parsed.upstream_records == 7 and parsed.dropped == {"ending_not_three_sentences": 1}
     by_split = {}
     for r in parsed.records:
@@ -47,7 +47,7 @@ def test_msd_splits_by_file_drops_unsplittable_endings_and_removes_one_inner_sen
 
 
 def test_dsd_replaces_one_sentence_from_the_same_split_only(small_params):
-    parsed = timetravel.parse(TT, "timetravel_dsd", options("timetravel_dsd"))
+    parsed = timetravel.parse(TT, "timetravel_dsd", spec("timetravel_dsd").generator_options())
     made = sorted(r["split"] for r in parsed.records)
     assert made == ["test"] * 3 + ["train"] * 2  # the one validation story has no donor in its own split
     assert parsed.dropped == {"ending_not_three_sentences": 1, "no_confounder_below_tau": 1}
@@ -77,7 +77,7 @@ def test_msd_of_every_story_drops_unsplittable_endings_at_exactly_20_percent(msd
 @pytest.mark.integration
 def test_dsd_subset_draws_within_split_at_exactly_20_percent(params_with, paths):
     tau = params_with(timetravel={"max_stories_per_split": 25})["tau"]
-    parsed = timetravel.parse(paths(timetravel.CORPUS), "timetravel_dsd", options("timetravel_dsd"))
+    parsed = timetravel.parse(paths(timetravel.CORPUS), "timetravel_dsd", spec("timetravel_dsd").generator_options())
     split_of = {r["doc_id"]: r["split"] for r in parsed.records}
     assert len(parsed.records) + parsed.dropped.get("no_confounder_below_tau", 0) == 75
     for r in parsed.records:

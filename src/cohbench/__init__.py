@@ -38,8 +38,9 @@ def list_configs() -> list[dict]:
     return _list()
 
 
-def verify() -> list[dict]:
-    """Re-hash every raw and release file against its recorded sha256 (`cohbench verify`); one result per file."""
+def verify() -> dict:
+    """Re-hash every raw and release file against its recorded sha256 (`cohbench verify`): {"ok", "files": one
+    result per file, "not_checked": what was left out and why}."""
     from .release.verify import verify as _verify
 
     return _verify()

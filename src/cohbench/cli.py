@@ -507,11 +507,11 @@ def _extra_providing(module: str) -> str | None:
 
 
 def cmd_corrupt(args) -> int:
-    from .corruptions.job import Options, corrupt, parse_splits
+    from .user_corruption.job import CorruptRequest, corrupt, parse_splits
 
     params = {key: getattr(args, key) for key in ("seed", "k", "tau", "top_k", "retriever", "window", "ratio", "pool_shards")
               if getattr(args, key) is not None}
-    options = Options(
+    options = CorruptRequest(
         recipe=args.recipe, params=params, splits=parse_splits(args.splits), corpus=args.corpus, config=args.config,
         sentences_per_record=args.n, id_column=args.id_column, text_column=args.text_column,
         drop_test_overlap=not args.keep_test_overlap, partition_size=args.partition_size, engine=args.engine,
@@ -542,7 +542,7 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_held_out(args) -> int:
-    from .corruptions.leakage import PACKAGED, write_packaged
+    from .user_corruption.leakage import PACKAGED, write_packaged
     from .release.layout import require_release
 
     target = settings.user_output(args.output) if args.output else PACKAGED  # refused before the release is read
@@ -659,7 +659,7 @@ def parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--seed", type=int, default=13, help="seed of the pair draw (default 13)")
     calibrate.add_argument("--output", help="write here instead of the shipped corruptions/bertscore_baseline.json")
     held_out = add("held-out", cmd_held_out, "rewrite the packaged fingerprints of every cohbench evaluation story (the test-overlap check of `corrupt`) from the release's stats")
-    held_out.add_argument("--output", help="write here instead of the shipped corruptions/held_out.json")
+    held_out.add_argument("--output", help="write here instead of the shipped user_corruption/held_out.json")
     add("pipeline", cmd_pipeline, "rewrite dvc.yaml: a build stage per registered config, every stage depending on the code it runs")
     add("schema", cmd_schema, "print the schema documentation (catalog/SCHEMA.md)")
     metaeval = add("metaeval", cmd_metaeval, "score a coherence measure against SummEval's expert ratings (tau_sys/sum/pair/intra, Acc_pair, bias matrix)")

@@ -12,7 +12,9 @@ from . import settings
 from .atomic import atomic_dir
 from .errors import ReleaseError
 from .release.index import write_index
-from .release.layout import MANIFEST, built_configs, checked, read_manifest, read_regular, require_indexed, stats_path
+from .release.build_state import require_indexed
+from .release.files import MANIFEST, checked, read_manifest, read_regular, stats_path
+from .release.layout import built_configs
 
 # The baseline's scores travel with the card; its per-record predictions stay in the working release.
 BASELINE_FILES = ("metrics.json", "metrics.md", "gate.json")

@@ -51,7 +51,7 @@ STAGES = (
           deps=("cohbench/data", "cohbench/stats", "${validation.expected}", "catalog/versions"),
           params=("validation",), outs=(_not_cached("cohbench/validation"),)),
     Stage("train", "The bundled baseline, trained on the release's train splits and scored on every applicable config.",
-          "cohbench train", ("cohbench.baseline.trainer", "cohbench.numerics"),
+          "cohbench train", ("cohbench.baseline.release_baseline", "cohbench.numerics"),
           deps=("cohbench/data", "cohbench/validation/release.json", "catalog/published.yaml"),
           params=tuple(f"baseline.{key}" for key in (
               "train_configs", "max_train_records", "max_sentences", "d_model", "layers", "heads", "dropout",

@@ -8,7 +8,6 @@ correlated with ratings) is its protocol's unit, declared once with the protocol
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import pkgutil
 from collections.abc import Callable, Mapping
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from .errata import Erratum
 from .errors import RegistryError
+from .names import Registry
 from .sources import Source
 
 
@@ -52,6 +52,12 @@ class ConfigSpec:
     # `parse(paths, config, options)` through the builder config, so the Hugging Face fingerprint sees it.
     options: type | None = None
 
+    def generator_options(self, params: Mapping | None = None):
+        """The typed generator options from params.yaml (or `params`), or None where the config takes none."""
+        from . import settings
+
+        return self.options.from_params(settings.params() if params is None else params) if self.options else None
+
 
 @dataclass(frozen=True)
 class Corpus:
@@ -68,9 +74,10 @@ class Corpus:
     licence_url: str = ""  # where the licence is stated (default: the homepage)
     annotators: str = ""  # who gave the human labels, and how many per item; empty where a generator made them
     # The leakage policy's one declaration: full texts of the corpus's narratives that training data must never hold
-    # (those of its evaluation splits). The training-only configs drop any story whose normalised text is among them
-    # (`builders.held_out`); each build records their fingerprints in its stats, and `cohbench corrupt` checks a
-    # user's stories against those the package ships (`corrupt/held_out.json`), without the upstream files.
+    # (those of its evaluation splits). The training-only configs built from the upstream files drop any story whose
+    # normalised text is among them (`builders.held_out`). Each build records their fingerprints in its stats, which
+    # `cohbench held-out` gathers into the package's `user_corruption/held_out.json`: `cohbench corrupt` checks a
+    # user's stories against those shipped fingerprints and reads no upstream file.
     held_out_texts: Callable[[Mapping[str, Path]], list[str]] | None = None
 
     def config(self, name: str) -> ConfigSpec:
@@ -86,48 +93,39 @@ class Corpus:
         raise RegistryError(f"corpus {self.name} has no source {name!r}")
 
 
-_CORPORA: dict[str, Corpus] = {}
-_CONFIG_OWNER: dict[str, str] = {}
-
-
-def register(corpus: Corpus) -> Corpus:
-    if corpus.name in _CORPORA:
-        raise RegistryError(f"corpus {corpus.name!r} is registered twice")
-    for spec in corpus.configs:
-        if spec.name in _CONFIG_OWNER:
-            raise RegistryError(f"config {spec.name!r} is declared by both {_CONFIG_OWNER[spec.name]} and {corpus.name}")
-    for erratum in corpus.errata:
-        if corpus.source(erratum.source).sha256 != erratum.input_sha256:
-            raise RegistryError(f"erratum {erratum.id} is bound to a different sha256 than source {erratum.source}")
-    _CORPORA[corpus.name] = corpus
-    _CONFIG_OWNER.update({spec.name: corpus.name for spec in corpus.configs})
-    return corpus
-
-
 def _discover() -> None:
+    """The plugin hook: every module of `builders/` declares its corpus at import, found here by `importlib` at run
+    time (no import statement names a corpus module, so the builders may sit above the registry)."""
     from . import builders
 
     for module in pkgutil.iter_modules(builders.__path__):
         importlib.import_module(f"{builders.__name__}.{module.name}")
 
 
+_CORPORA: Registry[Corpus] = Registry("corpus", _discover)
+_CONFIGS: Registry[Corpus] = Registry("config", _discover)  # config name -> the corpus that declares it
+
+
+def register(corpus: Corpus) -> Corpus:
+    for erratum in corpus.errata:
+        if corpus.source(erratum.source).sha256 != erratum.input_sha256:
+            raise RegistryError(f"erratum {erratum.id} is bound to a different sha256 than source {erratum.source}")
+    _CORPORA.register(corpus.name, corpus)
+    for spec in corpus.configs:
+        _CONFIGS.register(spec.name, corpus)
+    return corpus
+
+
 def corpora() -> dict[str, Corpus]:
-    _discover()
     return dict(sorted(_CORPORA.items()))
 
 
 def config_names() -> list[str]:
-    _discover()
-    return sorted(_CONFIG_OWNER)
+    return _CONFIGS.names()
 
 
 def corpus_of(config: str) -> Corpus:
-    _discover()
-    if config not in _CONFIG_OWNER:
-        close = difflib.get_close_matches(config, sorted(_CONFIG_OWNER), n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise RegistryError(f"unknown config {config!r}; {hint}known configs: {', '.join(sorted(_CONFIG_OWNER))}")
-    return _CORPORA[_CONFIG_OWNER[config]]
+    return _CONFIGS[config]
 
 
 def spec(config: str) -> ConfigSpec:
@@ -136,8 +134,7 @@ def spec(config: str) -> ConfigSpec:
 
 
 def is_config(name: str) -> bool:
-    _discover()
-    return name in _CONFIG_OWNER
+    return name in _CONFIGS
 
 
 def configs_where(**fields) -> list[str]:
@@ -145,17 +142,6 @@ def configs_where(**fields) -> list[str]:
     return [name for name in config_names() if all(getattr(spec(name), k) == v for k, v in fields.items())]
 
 
-def options(config: str, params: Mapping | None = None):
-    """The typed generator options of `config` from params.yaml (or `params`), or None where it takes none."""
-    from . import settings
-
-    spec = corpus_of(config).config(config)
-    if spec.options is None:
-        return None
-    return spec.options.from_params(settings.params() if params is None else params)
-
-
 def lookup(name: str) -> Corpus:
     """A corpus by its own name or by one of its configs' names."""
-    _discover()
     return _CORPORA[name] if name in _CORPORA else corpus_of(name)

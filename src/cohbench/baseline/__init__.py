@@ -11,6 +11,6 @@ Outputs in `<release>/baseline/`: metrics.json, metrics.md (rendered into the ca
 """
 
 from .data import BaselineError, Example, baseline_params
-from .trainer import metrics_markdown, train
+from .release_baseline import metrics_markdown, train
 
 __all__ = ["BaselineError", "Example", "baseline_params", "metrics_markdown", "train"]

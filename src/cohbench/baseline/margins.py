@@ -21,7 +21,7 @@ def margin(config: str, baseline, references: Mapping[str, object], splits: Mapp
     if SPLIT not in splits:
         return None
     figures = {name: headline(config, lines, splits=splits, split=SPLIT, samples=0, seed=SEED)["value"]
-               for name, lines in references.items() if not reference_scorers.scorer(name).oracle}
+               for name, lines in references.items() if not reference_scorers.REFERENCES[name].oracle}
     defined = {name: value for name, value in figures.items() if value is not None}
     if not defined:
         return None

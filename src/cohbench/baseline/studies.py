@@ -47,7 +47,7 @@ def _unit_scores(examples: list[Example], predicted) -> tuple[np.ndarray, np.nda
 
 
 def _sentence_model(train_set, dev_set, scored: dict[str, list[Example]], p: dict, vectors: dict, prefix: bool = False) -> dict:
-    from . import fit
+    from . import sentence_level_fit as fit
 
     model, selection = fit.fit(train_set, dev_set, vectors, p, False)
     score = fit.predict_prefixes if prefix else fit.predict

@@ -32,7 +32,7 @@ from tqdm import tqdm
 
 from .data import BaselineError, Example, mean_auc
 from ..encoder import default_device, encoder_path
-from .training import length_batches, masked_loss, train_epochs
+from .training_loop import length_batches, masked_loss, train_epochs
 
 PARAMS = (
     "seed", "epochs", "batch_size", "learning_rate", "weight_decay", "max_tokens", "max_sentence_tokens", "warmup_ratio",

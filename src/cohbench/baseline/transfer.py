@@ -162,7 +162,7 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, progres
             print(f"{name}: {target} test AUC {percent(rows[name]['all']['auc'])}", file=sys.stderr)
     lines = {n: references.predictions(n, data[target], protocols[target], vectors)
              for n in references.scorers_for("sentences") if references.applicable(n, data[target], "sentences")
-             and not references.scorer(n).oracle}
+             and not references.REFERENCES[n].oracle}
     reference_rows = {}
     for name, predictions in lines.items():
         by_unit = {x["id"]: x["score"] for x in predictions}

@@ -62,13 +62,13 @@ class GeneratorOptions:
     def recipe_params(self, recipe: str, **given) -> dict:
         """The parameters `recipe` reads, taken from these options (and `given`, e.g. `instances`)."""
         values = {**{f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, **given}
-        return {name: values[name] for name in ("seed", *recipes.get_recipe(recipe).options) if name in values}
+        return {name: values[name] for name in ("seed", *recipes.RECIPES[recipe].options) if name in values}
 
     def recorded(self, recipe: str) -> dict:
         """What a card records of these options for a config made with `recipe`: every option, less the shared
         confounder-search ones that the recipe does not read (tau means nothing to MSD); of another corpus's options
         (the narratives the config is made from), the corpus's own."""
-        reads = {"seed", *recipes.get_recipe(recipe).options}
+        reads = {"seed", *recipes.RECIPES[recipe].options}
         shared = {f.name for f in dataclasses.fields(GeneratorOptions)}
         out = {}
         for name in (f.name for f in dataclasses.fields(self)):
@@ -112,7 +112,7 @@ def corrupted_records(recipe: str, coherent: Sequence[dict], config: str, params
     dropped.update({reason: n * count for reason, n in reasons.items()})
     partial = sum(count - len(out) for out in outputs if out)
     if partial:
-        dropped[recipes.get_recipe(recipe).not_applicable] += partial
+        dropped[recipes.RECIPES[recipe].not_applicable] += partial
     records = [record for out in outputs for record in out]
     for record in records:
         record["config"] = config

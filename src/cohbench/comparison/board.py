@@ -18,9 +18,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from .. import settings
+from .. import published, settings
 from ..errors import CohbenchError
-from . import published, store
+from . import store
 from .scorers import Release, Skip, resolve
 
 DEFAULT_SAMPLES = 1000
@@ -33,7 +33,8 @@ class LeaderboardError(CohbenchError):
 def _release(folder: Path, configs: list[str] | None, split: str) -> tuple[Release, list[str]]:
     """The built configs that have the reported split (the others are named, not scored), read once."""
     from ..registry import spec
-    from ..release.layout import MANIFEST, built_configs, read_config, read_manifest
+    from ..release.files import MANIFEST, read_manifest
+    from ..release.layout import built_configs, read_config
 
     built = built_configs(folder)
     unknown = sorted(set(configs or ()) - set(built))

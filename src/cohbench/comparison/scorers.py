@@ -45,7 +45,8 @@ class Release:
     def shipped(self, scorer: str, config: str) -> Path | None:
         """The release's predictions of `scorer` on `config`, checked against the manifest; None when it ships none."""
         from ..errors import ReleaseError
-        from ..release.layout import MANIFEST, checked, shipped_predictions
+        from ..release.files import MANIFEST, checked
+        from ..release.layout import shipped_predictions
 
         path = shipped_predictions(self.folder, scorer, config)
         if not path.is_file():
@@ -74,7 +75,7 @@ def scored_records(splits: Mapping[str, list[dict]]) -> list[dict]:
 def _reference(name: str) -> Scorer:
     from ..evaluation import references
 
-    references.scorer(name)  # an unknown name is refused before any work
+    references.REFERENCES[name]  # an unknown name is refused before any work
 
     def predict(release: Release, config: str):
         shipped = release.shipped(name, config)
@@ -87,7 +88,7 @@ def _reference(name: str) -> Scorer:
         if why is not None:
             raise Skip(f"does not apply: it {why}")
         references.import_modules(name)
-        return references.predictions(name, splits, protocol, release.vectors() if "torch" in references.scorer(name).modules else None)
+        return references.predictions(name, splits, protocol, release.vectors() if "torch" in references.REFERENCES[name].modules else None)
 
     return Scorer(name, "reference", predict)
 

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from .. import jsonout, settings
-from ..release.layout import MANIFEST
+from ..release.files import MANIFEST
 
 
 def identity(release: Path, manifest: dict) -> dict:

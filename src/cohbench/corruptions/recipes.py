@@ -20,9 +20,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..names import Registry
 from ..schema import NO_LABEL, OK, empty_record
 from .dsd import ConfounderPool, plan_replacements, replace_planned
-from .registry import CorruptionError, get, to_columns, to_records
+from .registry import GENERATORS, CorruptionError, to_columns, to_records
 from .surface import top_bigrams
 
 
@@ -38,7 +39,7 @@ class Recipe:
     plan: Callable[..., list] | None = None
 
 
-_RECIPES: dict[str, Recipe] = {}
+RECIPES: Registry[Recipe] = Registry("recipe")
 
 # Defaults of every option a recipe may read (Cai et al. §3: K = 1, tau on rescaled BERTScore; SNaC App. B).
 DEFAULTS = {"seed": 13, "k": 1, "tau": 0.5, "top_k": 100, "retriever": "bm25s", "window": None, "ratio": 0.5,
@@ -46,20 +47,7 @@ DEFAULTS = {"seed": 13, "k": 1, "tau": 0.5, "top_k": 100, "retriever": "bm25s", 
 
 
 def register(recipe: Recipe) -> Recipe:
-    if recipe.name in _RECIPES:
-        raise CorruptionError(f"recipe {recipe.name!r} is registered twice")
-    _RECIPES[recipe.name] = recipe
-    return recipe
-
-
-def get_recipe(name: str) -> Recipe:
-    if name not in _RECIPES:
-        raise CorruptionError(f"unknown recipe {name!r}; known: {', '.join(sorted(_RECIPES))}")
-    return _RECIPES[name]
-
-
-def recipe_names() -> list[str]:
-    return sorted(_RECIPES)
+    return RECIPES.register(recipe.name, recipe)
 
 
 def parameters(recipe: Recipe, given: dict) -> dict:
@@ -94,11 +82,11 @@ class Resolved:
 
 
 def _arrived(name: str, params: dict) -> Resolved:
-    return Resolved(get_recipe(name), params)
+    return Resolved(RECIPES[name], params)
 
 
 def resolve(name: str, given: dict) -> Resolved:
-    recipe = get_recipe(name)
+    recipe = RECIPES[name]
     return Resolved(recipe, parameters(recipe, given))
 
 
@@ -113,7 +101,7 @@ def by_source(records: Sequence[dict], made: Sequence[dict]) -> list[list[dict]]
 def _generator_recipe(name: str, generator: str, description: str, options: tuple[str, ...], min_sentences,
                       not_applicable: str, arguments=lambda params: {}) -> Recipe:
     def make(batch, plans, shared, params, device=None):
-        made = to_records(get(generator)(to_columns(batch), seed=params["seed"], **arguments(params)))
+        made = to_records(GENERATORS[generator](to_columns(batch), seed=params["seed"], **arguments(params)))
         return by_source(batch, made)
 
     return register(Recipe(name, description, options, min_sentences, not_applicable, make))
@@ -191,7 +179,7 @@ _generator_recipe(
 register(Recipe(
     "ne_bigram", "SNaC App. B degenerate text: the text's named entities followed by the corpus's 200 most frequent "
     "bigrams (GramE).", (), lambda p: 1, "not_applicable",
-    make=lambda batch, plans, shared, params, device=None: by_source(batch, to_records(get("ne_bigram")(
+    make=lambda batch, plans, shared, params, device=None: by_source(batch, to_records(GENERATORS["ne_bigram"](
         to_columns(batch), seed=params["seed"], bigrams=shared))),
     prepare=lambda records, params: top_bigrams(s for r in records for s in r["sentences"])))
 
@@ -224,7 +212,7 @@ def snac_pair(negative: dict, source: dict) -> list[dict]:
 
 def _make_synthetic(batch, plans, shared, params, device=None):
     seed = params["seed"]
-    negatives = [by_source(batch, to_records(get(g)(to_columns(batch), seed=seed)))
+    negatives = [by_source(batch, to_records(GENERATORS[g](to_columns(batch), seed=seed)))
                  for g in SYNTHETIC_GENERATORS[:2]]
     negatives.append(_make_dsd(batch, plans, shared, params, device, error_type="SceneE"))
     return [[r for per_generator in negatives for negative in per_generator[n] for r in snac_pair(negative, source)]

@@ -16,38 +16,26 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from ..errors import CohbenchError
+from ..names import Registry
 from ..schema import CATEGORIES, ERROR, FIELDS, ERROR_TYPES, category_of, empty_record
 
 
 class CorruptionError(CohbenchError):
-    """A generator is unknown, registered twice, or was given inputs it cannot honour."""
+    """A generator or recipe was given inputs it cannot honour."""
 
 
 Generator = Callable[..., dict]
-_GENERATORS: dict[str, Generator] = {}
+GENERATORS: Registry[Generator] = Registry("corruption generator")
 
 
 def generator(name: str) -> Callable[[Generator], Generator]:
     """Register a batch generator under `name`; a second generator of the same name is an error."""
 
     def register(fn: Generator) -> Generator:
-        if name in _GENERATORS:
-            raise CorruptionError(f"corruption generator {name!r} is registered twice")
-        _GENERATORS[name] = fn
         fn.generator_name = name
-        return fn
+        return GENERATORS.register(name, fn)
 
     return register
-
-
-def get(name: str) -> Generator:
-    if name not in _GENERATORS:
-        raise CorruptionError(f"unknown corruption generator {name!r}; known: {', '.join(sorted(_GENERATORS))}")
-    return _GENERATORS[name]
-
-
-def names() -> list[str]:
-    return sorted(_GENERATORS)
 
 
 def record_rng(seed: int, key: str, record_id: str) -> random.Random:

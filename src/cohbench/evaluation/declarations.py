@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .. import registry
 from ..display import coefficient, percent
+from ..names import Registry
 from . import bootstrap, metrics
 from .detection import gather, summary_metrics, unit_metrics
 from .kendall import Comparisons
@@ -137,18 +138,14 @@ declare(Protocol(
 ))
 
 
-def protocols() -> dict[str, Protocol]:
+def protocols() -> Registry[Protocol]:
     """Every declared protocol: the built-ins above and any declared since."""
     return PROTOCOLS
 
 
 def protocol_of(config: str) -> Protocol:
     """The declaration of the protocol `config` names in the registry."""
-    name = registry.spec(config).protocol
-    declared = protocols()
-    if name not in declared:
-        raise PredictionsError(f"{config} declares protocol {name!r}; protocols: {', '.join(declared)}")
-    return declared[name]
+    return protocols()[registry.spec(config).protocol]
 
 
 def unit_of(config: str) -> str:

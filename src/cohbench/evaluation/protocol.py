@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..errors import CohbenchError
+from ..names import Registry
 
 # What a prediction line holds per record under each unit: one value per sentence, one per gap between adjacent
 # sentences, or one number for the whole record.
@@ -102,15 +103,12 @@ class Protocol:
         return n - 1 if self.unit == "gaps" else n
 
 
-PROTOCOLS: dict[str, Protocol] = {}
+PROTOCOLS: Registry[Protocol] = Registry("protocol")
 
 
 def declare(protocol: Protocol) -> Protocol:
     """Add a protocol to the registry; configs then name it in their `ConfigSpec.protocol`."""
-    if protocol.name in PROTOCOLS:
-        raise CohbenchError(f"protocol {protocol.name!r} is declared twice")
-    PROTOCOLS[protocol.name] = protocol
-    return protocol
+    return PROTOCOLS.register(protocol.name, protocol)
 
 
 def extra_field_names() -> set[str]:

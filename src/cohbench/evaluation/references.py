@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import settings
+from ..names import Registry
 from ..schema import TRAIN_SPLITS
 from . import rating_references as rating
 from . import summary_references as summary
@@ -87,9 +88,8 @@ _RATING_MEASURES = {  # Steen & Markert §4.2's reference measures (rating_refer
     "architecture-noised": ("architecture with tie-breaking noise", rating.noised(rating.architecture)),
     "upper-bound-noised": ("upper-bound with tie-breaking noise (an oracle)", rating.noised(rating.upper_bound)),
 }
-REFERENCES: dict[str, ReferenceScorer] = {
-    s.name: s
-    for s in (
+REFERENCES: Registry[ReferenceScorer] = Registry("reference scorer")
+for _scorer in (
         ReferenceScorer("position_prior", SENTENCE | GAP, "train error rate at each unit position", unit.position_prior,
                         frozenset({"labelled_train"})),
         ReferenceScorer("tfidf_dissimilarity", SENTENCE, "1 - TF-IDF cosine of a sentence to its context", unit.tfidf_dissimilarity, modules=("sklearn",)),
@@ -104,19 +104,13 @@ REFERENCES: dict[str, ReferenceScorer] = {
         *(ReferenceScorer(name, RATING, text, _rating_measure(grid, name.startswith("upper-bound")),
                           oracle=name.startswith("upper-bound"), grid=grid)
           for name, (text, grid) in _RATING_MEASURES.items()),
-    )
-}
-
-
-def scorer(name: str) -> ReferenceScorer:
-    if name not in REFERENCES:
-        raise ScorerError(f"unknown reference scorer {name!r}; known scorers: {', '.join(REFERENCES)}")
-    return REFERENCES[name]
+):
+    REFERENCES.register(_scorer.name, _scorer)
 
 
 def reference_scores(name: str, human, seed: int = 0) -> np.ndarray:
     """The document x system grid (higher = more coherent) of rating reference `name`, for `cohbench metaeval --measure`."""
-    chosen = REFERENCES.get(name)
+    chosen = REFERENCES[name] if name in REFERENCES else None
     if chosen is None or chosen.grid is None:
         measures = [n for n, s in REFERENCES.items() if s.grid is not None]
         raise PredictionsError(f"unknown reference measure {name!r}; choose one of {', '.join(measures)}")
@@ -129,7 +123,7 @@ def scorers_for(unit_name: str) -> list[str]:
 
 def unmet(name: str, splits: Mapping[str, list[dict]], unit_name: str) -> str | None:
     """Why scorer `name` cannot score a config with these splits and unit, or None when it can."""
-    chosen = scorer(name)
+    chosen = REFERENCES[name]
     if unit_name not in chosen.units:
         return f"scores {' and '.join(sorted(chosen.units))} units, and this config's unit is {unit_name}"
     for need in sorted(chosen.needs):
@@ -148,7 +142,7 @@ def predictions(name: str, splits: Mapping[str, list[dict]], protocol: str, vect
     unit_name = PROTOCOLS[protocol].unit
     if (why := unmet(name, splits, unit_name)) is not None:
         raise ScorerError(f"{name} {why}; scorers for {unit_name} units: {', '.join(scorers_for(unit_name))}")
-    chosen, declared = scorer(name), PROTOCOLS[protocol]
+    chosen, declared = REFERENCES[name], PROTOCOLS[protocol]
     train = [r for split in TRAIN_SPLITS for r in splits.get(split, [])]
     scored = [r for split, rows in splits.items() if split not in TRAIN_SPLITS for r in rows]
     views = scored if chosen.oracle else [declared.scorer_view(r) for r in scored]  # an oracle reads the answers by definition
@@ -171,7 +165,7 @@ def predictions(name: str, splits: Mapping[str, list[dict]], protocol: str, vect
 def import_modules(name: str) -> None:
     """Import what scorer `name` needs (an unknown name, or a missing extra as ModuleNotFoundError) before any
     release is read: failing after the read made the light install abort instead of printing one line."""
-    for module in scorer(name).modules:
+    for module in REFERENCES[name].modules:
         importlib.import_module(module)
 
 

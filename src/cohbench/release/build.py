@@ -34,7 +34,7 @@ def build(config: str, *, corpus=None, release: Path | None = None, paths=None, 
     import datasets
 
     from ..fetch import fetch
-    from ..hf_builder import builder_for
+    from .hf_builder import builder_for
 
     release = release or settings.release_dir()
     corpus = corpus or corpus_of(config)
@@ -42,7 +42,7 @@ def build(config: str, *, corpus=None, release: Path | None = None, paths=None, 
     if not progress:
         datasets.disable_progress_bars()
     paths = {name: str(path) for name, path in (paths or fetch(corpus, progress=progress)).items()}
-    options = spec.options.from_params(settings.params()) if spec.options else None
+    options = spec.generator_options()
     with tempfile.TemporaryDirectory(prefix="cohbench-hf-") as cache, \
             cached_splits(settings.project_root() / SPLIT_CACHE), kept_embeddings():
         builder = builder_for(corpus)(config_name=config, cache_dir=cache, paths=paths, options=options)

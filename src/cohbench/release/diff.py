@@ -22,7 +22,8 @@ from ..display import percent
 from ..errors import ReleaseError
 from ..schema import split_sort_key
 from .fingerprint import FLOAT_DECIMALS, fingerprint, schema_types
-from .layout import MANIFEST, built_configs, read_manifest, read_regular, read_table
+from .files import MANIFEST, read_manifest, read_regular
+from .layout import built_configs, read_table
 from .versions import provenance
 
 # Fields whose values are labels: their changes are reported as transitions (old value -> new value).

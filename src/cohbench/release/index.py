@@ -1,7 +1,7 @@
 """`cohbench index`: what a release says about itself, rendered from every config built into it: the card
 (README.md, with each corpus card's summary; the whole cards in cards/), croissant.json and manifest.json, written
 last, which records the sha256 of every data file and every shipped file (`layout.SHIPPED`), the card included,
-and so ends the build state of each config built since the last index (`layout.build_state`)."""
+and so ends the build state of each config built since the last index (`build_state`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from .. import jsonout, settings
 from ..atomic import atomic_dir, write_text
 from .card import card_markdown, corpus_card
 from .croissant import croissant
-from .layout import MANIFEST, built_configs, clear_build_state, remove_leftovers, shipped_files
+from .build_state import clear_build_state
+from .files import MANIFEST
+from .layout import built_configs, remove_leftovers, shipped_files
 from .versions import provenance
 from ..sources import sha256_of
 

@@ -14,26 +14,25 @@ A release (and the output of `cohbench corrupt`, laid out the same way) is a Hug
 `write_config` is the one way records reach a release folder (`cohbench build` and `cohbench corrupt` both use it),
 so every config has the same stats shape; `built_configs`, `read_config` / `read_table` are the one way the package
 reads them back, each file checked against its recorded sha256 first (DuckDB reads the very bytes `data_bytes` has
-checked for `cohbench sql`); `built_configs` says the rule."""
+checked for `cohbench sql`); `built_configs` says the rule. How a file is read and checked is `files`'; the build state,
+`build_state`'s."""
 
 from __future__ import annotations
 
 import difflib
 import hashlib
-import os
-import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import jsonlines, jsonout, settings
+from .. import jsonout, settings
 from ..atomic import atomic_dir, remove_orphans, write_text
 from ..errors import ReleaseError
 from ..schema import BINARY_LABELS, ERROR_TYPES, GAP_LABELS, split_sort_key
+from .build_state import build_state, record_build
+from .files import INDEXED, MANIFEST, checked, read_json, read_manifest, read_regular, stats_path
 from .fingerprint import fingerprint
 
-MANIFEST = "manifest.json"
-BUILDING = "building"  # the build state: building/<config>.json, one per config built since the last `cohbench index`
 # What a release ships besides the Parquet files, hashed in the manifest so that `verify` covers it: the card, the
 # stats, the validation summaries, the baseline's scores and the predictions of the baseline and of every reference
 # scorer (`shipped_predictions`), so a user's scorer is compared with them without re-running them (the manifest is
@@ -45,10 +44,6 @@ SHIPPED = ("README.md", "cards/*.md", "croissant.json", "stats/*.json", "validat
 def shipped_predictions(release: Path, scorer: str, config: str) -> Path:
     """Where a release ships scorer `scorer`'s (the baseline's, or a reference scorer's) predictions on `config`."""
     return release / "baseline" / "predictions" / scorer / f"{config}.jsonl"
-
-
-def stats_path(release: Path, config: str) -> Path:
-    return release / "stats" / f"{config}.json"
 
 
 def data_path(config: str, split: str) -> str:
@@ -88,58 +83,9 @@ def write_config(release: Path, config: str, splits: Mapping[str, object], descr
     stats = {**described, "config": config, "splits": per_split, "files": files,
              "records_altered": sum(t.num_rows - t.column("corruption").null_count for t in tables.values()),
              "fingerprint": content["fingerprint"], "schema": content["schema"], "field_hashes": content["fields"]}
-    _record_build(release, config, hashlib.sha256((text := jsonout.document(stats)).encode()).hexdigest())
+    record_build(release, config, hashlib.sha256((text := jsonout.document(stats)).encode()).hexdigest())
     write_text(stats_path(release, config), text)
     return stats
-
-
-def _record_build(release: Path, config: str, stats_sha256: str) -> None:
-    """Mark `config` as built since the last index in an indexed release whose manifest records other stats for it,
-    before the stats are written (a reader never meets stats nothing records); a rebuild giving the manifest's
-    stats clears it. A folder never indexed (a first build, a `corrupt` output) has no record but its stats."""
-    if not (release / MANIFEST).exists() and not any((release / name).exists() for name in INDEXED):
-        return
-    try:
-        recorded = read_manifest(release / MANIFEST).get("shipped", {}).get(f"stats/{config}.json")
-    except ReleaseError:  # lost or damaged: the build state records this build
-        recorded = None
-    path = release / BUILDING / f"{config}.json"
-    if recorded == stats_sha256:
-        path.unlink(missing_ok=True)
-    else:
-        jsonout.write(path, {"config": config, "stats_sha256": stats_sha256})
-
-
-def build_state(release: Path) -> dict[str, str]:
-    """config -> the sha256 of the stats its build wrote, for every config built since the last `cohbench index`."""
-    fix = "rebuild the config with `cohbench build CONFIG`, or delete the file if the release's manifest is current"
-    out = {}
-    for path in sorted((release / BUILDING).glob("*.json")):
-        entry = read_json(path, fix)
-        if not (isinstance(entry, dict) and isinstance(entry.get("stats_sha256"), str) and entry.get("config") == path.stem):
-            raise ReleaseError(f"{path} is not a cohbench build state (config, stats_sha256); {fix}")
-        out[path.stem] = entry["stats_sha256"]
-    return out
-
-
-def clear_build_state(release: Path, recorded: dict[str, str]) -> None:
-    """Remove the build state the manifest (`recorded`) makes needless: all but what describes stats written since."""
-    from ..sources import sha256_of
-
-    for config, sha256 in build_state(release).items():
-        path = stats_path(release, config)
-        if recorded.get(f"stats/{config}.json") == sha256 or not path.is_file() or sha256_of(path) != sha256:
-            (release / BUILDING / f"{config}.json").unlink(missing_ok=True)
-    if (release / BUILDING).is_dir() and not any((release / BUILDING).iterdir()):
-        (release / BUILDING).rmdir()
-
-
-def require_indexed(release: Path) -> None:
-    """Refuse a release whose manifest does not record every config it holds (never indexed, or built since)."""
-    if not (release / MANIFEST).is_file():
-        raise ReleaseError(f"{release} has no {MANIFEST} (it was never indexed); run `cohbench index` first")
-    if building := sorted(build_state(release)):
-        raise ReleaseError(f"{release} is being built ({BUILDING}/: {', '.join(building)}); run `cohbench index` first")
 
 
 def remove_leftovers(release: Path) -> list[Path]:
@@ -196,64 +142,6 @@ def _named(counts: dict, names) -> dict:
 
 
 # --- reading -------------------------------------------------------------------------------------------------
-
-INDEXED = ("README.md", "croissant.json")  # written by `cohbench index` with the manifest, never by a build
-
-_VERIFIED: dict[tuple, str] = {}  # (path, size, mtime) -> sha256 already checked in this process
-
-
-def read_regular(path: Path, fix: str) -> bytes:
-    """`path`'s bytes, refused in one line unless it is a regular file (followed through links): a FIFO would block
-    a reader, a device such as /dev/zero never end. Checked before it is opened, and again on what was opened."""
-    try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            raise ReleaseError(f"{path} is not a regular file (a FIFO, device, socket or folder); {fix}")
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise ReleaseError(f"{path} is missing; {fix}") from None
-    except OSError as error:
-        raise ReleaseError(f"{path} cannot be read ({error.strerror}); {fix}") from None
-    with open(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise ReleaseError(f"{path} is not a regular file (a FIFO, device, socket or folder); {fix}")
-        return handle.read()
-
-
-def read_json(path: Path, fix: str):
-    """A release's JSON file (manifest, stats, build state): a regular file of UTF-8 JSON within the one JSON parser's
-    bounds (`jsonlines.parse`: no NaN, no integer past 64 bits, no nesting past the recursion limit); anything else
-    is refused in one line naming the file and `fix`."""
-    try:
-        return jsonlines.parse(read_regular(path, fix).decode("utf-8"))
-    except UnicodeDecodeError as error:
-        raise ReleaseError(f"{path} is not UTF-8 text (byte {error.start}); {fix}") from None
-    except ValueError as error:
-        raise ReleaseError(f"{path} is not valid JSON ({error}); {fix}") from None
-
-
-def checked(path: Path, sha256: str | None, recorded_in: str, fix: str, *, or_built: str | None = None) -> bytes | None:
-    """`path`'s bytes, checked against `sha256` as `recorded_in` records it (None: it records none), or against
-    `or_built`, the build state's record of a config built since (`building/`); None when this process already
-    checked this very file (same path, size and mtime). A missing, non-regular or different file is refused in one
-    line naming it and `fix`."""
-    try:
-        status = path.stat()
-    except FileNotFoundError:
-        raise ReleaseError(f"{path} is missing although {recorded_in} records it; {fix}") from None
-    accepted = {sha256, or_built} - {None}
-    if not accepted:
-        raise ReleaseError(f"{path} is not recorded in {recorded_in}; {fix}")
-    key = (str(path.resolve()), status.st_size, status.st_mtime_ns)
-    if _VERIFIED.get(key) in accepted:
-        return None
-    data = read_regular(path, fix)
-    actual = hashlib.sha256(data).hexdigest()
-    if actual not in accepted:
-        since = f" and from its build state's ({BUILDING}/{path.stem}.json)" if or_built else ""
-        raise ReleaseError(f"{path} differs from the sha256 recorded in {recorded_in}{since}; {fix}")
-    _VERIFIED[key] = actual
-    return data
-
 
 def read_stats(path: Path) -> dict:
     """A config's stats file, checked where the release's readers rely on it (its data files lie in data/)."""
@@ -400,15 +288,3 @@ def read_config(release: Path | None, name: str, stats: dict | None = None) -> C
     return ConfigData(name=name, stats=stats, splits={s: t.to_pylist() for s, t in tables.items()}, tables=tables)
 
 
-def read_manifest(path: Path) -> dict:
-    """A release's manifest, checked for what its readers rely on (configs with their corpus and files)."""
-    fix = "restore it from the release, or delete it and run `cohbench index` to rewrite it"
-    recorded = read_json(path, fix)
-    configs = recorded.get("configs") if isinstance(recorded, dict) else None
-    if not isinstance(configs, dict) or not isinstance(recorded.get("shipped", {}), dict) or not all(
-        isinstance(e, dict) and isinstance(e.get("corpus"), str) and isinstance(e.get("files"), dict)
-        and all(isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("sha256"), str) for f in e["files"].values())
-        for e in configs.values()
-    ):  # fmt: skip
-        raise ReleaseError(f"{path} is not a cohbench manifest (configs with corpus and files); {fix}")
-    return recorded

@@ -17,7 +17,9 @@ from pathlib import Path
 from .. import settings
 from ..errors import ReleaseError
 from ..sources import sha256_of
-from .layout import BUILDING, MANIFEST, build_state, read_manifest, read_stats, stats_path
+from .build_state import build_state
+from .files import BUILDING, MANIFEST, read_manifest, stats_path
+from .layout import read_stats
 
 # Files a release folder may hold that its manifest does not hash: the manifest itself, and git's own files.
 UNRECORDED_BY_DESIGN = (MANIFEST, ".gitignore")

@@ -30,7 +30,7 @@ def declared(config: str, folder: Path | None = None) -> dict | None:
     path = (folder or settings.versions_dir()) / f"{config}.json"
     if not path.is_file():
         return None
-    from .layout import read_json
+    from .files import read_json
 
     entry = read_json(path, "restore it from the repository")
     if not isinstance(entry, dict) or not VERSION.match(str(entry.get("version"))) or not isinstance(entry.get("field_hashes"), dict):
@@ -113,11 +113,6 @@ def of_records(release: Path, config: str, stats: dict) -> dict:
     return stats
 
 
-def version_of(config: str, stats: dict, folder: Path | None = None) -> str:
-    """The version a built config carries: its declared version where its records are that version's."""
-    return check(config, stats, folder).built
-
-
 def record(config: str, stats: dict, folder: Path | None = None) -> Verdict:
     """Declare the built records of `config` as its next version (the part the change requires); returns the verdict
     that was acted on. Nothing is written when the records already are the declared version."""
@@ -148,7 +143,7 @@ def provenance(release: Path, configs: dict[str, dict], *, recorded: bool = True
     development version. Every command that reports figures puts this beside them. `recorded` False leaves the
     manifest unread (a damaged one, where `cohbench diff` compares a release as found)."""
     from .._version import __version__
-    from .layout import MANIFEST, read_manifest
+    from .files import MANIFEST, read_manifest
 
     manifest_file = release / MANIFEST
     manifest = read_manifest(manifest_file) if recorded and manifest_file.is_file() else {"configs": {}}

@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..comparison import published
+from .. import published
 from ..schema import CATEGORIES, COHERENCE_ERROR_TYPES, ERROR_TYPES
 from ..sql import long_view, view_reference
 from .alpha import binary_agreement, with_zeros

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from ..comparison import published
+from .. import published
 from ..sql import long_view
 from .alpha import alpha_by_stratum
 from .kind import Kind, Plot, declare, rows

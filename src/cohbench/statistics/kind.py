@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import registry
-from ..errors import RegistryError
+from ..names import Registry
 from ..sql import rows as query_rows
 
 GENERIC = "generic"  # the kind of a config the registry does not know: it needs only the schema
@@ -30,14 +30,11 @@ class Kind:
     assumptions: tuple[str, ...] = ()  # what the statistics assume, stated once (the report prints them)
 
 
-KINDS: dict[str, Kind] = {}
+KINDS: Registry[Kind] = Registry("statistics kind")
 
 
 def declare(kind: Kind) -> Kind:
-    if kind.name in KINDS:
-        raise RegistryError(f"statistics kind {kind.name!r} is declared twice")
-    KINDS[kind.name] = kind
-    return kind
+    return KINDS.register(kind.name, kind)
 
 
 def kind_of(config: str) -> Kind:

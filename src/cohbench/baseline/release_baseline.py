@@ -24,8 +24,9 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     the metrics. Timings go to the project's `.cache/timings/`, never into the release."""
     from ..evaluation import evaluate, judged_on_preceding, protocols as declared
     from ..evaluation import references as reference_scorers
-    from ..comparison import published
-    from . import feature_model, features, fit, margins
+    from .. import published
+    from . import feature_model, features, margins
+    from . import sentence_level_fit as fit
 
     release = release or settings.release_dir()
     p = params or baseline_params()

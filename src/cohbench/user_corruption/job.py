@@ -33,7 +33,7 @@ from .. import jsonlines, settings
 from ..builders import text_fingerprint
 from .._version import __version__
 from ..atomic import atomic_path, write_text
-from . import engines, recipes
+from ..corruptions import engines, recipes
 from ..errors import CohbenchError, CorruptError
 from ..release.layout import write_config
 from ..schema import OK, SPLITS, empty_record
@@ -47,7 +47,10 @@ ROW_GROUP = 10_000  # rows per Parquet row group, fixed so that files do not dep
 
 
 @dataclass
-class Options:
+class CorruptRequest:
+    """What one `cohbench corrupt` run is asked to make: the recipe and its parameters, how the input is read and
+    split, and where the work runs."""
+
     recipe: str
     params: dict = field(default_factory=dict)  # seed, k, tau, window, ... (recipes.DEFAULTS)
     splits: dict = field(default_factory=lambda: {"train": 0.8, "validation": 0.1, "test": 0.1})
@@ -164,7 +167,7 @@ def _partial_json(path: Path, keys: tuple[str, ...] = ()) -> dict:
     return value
 
 
-def source_records(stories, options: Options, config: str, dropped: Counter, notes: dict, progress: bool,
+def source_records(stories, options: CorruptRequest, config: str, dropped: Counter, notes: dict, progress: bool,
                    splitter) -> list[dict]:
     """Coherent records of the usable stories; stories dropped by reason (empty, held out by a cohbench corpus, too short).
     `splitter` splits texts into sentences (the engine's)."""
@@ -244,7 +247,7 @@ def _by_split(partial: Path, count: int, splits) -> dict:
     return {split: datasets.Dataset.from_file(str(path)) for split, path in paths.items()}
 
 
-def corrupt(input_path: Path, out: Path, options: Options) -> dict:
+def corrupt(input_path: Path, out: Path, options: CorruptRequest) -> dict:
     """Run a recipe over the narratives at `input_path` into `out`; returns the summary written to stats/."""
     resolved = recipes.resolve(options.recipe, options.params)
     config = options.config or options.recipe

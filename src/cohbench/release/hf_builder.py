@@ -1,7 +1,7 @@
 """The Hugging Face `datasets` builder of a corpus, `builder_for(corpus)`: the one way a config is built.
 
-The builder never downloads: its caller gives it verified local paths (`fetch`) and the config's typed options
-(`registry.options`), both part of the builder config, so the fingerprint sees them. It runs the corpus's pure
+The builder never downloads: its caller (`release.build`) gives it verified local paths (`fetch`) and the config's
+typed options (`ConfigSpec.generator_options`), both part of the builder config, so the fingerprint sees them. It runs the corpus's pure
 `parse`, hands each split's records to `_generate_examples` through `gen_kwargs`, and keeps the parse's
 account (upstream records, drops by reason, notes) public as `builder.account`. Expected split sizes, where a
 corpus declares them, are verified by `datasets` itself.
@@ -14,10 +14,10 @@ from typing import Optional
 
 import datasets
 
-from .errors import RegistryError
-from .registry import Corpus
-from .release.versions import declared
-from .schema import FEATURES, split_sort_key
+from ..errors import RegistryError
+from ..registry import Corpus
+from ..schema import FEATURES, split_sort_key
+from .versions import declared
 
 
 @dataclass
@@ -51,7 +51,7 @@ class CohbenchBuilder(datasets.GeneratorBasedBuilder):
         spec = self.CORPUS.config(self.config.name)
         if self.config.paths is None or (spec.options is None) != (self.config.options is None):
             raise RegistryError(f"the builder of {spec.name} needs paths=fetch(corpus)"
-                                + (" and options=registry.options(config)" if spec.options else ""))
+                                + (" and options=spec.generator_options()" if spec.options else ""))
         arguments = (self.config.options,) if spec.options else ()
         parsed = self.CORPUS.parse(self.config.paths, spec.name, *arguments)
         by_split: dict[str, list[dict]] = {}

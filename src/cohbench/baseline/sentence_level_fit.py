@@ -14,7 +14,7 @@ from .. import numerics
 from ..embedding_store import sentence_key
 from ..encoder import DIMENSIONS, default_device
 from .model import SentenceLevelDetector
-from .training import length_batches, masked_loss, train_epochs
+from .training_loop import length_batches, masked_loss, train_epochs
 
 
 def device_name() -> str:

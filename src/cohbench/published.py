@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 
-from .. import settings
+from . import settings
 
 
 @functools.lru_cache(maxsize=1)
