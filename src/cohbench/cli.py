@@ -431,7 +431,7 @@ def cmd_leaderboard(args) -> int:
 def cmd_train(args) -> int:
     from .baseline import metrics_markdown, train
 
-    metrics = train(progress=not args.json)
+    metrics = train(progress=not args.json, train_data=args.train_data, evaluate_on=args.evaluate_on, output=args.output)
     _emit(args, metrics, metrics_markdown(metrics).splitlines())
     return 0
 
@@ -643,7 +643,13 @@ def parser() -> argparse.ArgumentParser:
     board.add_argument("--plot", help="write a PNG of scorers x configs with CI bars to this file")
     evaluate.add_argument("--bootstrap", type=int, default=1000, help="resamples of documents for the headline's 95%% CI (default 1000)")
     evaluate.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
-    add("train", cmd_train, "train the bundled baseline (Cai et al. sentence-level detector) and score every applicable config", trains=True)
+    trainer = add("train", cmd_train, "train the bundled baseline (Cai et al. sentence-level detector) and score every applicable config", trains=True)
+    trainer.add_argument("--train-data", action="append", help="train on the configs of this folder laid out like a release (a `cohbench corrupt` "
+                         "output) instead of baseline.train_configs (repeatable); needs --output")
+    trainer.add_argument("--evaluate-on", choices=["release", "own"], default="release",
+                         help="score the release's configs (default) or, with --train-data, the folders' own splits")
+    trainer.add_argument("--output", help="folder for metrics.json, metrics.md and predictions/ (default with the release's own data: "
+                         "<release>/baseline; never inside a release or a --train-data folder)")
     add("gate", cmd_gate, "fail unless the baseline clears the floors and beats the reference scorers (params.yaml baseline)")
     study = add("study", cmd_study, "studies of the baseline, written to catalog/baseline/: learning curve, transfer to SNaC", trains=True)
     study.add_argument("study", choices=["learning-curve", "transfer"])
