@@ -102,6 +102,7 @@ def test_training_on_a_corrupt_output_names_its_data_and_borrows_no_published_fi
     ("output-in-release", "inside the release folder"),
     ("own-without-data", "--evaluate-on is release, or own with --train-data"),
     ("not-a-folder", "holds no config laid out like a release"),
+    ("one-name-twice", "is in both"),
 ])  # fmt: skip
 def test_training_on_one_s_own_data_is_refused_in_one_line_where_it_would_write_into_data(workspace, tiny_params, capsys, case, fix):
     release = toy_release(workspace / "release")
@@ -112,6 +113,7 @@ def test_training_on_one_s_own_data_is_refused_in_one_line_where_it_would_write_
         "output-in-release": ["--train-data", data, "--output", release / "results"],
         "own-without-data": ["--evaluate-on", "own"],
         "not-a-folder": ["--train-data", workspace / "nothing", "--output", workspace / "results"],
+        "one-name-twice": ["--train-data", data, "--train-data", release, "--output", workspace / "results"],
     }[case]
     before = snapshot(workspace)
     code, _, err = run(capsys, "train", *args)

@@ -50,6 +50,8 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
             data, protocols, tasks = trained, dict(trained_tasks), dict(trained_tasks)  # a protocol per task, of its name
         else:
             data, protocols, tasks = release_data(release)
+            if not data:
+                raise BaselineError(f"{settings.no_release_message()}; or score the folders' own splits with --evaluate-on own")
         not_scored = {c: f"no {t} labels in the training data" for c, t in tasks.items() if t not in trained_tasks.values()}
         tasks = {c: t for c, t in tasks.items() if c not in not_scored}
     else:
@@ -160,7 +162,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
         jsonout.write(timings_path, {k: round(v, 1) for k, v in timings.items()} | {"device": fit.device_name()})
     if progress:
         print(f"baseline trained in {timings['training']:.0f} s on {fit.device_name()} (embedding {timings['embedding']:.0f} s, "
-              f"reference scorers {timings['reference_scorers']:.0f} s); metrics in {out_dir / 'metrics.json'}",
+              f"reference scorers {timings['reference_scorers']:.0f} s{'' if own else f'; {timings_path}'}); metrics in {out_dir / 'metrics.json'}",
               file=sys.stderr)
     return metrics
 
