@@ -98,12 +98,72 @@ def test_the_text_table_prints_each_figure_with_its_ci_the_difference_and_the_pa
     argv = ["--scorer", spec, "--scorer", "entity_cue", "--bootstrap", "50", "--output", str(work / "out")]
     assert main(["leaderboard", *argv, "--plot", str(work / "board.png"), "--markdown", str(work / "board.md")]) == 0
     out = capsys.readouterr().out
-    assert (work / "board.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (work / "board.md").read_text().splitlines()[2] == next(line for line in out.splitlines() if line.startswith("| config |"))
     row = next(line for line in out.splitlines() if line.startswith("| `timetravel_dsd` |"))
     assert row.count("[") >= 3 and "Δ" in row, row  # best reference, and both scorers with CI and difference
+    assert row.count("; published 89.0 / 92.0 / 95.1") == 2, row  # Cai et al.'s AUCs
     assert "| Cai et al. 2020 | Table 3 | Sentence-level (BERT sentence embeddings) | auc | test | 89.0 |" in out
-    assert "| macro-average | auc |" in out
+    # entity_cue scores sentences only: the averages are over the sentence configs both cover, and say so
+    assert "| macro-average over 2 | auc |" in out and "auc: snac, timetravel_dsd (left out: storysumm, summeval, timetravel_msd)" in out
+
+
+def test_plots_are_one_per_metric_family(board, capsys):
+    work, run = board
+    spec = _scorer_module(work, SCORER)
+    assert main(["leaderboard", "--scorer", spec, "--bootstrap", "50", "--output", str(work / "out"), "--plot", str(work / "board.png"), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["plots"] == [str(work / "board-auc.png"), str(work / "board-tau.png")]
+    for path in result["plots"]:
+        assert open(path, "rb").read()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not (work / "board.png").exists()
+    from cohbench.comparison.render import families
+
+    grouped = {name: configs for name, (_, _, configs) in families(result).items()}
+    assert grouped == {"auc": ["snac", "storysumm", "timetravel_dsd", "timetravel_msd"], "tau": ["summeval"]}  # BA beside AUC: chance 0.5
+
+
+def test_the_macro_average_is_over_the_configs_every_scorer_covers(board):
+    work, run = board
+    spec = _scorer_module(work, SCORER)
+    result, _ = run("--scorer", spec, "--scorer", "entity_cue")
+    common = [c for c, e in result["configs"].items() if e["metric"] == "auc" and all(
+        (s := e["scores"].get(n)) and s["value"] is not None and s["ci"] for n in (spec, "entity_cue"))]
+    assert result["macro_configs"]["auc"] == common == ["snac", "timetravel_dsd"]
+    assert "timetravel_msd" in result["macro_left_out"] and "timetravel_msd" in [c for c, e in result["configs"].items() if spec in e["scores"]]
+    for name in (spec, "entity_cue"):
+        macro = result["macro"][name]["auc"]
+        assert macro["configs"] == 2 and macro["value"] == pytest.approx(sum(result["configs"][c]["scores"][name]["value"] for c in common) / 2)
+
+
+def test_the_papers_metric_stands_beside_their_published_values(board, capsys, tmp_path, monkeypatch):
+    """SNaC's papers report recall at precision 0.70, not AUC: each scorer's R@P70 (as `evaluate` computes it) stands
+    beside Table 10's figures."""
+    work, run = board
+    spec = _scorer_module(work, SCORER)
+    result, _ = run("--scorer", spec)
+    snac = result["configs"]["snac"]
+    assert snac["metric"] == "auc" and snac["paper_metric"]["metric"] == "recall_at_p70"
+    assert snac["paper_metric"]["published"][:2] == [0.73, 0.70]  # Table 10, in the table's order
+    monkeypatch.syspath_prepend(str(work))
+    import my_scorer
+
+    from cohbench.evaluation import protocol_of
+    from cohbench.release.layout import read_config
+    from cohbench.settings import release_dir
+
+    records = [r for split, rows in read_config(release_dir(), "snac").splits.items() if split != "train" for r in rows]
+    lines = tmp_path / "snac.jsonl"
+    lines.write_text("".join(json.dumps({"id": r["id"], "score": s}) + "\n" for r, s in
+                             zip(records, my_scorer.score([protocol_of("snac").scorer_view(r) for r in records]))))
+    assert main(["evaluate", "snac", "--predictions", str(lines), "--split", "test", "--json"]) == 0
+    expected = json.loads(capsys.readouterr().out)["splits"]["test"]["sentence"]["recall_at_p70"]
+    assert snac["scores"][spec]["paper_metric"] == pytest.approx(expected)
+    assert main(["leaderboard", "--scorer", spec, "--bootstrap", "50", "--output", str(tmp_path / "results")]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| `snac` |"))
+    assert f"; recall_at_p70 {expected * 100:.1f}, published 73.0 / 70.0 / " in row, row
+    storysumm = result["configs"]["storysumm"]  # the papers report the headline itself there: their test figures beside it
+    assert storysumm["metric"] == storysumm["paper_metric"]["metric"] == "balanced_accuracy"
+    assert storysumm["paper_metric"]["published"] == [0.543, 0.546]
 
 
 BAD = {

@@ -419,11 +419,11 @@ def cmd_leaderboard(args) -> int:
     if markdown_path:
         write_text(markdown_path, "\n".join(lines) + "\n")
     if plot_path:
-        plot(result, plot_path)
-        result["plot"] = str(plot_path)
+        result["plots"] = [str(p) for p in plot(result, plot_path)]
     for skipped in result["skipped"]:  # on stderr too, so a script reading --json still sees them
         print(skipped["line"], file=sys.stderr)
     written = [f"results per scorer in {Path(result['written'][0]).parent}"] if result["written"] else []
+    written += [f"plot: {path}" for path in result.get("plots", [])]
     _emit(args, result, lines + written)
     return 0
 
@@ -431,7 +431,7 @@ def cmd_leaderboard(args) -> int:
 def cmd_train(args) -> int:
     from .baseline import metrics_markdown, train
 
-    metrics = train(progress=not args.json)
+    metrics = train(progress=not args.json, train_data=args.train_data, evaluate_on=args.evaluate_on, output=args.output)
     _emit(args, metrics, metrics_markdown(metrics).splitlines())
     return 0
 
@@ -640,10 +640,17 @@ def parser() -> argparse.ArgumentParser:
     board.add_argument("--strict", action="store_true", help="a config a scorer cannot be scored on is an error, not a skipped line")
     board.add_argument("--output", help="folder for the results per scorer (default .cache/leaderboard/; never inside a release)")
     board.add_argument("--markdown", help="also write the table as Markdown to this file")
-    board.add_argument("--plot", help="write a PNG of scorers x configs with CI bars to this file")
+    board.add_argument("--plot", help="write one PNG per metric family beside this path (board.png -> board-auc.png, board-tau.png): "
+                       "headlines with CIs, chance and the published figures marked")
     evaluate.add_argument("--bootstrap", type=int, default=1000, help="resamples of documents for the headline's 95%% CI (default 1000)")
     evaluate.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
-    add("train", cmd_train, "train the bundled baseline (Cai et al. sentence-level detector) and score every applicable config", trains=True)
+    trainer = add("train", cmd_train, "train the bundled baseline (Cai et al. sentence-level detector) and score every applicable config", trains=True)
+    trainer.add_argument("--train-data", action="append", help="train on the configs of this folder laid out like a release (a `cohbench corrupt` "
+                         "output) instead of baseline.train_configs (repeatable); needs --output")
+    trainer.add_argument("--evaluate-on", choices=["release", "own"], default="release",
+                         help="score the release's configs (default) or, with --train-data, the folders' own splits")
+    trainer.add_argument("--output", help="folder for metrics.json, metrics.md and predictions/ (default with the release's own data: "
+                         "<release>/baseline; never inside a release or a --train-data folder)")
     add("gate", cmd_gate, "fail unless the baseline clears the floors and beats the reference scorers (params.yaml baseline)")
     study = add("study", cmd_study, "studies of the baseline, written to catalog/baseline/: learning curve, transfer to SNaC", trains=True)
     study.add_argument("study", choices=["learning-curve", "transfer"])

@@ -34,3 +34,13 @@ def first(config: str, metric: str) -> dict | None:
     """The first published figure of `metric` on `config` that the paper gives (the table's order puts the model
     closest to cohbench's baseline first)."""
     return next((f for f in figures(config) if f["metric"] == metric and f["value"] is not None), None)
+
+
+def paper_metric(config: str, split: str) -> tuple[str, list[dict]] | None:
+    """The metric the papers report on `config`'s `split` (that of its first figure with a value, in the table's
+    order), and every published figure of it there: what a leaderboard cell sets beside the protocol's headline."""
+    given = [f for f in figures(config) if f["value"] is not None and f["split"] == split]
+    if not given:
+        return None
+    metric = given[0]["metric"]
+    return metric, [f for f in given if f["metric"] == metric]

@@ -112,6 +112,39 @@ def release_data(release: Path) -> tuple[dict, dict[str, str], dict[str, str]]:
     return data, protocols, tasks
 
 
+def labelled_task(splits: dict[str, list[dict]]) -> str | None:
+    """The task a folder's config trains (gaps where any gap is labelled, else sentences where any sentence is), read
+    from its records, never from its name; None when it has neither."""
+    for task, field in (("gaps", "gap_labels"), ("sentences", "sentence_labels")):
+        if any(label >= 0 for rows in splits.values() for r in rows for label in r[field] or ()):
+            return task
+    return None
+
+
+def folder_data(folders: list[Path]) -> tuple[dict, dict[str, str], dict[str, Path]]:
+    """The configs of folders laid out like a release (`cohbench corrupt` outputs, `derive` copies), read through the
+    one reader: records by split, the task of each (its protocol has the task's name) and its folder. A config of
+    the same name in two folders is refused: every figure names its config."""
+    from ..release.layout import read_config
+
+    data, tasks, where = {}, {}, {}
+    for folder in (Path(f).expanduser().resolve() for f in folders):
+        built = built_configs(folder) if folder.is_dir() else {}
+        if not built:
+            raise BaselineError(f"--train-data {folder} holds no config laid out like a release (data/<config>/<split>.parquet "
+                                "and stats/<config>.json); give a `cohbench corrupt` output")
+        for name, stats in built.items():
+            if name in where:
+                raise BaselineError(f"config {name} is in both {where[name]} and {folder}; make one under another name "
+                                    "(cohbench corrupt --config NAME)")
+            splits = read_config(folder, name, stats).splits
+            task = labelled_task(splits)
+            if task is None:
+                raise BaselineError(f"{name} in {folder} has no sentence or gap labels to train on")
+            data[name], tasks[name], where[name] = splits, task, folder
+    return data, tasks, where
+
+
 def release_vectors(data: dict, tasks: dict[str, str], progress: bool) -> dict:
     """sha256 key -> vector of every sentence of every config the detector has a head for, all splits: read from the
     embedding store, where the builds left the vectors of every sentence they encoded; the rest encoded once."""

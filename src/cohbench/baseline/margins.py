@@ -11,7 +11,8 @@ SPLIT = "test"
 SAMPLES, SEED = 1000, 0
 
 
-def margin(config: str, baseline, references: Mapping[str, object], splits: Mapping[str, list[dict]]) -> dict | None:
+def margin(config: str, baseline, references: Mapping[str, object], splits: Mapping[str, list[dict]],
+           protocol: str | None = None) -> dict | None:
     """{best_reference, metric, baseline, reference, difference, ci, documents, samples, split} for the baseline's
     predictions against the best non-oracle reference (highest headline on the split); None when the config has no
     such split or no reference with a defined headline."""
@@ -20,13 +21,14 @@ def margin(config: str, baseline, references: Mapping[str, object], splits: Mapp
 
     if SPLIT not in splits:
         return None
-    figures = {name: headline(config, lines, splits=splits, split=SPLIT, samples=0, seed=SEED)["value"]
+    figures = {name: headline(config, lines, splits=splits, split=SPLIT, samples=0, seed=SEED, protocol=protocol)["value"]
                for name, lines in references.items() if not reference_scorers.REFERENCES[name].oracle}
     defined = {name: value for name, value in figures.items() if value is not None}
     if not defined:
         return None
     best = max(defined, key=defined.get)
-    paired = paired_difference(config, baseline, references[best], splits=splits, split=SPLIT, samples=SAMPLES, seed=SEED)
+    paired = paired_difference(config, baseline, references[best], splits=splits, split=SPLIT, samples=SAMPLES, seed=SEED,
+                               protocol=protocol)
     return {"best_reference": best, "metric": paired["metric"], "split": SPLIT, "baseline": paired["value_a"],
             "reference": paired["value_b"], "difference": paired["difference"], "ci": paired["ci"],
             "documents": paired["documents"], "samples": paired["samples"], "seed": SEED}  # fmt: skip

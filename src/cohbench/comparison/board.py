@@ -3,8 +3,10 @@
 Per config: each scorer's headline metric on the test split with its 95% bootstrap CI over documents
 (`evaluation.headline`), the best reference scorer (the highest headline among the non-oracle references that apply)
 and each scorer's difference from it with a paired-bootstrap CI on the same resampled documents
-(`evaluation.paired_difference`), and the published figures of that config with their comparability note. Per
-scorer: the macro-average of its headlines over the configs it was scored on, per metric; the configs are
+(`evaluation.paired_difference`), and the published figures of that config with their comparability note. Where the
+papers report another metric on a config (SNaC's recall at precision 0.70), each scorer's value of it stands beside
+theirs. Per scorer: the macro-average of its headlines per metric, over the configs every compared scorer was
+scored on (`macro_configs`; the others are named in `macro_left_out`), so averages compare; the configs are
 independent samples, so its CI combines theirs in quadrature (each side's half-width separately), a normal
 approximation stated in the result.
 
@@ -107,10 +109,49 @@ def _scored(chosen: dict, data: Release, split: str, samples: int, seed: int, st
                 entry["scores"][name]["difference"] = {"from": best, "value": paired["difference"], "ci": paired["ci"]}
         if best is not None:
             entry.update(metric=entry["metric"] or results[best]["metric"], documents=entry["documents"] or results[best]["documents"])
+        if paper := published.paper_metric(config, split):  # the papers' own metric, beside their figures of it
+            entry["paper_metric"] = {"metric": paper[0], "published": [f["value"] for f in paper[1]]}
+            for name, score in entry["scores"].items():
+                score["paper_metric"] = _paper_value(config, paper[0], predictions[name], splits, split)
         entry["published"] = published.figures(config)
         entry["note"] = published.note(config)
         board[config] = entry
     return board, skipped
+
+
+def _paper_value(config: str, metric: str, predictions, splits: dict, split: str) -> float | None:
+    """A scorer's value of the papers' metric on `split` (the headline carries the CI); None where its protocol does
+    not compute that metric, or cannot here (a thresholded one with no threshold to apply)."""
+    from ..evaluation import evaluate
+
+    try:
+        result = evaluate(config, predictions, split=split, splits=splits, samples=0)
+    except CohbenchError:
+        return None
+    return metric_value(result["splits"][split], metric)
+
+
+def metric_value(metrics: dict, name: str) -> float | None:
+    """A metric of a split's result by the name the papers' table gives it (`recall_at_p70`, `per_type.CharE.f1`,
+    `tau_sum`), where the protocol puts it: at the top, in the sentence block (SNaC), or among the measures (SummEval)."""
+    for value in (metrics, metrics.get("sentence"), metrics.get("metrics")):
+        for key in name.split("."):
+            value = value.get(key) if isinstance(value, dict) else None
+        value = value.get("value") if isinstance(value, dict) else value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+def common_configs(board: dict, scorers) -> dict[str, list[str]]:
+    """Per headline metric, the configs on which every scorer has a figure with a CI: the only set whose averages
+    can be compared across scorers."""
+    common: dict[str, list[str]] = {}
+    for config, entry in board.items():
+        scores = [entry["scores"].get(name) for name in scorers]
+        if entry["metric"] and all(s and s["value"] is not None and s["ci"] for s in scores):
+            common.setdefault(entry["metric"], []).append(config)
+    return common
 
 
 def _combined(entries: list[dict]) -> dict:
@@ -155,20 +196,17 @@ def leaderboard(
     finally:
         for scorer in chosen.values():
             scorer.close()
-    macro = {}
-    for name in chosen:
-        per_metric: dict[str, list[dict]] = {}
-        for entry in board.values():
-            score = entry["scores"].get(name)
-            if score and score["value"] is not None and score["ci"]:
-                per_metric.setdefault(entry["metric"], []).append(score)
-        macro[name] = {metric: _combined(entries) for metric, entries in per_metric.items()}
+    common = common_configs(board, chosen)
+    macro = {name: {metric: _combined([board[c]["scores"][name] for c in configs]) for metric, configs in common.items()}
+             for name in chosen}
     result = {
         "release": store.identity(folder, data.manifest),
         "split": split, "samples": samples, "seed": seed,
         "scorers": list(chosen),
         "configs": board,
         "macro": macro,
+        "macro_configs": common,
+        "macro_left_out": sorted(c for c, e in board.items() if c not in common.get(e["metric"], [])),
         "macro_interval": "per config a 95% percentile bootstrap CI over documents; the macro-average's CI combines "
                           "them in quadrature (independent configs, normal approximation)",
         "not_scored": {c: f"no {split} split" for c in unscored},

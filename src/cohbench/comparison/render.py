@@ -1,6 +1,6 @@
 """The leaderboard as people read it: one table of configs x scorers (headline metric, 95% CI, the difference from
 the best reference with its paired CI), the macro-averages, the published figures beside each config with its
-comparability note, the skipped configs, and a plot of scorers x configs with CI bars."""
+comparability note, the skipped configs, and a plot per metric family (chance and the published figures marked)."""
 
 from __future__ import annotations
 
@@ -27,14 +27,27 @@ def _cell(metric: str | None, figure: dict | None) -> str:
     return text
 
 
+def _paper_cell(entry: dict, figure: dict | None) -> str:
+    """The papers' own metric beside the headline: the scorer's value, and the published range of it."""
+    paper = entry.get("paper_metric")
+    if not paper or not figure or figure["value"] is None:
+        return ""
+    metric = paper["metric"]
+    published = " / ".join(_shown(metric, v) for v in paper["published"])  # in the order of the table below
+    if metric == entry["metric"]:
+        return f"; published {published}"
+    return f"; {metric} {_shown(metric, figure.get('paper_metric'))}, published {published}"
+
+
 def markdown(result: dict) -> list[str]:
     scorers = result["scorers"]
     release = result["release"]
     lines = [
         f"Leaderboard on cohbench {release['version']} (manifest sha256 {release['manifest_sha256'][:12]}), {result['split']} "
         f"split; each cell: headline metric [95% CI, {result['samples']} bootstrap samples over documents, seed "
-        f"{result['seed']}]; Δ = difference from the config's best reference scorer [paired bootstrap, same documents]. "
-        "Proportions in percent, Kendall's tau as a coefficient.",
+        f"{result['seed']}]; Δ = difference from the config's best reference scorer [paired bootstrap, same documents]; "
+        "then the papers' published figures of the metric they report there, after the scorer's value of it where it is "
+        "not the headline (each figure is listed below, in that order). Proportions in percent, Kendall's tau as a coefficient.",
         "",
         "| config | metric | docs | best reference | " + " | ".join(f"`{s}`" for s in scorers) + " |",
         "| --- | --- | --- | --- | " + " | ".join("---" for _ in scorers) + " |",
@@ -42,16 +55,15 @@ def markdown(result: dict) -> list[str]:
     for config, entry in result["configs"].items():
         metric, best = entry["metric"], entry["best_reference"]
         best_cell = f"{best} {_cell(metric, entry['references'][best])}" if best else "-"
-        cells = [_cell(metric, entry["scores"].get(s)) for s in scorers]
+        cells = [_cell(metric, entry["scores"].get(s)) + _paper_cell(entry, entry["scores"].get(s)) for s in scorers]
         lines.append(f"| `{config}` | {metric or '-'} | {entry['documents'] or '-'} | {best_cell} | " + " | ".join(cells) + " |")
-    metrics = sorted({m for per in result["macro"].values() for m in per})
-    for metric in metrics:
-        cells = []
-        for s in scorers:
-            m = result["macro"][s].get(metric)
-            cells.append(f"{_cell(metric, m)} ({m['configs']} configs)" if m else "-")
-        lines.append(f"| macro-average | {metric} | | | " + " | ".join(cells) + " |")
-    lines += ["", f"Macro-average CI: {result['macro_interval']}."]
+    for metric, configs in sorted(result["macro_configs"].items()):
+        cells = [_cell(metric, result["macro"][s].get(metric)) for s in scorers]
+        lines.append(f"| macro-average over {len(configs)} | {metric} | | | " + " | ".join(cells) + " |")
+    lines += ["", "Macro-averages are taken only over the configs every scorer compared here covers: "
+              + ("; ".join(f"{metric}: {', '.join(configs)}" for metric, configs in sorted(result["macro_configs"].items())) or "none")
+              + (f" (left out: {', '.join(result['macro_left_out'])})" if result["macro_left_out"] else "")
+              + f". Macro-average CI: {result['macro_interval']}."]
     lines += _published(result)
     if result["not_scored"]:
         lines += ["", "Not scored: " + "; ".join(f"{c} ({why})" for c, why in result["not_scored"].items()) + "."]
@@ -74,34 +86,81 @@ def _published(result: dict) -> list[str]:
     return lines
 
 
-def plot(result: dict, path: Path) -> None:
-    """Grouped bars: per config, one bar per scorer (headline metric) with its 95% CI as an error bar."""
+# Metric families plotted together, each with its chance level: a headline metric of another kind gets a plot of its own
+# with no chance line drawn.
+FAMILIES = (
+    ("auc", "AUC and balanced accuracy", 0.5, lambda metric: metric in ("auc", "balanced_accuracy")),
+    ("tau", "Kendall's τ", 0.0, lambda metric: metric.startswith("tau")),
+)
+
+
+def families(result: dict) -> dict[str, tuple[str, float | None, list[str]]]:
+    """name -> (title, chance level, configs) of every family the result's configs fall in."""
+    out: dict[str, tuple[str, float | None, list[str]]] = {}
+    for config, entry in result["configs"].items():
+        metric = entry["metric"]
+        if metric is None:
+            continue
+        name, title, chance = next(((n, t, c) for n, t, c, member in FAMILIES if member(metric)), (metric, metric, None))
+        out.setdefault(name, (title, chance, []))[2].append(config)
+    return out
+
+
+def plot(result: dict, path: Path) -> list[Path]:
+    """One PNG per metric family beside `path` (`board.png` -> `board-auc.png`, `board-tau.png`): per config, each
+    scorer's headline with its 95% CI, the chance level dashed, and the published figures of that metric as black
+    diamonds. Returns the files written."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
     from ..atomic import atomic_path
 
-    configs, scorers = list(result["configs"]), result["scorers"]
-    width = 0.8 / max(len(scorers), 1)
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(configs) * max(1, len(scorers) / 3)), 4))
-    for i, scorer in enumerate(scorers):
-        x, y, low, high = [], [], [], []
+    scorers, written = result["scorers"], []
+    for family, (title, chance, configs) in families(result).items():
+        fig, ax = plt.subplots(figsize=(max(6.0, 1.4 * len(configs) + 3.5), 4.6))
+        values = [] if chance is None else [chance]
+        points: dict[str, list[tuple[float, dict]]] = {}
+        for j, config in enumerate(configs):  # each config's scorers spread over its own slot, published figures at its right
+            present = [(n, f) for n in scorers if (f := result["configs"][config]["scores"].get(n)) and f["value"] is not None and f["ci"]]
+            step = 0.7 / max(len(present), 1)
+            for k, (name, figure) in enumerate(present):
+                points.setdefault(name, []).append((j - 0.4 + step * (k + 0.5), figure))
+                values += figure["ci"]
+        colours = plt.get_cmap("tab10" if len(points) <= 10 else "tab20")  # tab20 pairs close hues: only when needed
+        for i, name in enumerate(n for n in scorers if n in points):
+            x = [at for at, _ in points[name]]
+            y = [f["value"] for _, f in points[name]]
+            error = [[f["value"] - f["ci"][0] for _, f in points[name]], [f["ci"][1] - f["value"] for _, f in points[name]]]
+            ax.errorbar(x, y, yerr=error, fmt="o", markersize=4, capsize=3, color=colours(i % 20), label=name)
+        marked = False
         for j, config in enumerate(configs):
-            figure = result["configs"][config]["scores"].get(scorer)
-            if figure and figure["value"] is not None and figure["ci"]:
-                x.append(j + (i - (len(scorers) - 1) / 2) * width)
-                y.append(figure["value"])
-                low.append(figure["value"] - figure["ci"][0])
-                high.append(figure["ci"][1] - figure["value"])
-        ax.bar(x, y, width, yerr=[low, high], capsize=2, label=scorer)
-    ax.set_xticks(np.arange(len(configs)))
-    ax.set_xticklabels([f"{c}\n({result['configs'][c]['metric']})" for c in configs], rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel(f"headline metric, {result['split']} split (95% CI)")
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=120)
-    plt.close(fig)
+            entry = result["configs"][config]
+            for f in (f for f in entry["published"] if f["metric"] == entry["metric"] and f["value"] is not None
+                      and f["split"] == result["split"]):
+                ax.plot([j + 0.4], [f["value"]], "D", color="black", markersize=6, markerfacecolor="none",
+                        label=None if marked else "published (papers' models)")
+                values.append(f["value"])
+                marked = True
+        for j in range(1, len(configs)):
+            ax.axvline(j - 0.5, color="lightgrey", linewidth=0.6)
+        if chance is not None:
+            ax.axhline(chance, color="grey", linestyle="--", linewidth=1, label=f"chance ({chance:g})")
+        low, high = min(values), max(values)
+        pad = max(0.05, (high - low) * 0.08)
+        ax.set_ylim(low - pad, high + pad)
+        ax.set_xticks(range(len(configs)))
+        ax.set_xlim(-0.5, len(configs) - 0.5)
+        ax.set_xticklabels([f"{c}\n({result['configs'][c]['metric']})" for c in configs], fontsize=8)
+        ax.set_ylabel(f"{title}, {result['split']} split")
+        ax.set_title(f"{title}: headline with 95% bootstrap CI", fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+        fig.tight_layout()
+        target = path.with_name(f"{path.stem}-{family}{path.suffix or '.png'}")
+        with atomic_path(target) as tmp:
+            fig.savefig(tmp, format="png", dpi=130)
+        plt.close(fig)
+        written.append(target)
+    return written

@@ -21,7 +21,7 @@ from ..release.versions import provenance
 from ..schema import DEV_SPLITS, SPLITS, TRAIN_SPLITS, split_sort_key
 from . import bootstrap, metrics
 from .detection import gather
-from .declarations import protocol_of
+from .declarations import protocol_of, protocols
 from .protocol import PredictionsError, Protocol
 from .reader import examples, read_predictions
 
@@ -123,11 +123,13 @@ def evaluate(
     splits: Mapping[str, list[dict]] | None = None,
     samples: int = bootstrap.DEFAULT_SAMPLES,
     seed: int = 0,
+    protocol: str | None = None,
 ) -> dict:
     """Score `predictions` (a JSONL path or dicts) on a built config with its protocol; see the module docstring.
     `splits` are the config's records when the caller has read them already (and says which data they are); else the
     result names the data it was computed on (`data`: release and config version, fingerprint). `samples` bootstrap
-    resamples of documents (seeded) give each split's headline metric its 95% CI."""
+    resamples of documents (seeded) give each split's headline metric its 95% CI. `protocol` scores data the registry
+    does not declare (a `corrupt` output's config, with `splits`); by default the config's declared one."""
     check_threshold(threshold)
     bootstrap.check_settings(samples, seed)
     data = None
@@ -135,7 +137,7 @@ def evaluate(
         splits, data = load(config, release)
     else:
         splits = {s: splits[s] for s in sorted(splits, key=split_sort_key)}
-    protocol = protocol_of(config)
+    protocol = protocols()[protocol] if protocol else protocol_of(config)
     records = {r["id"]: r for rows in splits.values() for r in rows}
     predictions = read_predictions(predictions, protocol, records, config)
     reported = report_splits(splits, protocol, split)

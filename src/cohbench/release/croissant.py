@@ -102,8 +102,11 @@ def croissant(configs: dict[str, dict], data: dict) -> dict:
     for name, stats in configs.items():
         licence = licence_of(stats)
         licences.append(licence["link"] or licence["text"])
-        provenance.append(f"{name} {data['configs'][name]['version']}: built by cohbench {data['release']} from {len(stats['inputs'])} upstream file(s) pinned by URL "
-                          "and sha256 (isBasedOn; each with its checksum in manifest.json)")
+        pinned = [i for i in stats["inputs"] if "url" in i]  # a `corrupt` output's inputs are the user's files, with no URL
+        provenance.append(f"{name} {data['configs'][name]['version']}: built by cohbench {data['release']} from {len(pinned)} upstream file(s) pinned by URL "
+                          "and sha256 (isBasedOn; each with its checksum in manifest.json)" if len(pinned) == len(stats["inputs"]) else
+                          f"{name} {data['configs'][name]['version']}: made by `cohbench corrupt` from {len(stats['inputs'])} input file(s) of its "
+                          "user's, each named with its sha256 in manifest.json")
         total, altered = sum(f["rows"] for f in stats["files"].values()), stats["records_altered"]
         kinds.append(f"{name}: synthetic labels, made by a corruption generator ({altered} of {total} records altered; the rest "
                      "are the unaltered texts, labelled by the same recipe)" if annotation_of(stats) == "synthetic"
@@ -123,7 +126,7 @@ def croissant(configs: dict[str, dict], data: dict) -> dict:
         "version": data["release"],
         "license": list(dict.fromkeys(licences)),
         "citeAs": "\n\n".join(citations),
-        "isBasedOn": sorted({i["url"] for s in configs.values() for i in s["inputs"]}),
+        "isBasedOn": sorted({i["url"] for s in configs.values() for i in s["inputs"] if "url" in i}),
         "rai:dataCollection": "\n".join(provenance),
         "rai:dataCollectionType": "\n".join(kinds),
         "rai:annotationsPerItem": "\n".join(annotators),

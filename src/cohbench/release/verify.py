@@ -60,7 +60,8 @@ def verify(release: Path | None = None, *, raw: bool | None = None) -> dict:
                 for erratum in corpus.errata:
                     check("erratum", erratum_path(corpus, erratum), erratum.output_sha256, f"run cohbench fetch {name}")
         else:
-            upstream |= {i.get("url") for i in entry.get("inputs") or [] if isinstance(i, dict)}
+            # a `corrupt` output's inputs are its user's files (no URL): nothing upstream to fetch
+            upstream |= {i["url"] for i in entry.get("inputs") or [] if isinstance(i, dict) and "url" in i}
         for split, f in entry["files"].items():
             check("release", release / f["path"], f["sha256"], f"run cohbench build {name}, or restore the release")
             if results[-1]["ok"] and pq.ParquetFile(release / f["path"]).metadata.num_rows != f["rows"]:
