@@ -49,7 +49,7 @@ ROW_GROUP = 10_000  # rows per Parquet row group, fixed so that files do not dep
 @dataclass
 class Options:
     recipe: str
-    params: dict = field(default_factory=dict)  # seed, k, tau, window, ... (recipes.DEFAULTS)
+    params: dict = field(default_factory=dict)  # seed, k, tau, window, ... (recipes.OPTIONS)
     splits: dict = field(default_factory=lambda: {"train": 0.8, "validation": 0.1, "test": 0.1})
     corpus: str = "custom"
     config: str | None = None  # default: the recipe's name
