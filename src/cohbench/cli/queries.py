@@ -11,6 +11,9 @@ from .. import settings
 from ..errors import CohbenchError
 from .command import argument, command, emit
 
+MAX_QUERY_CHARS = 4_000_000  # a query text read from stdin; more is not a query
+MAX_SHOWN_ROWS = 100_000  # rows of a terminal table; --format and --output give every row
+
 
 def _memory_size(text: str) -> int:
     from ..sql import parse_size
@@ -22,8 +25,6 @@ def _memory_size(text: str) -> int:
 
 
 def _row_count(text: str) -> int:
-    from ..sql import MAX_SHOWN_ROWS
-
     if not text.strip().isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of rows")
     if int(text) > MAX_SHOWN_ROWS:
@@ -41,20 +42,21 @@ def _row_count(text: str) -> int:
                   "may grow by the limit plus as much again (default: COHBENCH_SQL_MEMORY or 4GB; at most the machine's memory)"))
 def cmd_sql(args) -> int:
     from .. import sql
+    from . import sql_terminal
 
     statement = args.query
     if statement is None and not sys.stdin.isatty():
-        statement = _stdin_query(sql.MAX_QUERY_CHARS)
+        statement = _stdin_query(MAX_QUERY_CHARS)
     if args.format == "parquet" and not args.output:
         raise CohbenchError("--format parquet needs --output FILE")
     if args.output:
         settings.user_output(args.output)  # refused before the release is loaded
     memory = sql.memory_limit(args.memory_limit)
     with sql.interruptible():  # Ctrl-C while the views are made stops after them, as 130
-        con = sql.db(memory=memory, statement=statement)
+        con = sql.db(memory=memory, statement=statement, declared=_declared_views)
     with sql.process_memory_bound(memory):
         if statement is None:
-            sql.shell(con, args.max_rows)
+            sql_terminal.shell(con, args.max_rows)
             return 0
         with sql.interruptible(con):
             if args.output:
@@ -66,8 +68,15 @@ def cmd_sql(args) -> int:
             elif args.format == "csv":
                 sql.stream_to(statement, sys.stdout.buffer, "csv", con)
             else:
-                print(sql.table(statement, con, args.max_rows), end="")
+                print(sql_terminal.table(statement, con, args.max_rows), end="")
     return 0
+
+
+def _declared_views() -> dict[str, str]:
+    """The statistics kinds' views (`snac_training`), imported only for a query that may read one."""
+    from ..statistics import declared_views
+
+    return declared_views()
 
 
 def _stdin_query(bound: int) -> str:

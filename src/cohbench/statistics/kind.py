@@ -4,8 +4,8 @@ stands beside. A config names its kind in the registry (`ConfigSpec.statistics`)
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from .. import registry
 from ..errors import RegistryError
@@ -28,6 +28,8 @@ class Kind:
     markdown: Callable[[dict], list[str]]  # statistics -> the report's lines for the config
     plots: tuple[Plot, ...] = ()
     assumptions: tuple[str, ...] = ()  # what the statistics assume, stated once (the report prints them)
+    # views the kind adds to the release's SQL (`cohbench sql`): name -> a function giving its SQL over the release views
+    views: Mapping[str, Callable[[], str]] = field(default_factory=dict)
 
 
 KINDS: dict[str, Kind] = {}
@@ -38,6 +40,11 @@ def declare(kind: Kind) -> Kind:
         raise RegistryError(f"statistics kind {kind.name!r} is declared twice")
     KINDS[kind.name] = kind
     return kind
+
+
+def declared_views() -> dict[str, str]:
+    """The views every kind declares, by name, for `sql.db(declared=...)`."""
+    return {name: sql() for kind in KINDS.values() for name, sql in kind.views.items()}
 
 
 def kind_of(config: str) -> Kind:
