@@ -38,10 +38,6 @@ def main(argv=None) -> int:
         from .. import numerics  # only training commands pay for its imports (multiprocessing)
 
         numerics.pin_for_training()
-    if getattr(args, "mirror", None):
-        os.environ["COHBENCH_MIRROR"] = args.mirror
-    if getattr(args, "release", None):
-        os.environ["COHBENCH_RELEASE"] = args.release
     try:
         return args.func(args)
     except CohbenchError as error:

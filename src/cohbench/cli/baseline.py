@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from ..display import percent
 from ..errors import CohbenchError
-from .command import argument, command, emit
+from .command import argument, command, emit, release_of
 
 
 @command("train", "train the bundled baseline (Cai et al. sentence-level detector) and score every applicable config", trains=True)
 def cmd_train(args) -> int:
     from ..baseline import metrics_markdown, train
 
-    metrics = train(progress=not args.json)
+    metrics = train(release=release_of(args), progress=not args.json)
     emit(args, metrics, metrics_markdown(metrics).splitlines())
     return 0
 
@@ -21,7 +21,7 @@ def cmd_train(args) -> int:
 def cmd_gate(args) -> int:
     from ..baseline.gate import check
 
-    result = check()
+    result = check(release=release_of(args))
     emit(args, result, result["lines"])
     return 0 if result["ok"] else 1
 
@@ -51,7 +51,7 @@ def cmd_study(args) -> int:
 
     if args.study == "learning-curve":
         token = {"token_sizes": _int_list(args.token_sizes, "--token-sizes", True), "token_params": _token_params()} if args.token_sizes else {}
-        result = studies.learning_curve(sizes=_int_list(args.sizes, "--sizes", True), seeds=_int_list(args.seeds, "--seeds"),
+        result = studies.learning_curve(release=release_of(args), sizes=_int_list(args.sizes, "--sizes", True), seeds=_int_list(args.seeds, "--seeds"),
                                         progress=not args.json, **token)
         lines = [f"{pt['model']:<15} seed {pt['seed']} {pt['stories']:>6} stories: "
                  + "  ".join(f"{c} AUC {percent(pt[c]['auc'])} AP {percent(pt[c]['average_precision'])}" for c in result["scored_on"])
@@ -60,7 +60,7 @@ def cmd_study(args) -> int:
         from ..baseline import transfer
 
         types = [t.strip() for t in args.types.split(",") if t.strip()]
-        result = transfer.transfer(seed=args.seed, types=types, progress=not args.json)
+        result = transfer.transfer(release=release_of(args), seed=args.seed, types=types, progress=not args.json)
         lines = transfer.table(result).splitlines()
     emit(args, result, lines)
     return 0

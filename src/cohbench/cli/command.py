@@ -4,6 +4,7 @@ together) and how a command prints its figures."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -64,6 +65,11 @@ def command(name: str, help_text: str, *arguments, trains: bool = False, epilog:
         return Command(name, help_text, run, arguments, trains, epilog)
 
     return declare
+
+
+def release_of(args) -> Path | None:
+    """The release folder `--release` names, if any: passed on as the `release=` of every function a command runs."""
+    return Path(args.release) if args.release else None
 
 
 def emit(args, payload, lines) -> None:

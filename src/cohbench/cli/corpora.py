@@ -7,23 +7,29 @@ import sys
 
 from .. import settings
 from ..errors import CohbenchError
-from .command import argument, command, emit
+from .command import argument, command, emit, release_of
 
 
 MIRROR = argument("--mirror", help="mirror folder laid out as HOST/URL-PATH (overrides COHBENCH_MIRROR)")
+
+
+def _mirrors(args) -> list | None:
+    """The mirror folders `--mirror` names (relative ones from the project root, as COHBENCH_MIRROR's), if given."""
+    return settings.mirror_dirs(args.mirror) if args.mirror else None
 
 
 @command("list", "configs with their versions, licences and built row counts")
 def cmd_list(args) -> int:
     from ..release.load import list_configs
 
-    rows = list_configs()
+    rows = list_configs(release_of(args))
     lines = [f"{'config':<22} {'version':<8} {'rows':<32} licence"]
     for row in rows:
         counts = ", ".join(f"{s} {n}" for s, n in row["rows"].items()) if row["built"] else "not built"
         lines.append(f"{row['config']:<22} {row['version']:<8} {counts:<32} {row['licence']}")
-    release = settings.release_dir()
-    lines.append(f"release folder: {release}" if settings.holds_release(release) else settings.no_release_message())
+    given = release_of(args)
+    release = given.resolve() if given else settings.release_dir()
+    lines.append(f"release folder: {release}" if settings.holds_release(release) else settings.no_release_message(given))
     emit(args, rows, lines)
     return 0
 
@@ -44,7 +50,7 @@ def cmd_fetch(args) -> int:
     for name in names:
         corpus = lookup(name)
         print(f"fetching {corpus.name} ({len(corpus.sources)} file(s))", file=sys.stderr)
-        out[corpus.name] = {source: str(path) for source, path in fetch(corpus, progress=not args.json).items()}
+        out[corpus.name] = {source: str(path) for source, path in fetch(corpus, mirrors=_mirrors(args), progress=not args.json).items()}
     emit(args, out, [f"{c}: {s} -> {p}" for c, paths in out.items() for s, p in paths.items()])
     return 0
 
@@ -57,7 +63,7 @@ def _register_checksums(args, corpora: list[str]) -> int:
     for corpus in corpora:
         if corpus not in known:
             raise CohbenchError(f"no checksum table for {corpus!r} in {CHECKSUMS}; corpora with one: {', '.join(known)}")
-    out = {corpus: register_checksums(checksum_table(corpus)) for corpus in corpora or known}
+    out = {corpus: register_checksums(checksum_table(corpus), mirrors=_mirrors(args)) for corpus in corpora or known}
     emit(args, out, [f"{c}: {len(urls)} pin(s) changed" + "".join(f"\n  {u}" for u in urls) for c, urls in out.items()])
     return 0
 
@@ -68,6 +74,7 @@ def _register_checksums(args, corpora: list[str]) -> int:
          MIRROR,
          argument("--no-index", action="store_true", help="do not rewrite README.md and manifest.json"))
 def cmd_build(args) -> int:
+    from ..fetch import fetch
     from ..release.build import build
     from ..release.index import write_index
     from ..registry import config_names, corpus_of
@@ -80,9 +87,10 @@ def cmd_build(args) -> int:
     results = {}
     for config in configs:
         print(f"building {config}", file=sys.stderr)
-        results[config] = build(config, progress=not args.json)
+        paths = fetch(corpus_of(config), mirrors=_mirrors(args), progress=not args.json)
+        results[config] = build(config, release=release_of(args), paths=paths, progress=not args.json)
     if not args.no_index:
-        write_index()
+        write_index(release_of(args))
     lines = []
     for config, stats in results.items():
         rows = ", ".join(f"{s} {f['rows']}" for s, f in stats["files"].items())
@@ -96,8 +104,8 @@ def cmd_index(args) -> int:
     from ..release.index import write_index
     from ..release.layout import built_configs
 
-    write_index()
-    configs = sorted(built_configs())
+    write_index(release_of(args))
+    configs = sorted(built_configs(release_of(args)))
     emit(args, configs, [f"wrote the card and manifest for {len(configs)} config(s): {', '.join(configs)}"])
     return 0
 
@@ -112,7 +120,7 @@ def cmd_cite(args) -> int:
 
     for config in args.configs:
         corpus_of(config)  # every name is checked before anything is printed
-    release = settings.release_dir()
+    release = release_of(args) or settings.release_dir()
     data = provenance(release, built_configs(release))  # the versions of the configs built in the release in use
     text = "\n".join(citation(config, data) for config in args.configs) if args.configs else cohbench_citation(data["release"]) + "\n"
     emit(args, {"bibtex": text}, [text.rstrip()])

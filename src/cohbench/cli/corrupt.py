@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from .. import settings
-from .command import argument, command, emit
+from .command import argument, command, emit, release_of
 
 
 def _recipe_options():
@@ -50,6 +50,7 @@ def cmd_corrupt(args) -> int:
         sentences_per_record=args.n, id_column=args.id_column, text_column=args.text_column,
         drop_test_overlap=not args.keep_test_overlap, partition_size=args.partition_size, engine=args.engine,
         device=args.device, workers=args.workers, address=args.address, resume=args.resume, progress=not args.json,
+        release=release_of(args),
     )
     summary = corrupt(Path(args.input), Path(args.out), options)
     rows = ", ".join(f"{split} {f['rows']}" for split, f in summary["files"].items())
@@ -72,7 +73,7 @@ def cmd_calibrate(args) -> int:
     from ..calibration import calibrate
     from ..corruptions.bertscore import BASELINE_FILE
 
-    target = settings.user_output(args.output) if args.output else BASELINE_FILE  # refused before the progress line
+    target = settings.user_output(args.output, release_of(args)) if args.output else BASELINE_FILE  # refused before the progress line
     print(f"encoding sentences of {args.pairs} random pairs", file=sys.stderr)
     baseline = calibrate(pairs=args.pairs, seed=args.seed, target=target)
     emit(args, baseline, [f"wrote {target}: mean F of {baseline['pairs']} random pairs = {baseline['F']:.6f}"])
@@ -85,8 +86,8 @@ def cmd_held_out(args) -> int:
     from ..corruptions.leakage import PACKAGED, write_packaged
     from ..release.layout import require_release
 
-    target = settings.user_output(args.output) if args.output else PACKAGED  # refused before the release is read
-    _, configs = require_release()
+    target = settings.user_output(args.output, release_of(args)) if args.output else PACKAGED  # refused before the release is read
+    _, configs = require_release(release_of(args))
     content = write_packaged(configs, target)
     counts = {corpus: len(fingerprints) for corpus, fingerprints in content["corpora"].items()}
     shown = ", ".join(f"{corpus} {n}" for corpus, n in counts.items())

@@ -9,7 +9,7 @@ from pathlib import Path
 from .. import settings
 from ..display import coefficient, percent
 from ..errors import CohbenchError
-from .command import Exclusive, argument, command, emit
+from .command import Exclusive, argument, command, emit, release_of
 
 
 @command("evaluate", "score predictions on a built config with its paper's protocol",
@@ -30,12 +30,13 @@ def cmd_evaluate(args) -> int:
     if args.scorer and ":" in args.scorer:  # a user's module:function, in its own process
         from ..comparison.scorers import function_predictions
 
-        predictions = function_predictions(args.scorer, args.config)
+        predictions = function_predictions(args.scorer, args.config, release_of(args))
     elif args.scorer:
         from ..evaluation.references import config_predictions
 
-        predictions = config_predictions(args.config, args.scorer)
-    result = evaluate(args.config, predictions, split=args.split, threshold=args.threshold, samples=args.bootstrap, seed=args.seed)
+        predictions = config_predictions(args.config, args.scorer, release_of(args))
+    result = evaluate(args.config, predictions, split=args.split, threshold=args.threshold, release=release_of(args), samples=args.bootstrap,
+                      seed=args.seed)
     if args.scorer:
         result["scorer"] = args.scorer
     emit(args, result, summary_lines(result))
@@ -58,8 +59,8 @@ def cmd_leaderboard(args) -> int:
     from ..atomic import write_text
 
     # files the user names are refused inside a release before any work
-    plot_path, markdown_path = (settings.user_output(path) if path else None for path in (args.plot, args.markdown))
-    result = leaderboard(args.scorer, configs=args.config, samples=args.bootstrap, seed=args.seed, strict=args.strict,
+    plot_path, markdown_path = (settings.user_output(path, release_of(args)) if path else None for path in (args.plot, args.markdown))
+    result = leaderboard(args.scorer, release=release_of(args), configs=args.config, samples=args.bootstrap, seed=args.seed, strict=args.strict,
                          output=args.output)
     lines = markdown(result)
     if markdown_path:
@@ -97,16 +98,16 @@ def cmd_metaeval(args) -> int:
         raise CohbenchError("give --scores FILE or --measure NAME (one of them)")
     for output in (args.plot, args.bias_table):
         if output:
-            settings.user_output(output)  # both refused before either is written
+            settings.user_output(output, release_of(args))  # both refused before either is written
     import time
 
     started = time.perf_counter()  # timed here, not in the result: the train stage ships that result in the release
     result = evaluate(
         args.scores, measure=args.measure, allow_missing=args.allow_missing, bootstrap=args.bootstrap, seed=args.seed, plot=args.plot,
-        config=args.config,
+        config=args.config, release=release_of(args),
     ) | {"seconds": round(time.perf_counter() - started, 3)}
     if args.bias_table:
-        write_bias_table(result, args.bias_table)
+        write_bias_table(result, args.bias_table, release_of(args))
         result["bias_table"] = args.bias_table
     lines = [
         f"{result['measure']} vs {result['gold']} on {result['ratings_from']}: {result['scored']} of {result['summaries']} summaries scored "

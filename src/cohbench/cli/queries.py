@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .. import settings
 from ..errors import CohbenchError
-from .command import argument, command, emit
+from .command import argument, command, emit, release_of
 
 MAX_QUERY_CHARS = 4_000_000  # a query text read from stdin; more is not a query
 MAX_SHOWN_ROWS = 100_000  # rows of a terminal table; --format and --output give every row
@@ -50,10 +50,10 @@ def cmd_sql(args) -> int:
     if args.format == "parquet" and not args.output:
         raise CohbenchError("--format parquet needs --output FILE")
     if args.output:
-        settings.user_output(args.output)  # refused before the release is loaded
+        settings.user_output(args.output, release_of(args))  # refused before the release is loaded
     memory = sql.memory_limit(args.memory_limit)
     with sql.interruptible():  # Ctrl-C while the views are made stops after them, as 130
-        con = sql.db(memory=memory, statement=statement, declared=_declared_views)
+        con = sql.db(release_of(args), memory=memory, statement=statement, declared=_declared_views)
     with sql.process_memory_bound(memory):
         if statement is None:
             sql_terminal.shell(con, args.max_rows)
@@ -98,7 +98,7 @@ def _stdin_query(bound: int) -> str:
 def cmd_derive(args) -> int:
     from ..derive import derive
 
-    result = derive(args.name, args.query, Path(args.out))
+    result = derive(args.name, args.query, Path(args.out), release_of(args))
     rows = ", ".join(f"{split} {n}" for split, n in result["rows"].items())
     emit(args, result, [f"wrote {result['config']} ({rows}) to {result['path']}, indexed; check it with `cohbench verify --release "
                          f"{result['path']}`, query it with `cohbench sql --release {result['path']}`"])
@@ -111,7 +111,7 @@ def cmd_derive(args) -> int:
 def cmd_show(args) -> int:
     from ..viewer.site import write_site
 
-    result = write_site(Path(args.out), configs=args.config)
+    result = write_site(Path(args.out), release_of(args), configs=args.config)
     emit(args, result, [f"wrote the viewer of {len(result['configs'])} config(s) to {result['path']}; open {result['path']}/index.html in a browser"])
     return 0
 
@@ -122,7 +122,7 @@ def cmd_agreement(args) -> int:
     from ..statistics import statistics
     from ..statistics.report import config_markdown
 
-    stats = statistics(args.config)
+    stats = statistics(args.config, release=release_of(args))
     emit(args, stats, config_markdown(stats))
     return 0
 
@@ -132,7 +132,7 @@ def cmd_agreement(args) -> int:
 def cmd_report(args) -> int:
     from ..statistics.report import report
 
-    out = report(args.output)
+    out = report(args.output, release_of(args))
     emit(args, out, [f"wrote the statistics report of {len(out)} config(s) ({', '.join(out)}) to {args.output or 'catalog/stats'}"])
     return 0
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from .. import settings
 from .._version import __version__
 from ..errors import CohbenchError
-from .command import argument, command, emit
+from .command import argument, command, emit, release_of
 
 
 REPO = "the cohbench checkout (default: this one)"
@@ -21,7 +21,7 @@ REPO = "the cohbench checkout (default: this one)"
 def cmd_export(args) -> int:
     from ..export import export
 
-    result = export(Path(args.target), include_research_only=args.include_research_only)
+    result = export(Path(args.target), include_research_only=args.include_research_only, release=release_of(args))
     lines = [f"exported {len(result['configs'])} config(s) to {result['target']}: {', '.join(result['configs'])}"]
     if result["left_out_research_only"]:
         lines.append(f"left out (research only): {', '.join(result['left_out_research_only'])}; "
@@ -35,7 +35,7 @@ def cmd_export(args) -> int:
 def cmd_verify(args) -> int:
     from ..release.verify import verify
 
-    result = verify()
+    result = verify(release_of(args))
     results, bad = result["files"], [r for r in result["files"] if not r["ok"]]
     lines = [f"{'ok' if r['ok'] else 'FAILED'}  {r['kind']:<8} {r['path']}" + (f"  ({r['problem']})" if r["problem"] else "")
              for r in (bad if args.quiet else results)]
@@ -52,7 +52,7 @@ def cmd_version(args) -> int:
     from ..release import versions
     from ..release.layout import require_release
 
-    release, built = require_release()
+    release, built = require_release(release_of(args))
     names = args.configs or sorted(built)
     unbuilt = [c for c in names if c not in built]
     if unbuilt:
@@ -156,11 +156,11 @@ def cmd_validate(args) -> int:
     if args.record_expected:
         if not args.configs:
             raise CohbenchError("name the config(s) whose expected statistics to record")
-        paths = [str(record_expected(config)) for config in args.configs]
+        paths = [str(record_expected(config, release=release_of(args))) for config in args.configs]
         emit(args, paths, [f"recorded {p}; review the diff and commit it" for p in paths])
         return 0
     print("validating the release with great-expectations", file=sys.stderr)
-    report = validate(args.configs or None, docs=not args.no_docs)
+    report = validate(args.configs or None, release=release_of(args), docs=not args.no_docs)
     verdicts = [*report["configs"].values(), report["release"]]
     emit(args, report, [v["line"] for v in verdicts])
     return 0 if report["ok"] else 1

@@ -64,6 +64,7 @@ class Options:
     address: str | None = None
     resume: bool = False
     progress: bool = True
+    release: Path | None = None  # the release in use, inside which --out may not lie (default: `settings.release_dir()`)
 
 
 def parse_splits(text: str) -> dict[str, float]:
@@ -117,16 +118,16 @@ def check_config_name(config: str) -> None:
         raise CorruptError(f"--config {config!r} is a word SQL reserves, which `cohbench sql` could not name as a view; choose another name")
 
 
-def _check_place(out: Path, resume: bool) -> None:
+def _check_place(out: Path, resume: bool, release: Path | None) -> None:
     """Refuse an --out inside a release: the release in use, or any folder holding a release manifest (its files
     are the release's alone). The one exception is resuming the user's own unfinished run where the release in use
     would be (`./cohbench`, say): that folder was accepted when the run started, and `corrupt` never writes a
     manifest, so a folder holding one is a release, whatever `.partial/` was left in it."""
     try:
-        settings.user_output(out)
+        settings.user_output(out, release)
     except CohbenchError:
         own_run = (resume and (out / PARTIAL / "run.json").is_file() and not (out / "manifest.json").exists()
-                   and out.resolve() == settings.release_dir())
+                   and out.resolve() == (Path(release).resolve() if release else settings.release_dir()))
         if not own_run:
             raise
 
@@ -254,7 +255,7 @@ def corrupt(input_path: Path, out: Path, options: Options) -> dict:
         raise CorruptError(f"--partition-size must be at least 1, got {options.partition_size}")
     if options.sentences_per_record is not None and options.sentences_per_record < 1:
         raise CorruptError(f"N (sentences per record) must be at least 1, got {options.sentences_per_record}")
-    _check_place(out, options.resume)
+    _check_place(out, options.resume, options.release)
     previous = _check_out(out, options.resume)
     # an unreachable cluster, or a device that is not there, fails here, before anything is written
     engine = engines.start(options.engine, options.device, options.address, options.workers)
