@@ -4,9 +4,9 @@ together) and how a command prints its figures."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .. import jsonout
 
