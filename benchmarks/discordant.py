@@ -80,7 +80,7 @@ def main() -> None:
     from cohbench.corruptions.bertscore import load_baseline
     from cohbench.fetch import fetch
 
-    options = registry.options("timetravel_dsd")
+    options = registry.spec("timetravel_dsd").generator_options()
     tau, baseline = options.tau, load_baseline()["F"]
     records, _, _ = timetravel.coherent_records(fetch(timetravel.CORPUS), "benchmark", options)
     train = [r for r in records if r["split"] == "train"]

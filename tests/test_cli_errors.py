@@ -32,3 +32,25 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(workspace):
     process.stdout.close()
     err = process.stderr.read().decode()
     assert process.wait() == 141 and "Traceback" not in err and "Exception ignored" not in err
+
+
+def test_release_and_mirror_reach_the_code_as_arguments_not_through_the_environment(workspace, capsys):
+    """`--release` and `--mirror` are passed to what a command runs: written into the environment, they outlived the
+    command, and a later command in the same process read the other release."""
+    import json
+    import os
+
+    from conftest import _required_mirror
+    from release_fixture import write_every_protocol
+
+    other = write_every_protocol(workspace / "other")
+    assert main(["list", "--release", str(other), "--json"]) == 0
+    assert any(row["built"] for row in json.loads(capsys.readouterr().out))
+    assert main(["sql", "SELECT count(*) AS n FROM records", "--release", str(other), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["n"] > 0
+    assert os.environ["COHBENCH_RELEASE"] == str(workspace / "release")
+    assert main(["verify"]) == 1 and "build a config first" in capsys.readouterr().err  # the release in use is still empty
+    mirror = _required_mirror()
+    assert main(["fetch", "storysumm", "--mirror", str(mirror), "--json"]) == 0
+    assert os.environ["COHBENCH_MIRROR"] == ""
+    assert main(["fetch", "storysumm"]) == 0  # now from the raw cache the fetch filled

@@ -201,11 +201,11 @@ def test_a_release_that_cannot_be_written_is_one_line(every_protocol, monkeypatc
 
 
 def test_a_bug_is_one_line_naming_the_file_with_its_traceback(every_protocol, tmp_path, monkeypatch, capsys):
-    def broken(args):
+    def broken(*args):
         return {}["no such key"]
 
     monkeypatch.setenv("COHBENCH_LOGS", str(tmp_path / "logs"))
-    monkeypatch.setattr(cli, "cmd_list", broken)
+    monkeypatch.setattr("cohbench.release.load.list_configs", broken)  # what `cohbench list` runs
     code, err = run(["list"], capsys)
     lines = err.strip().splitlines()
     assert code == 1 and len(lines) == 1 and "`cohbench list` failed unexpectedly (KeyError: 'no such key')" in lines[0]

@@ -20,6 +20,7 @@ import pytest
 
 import cohbench
 from cohbench import cli, sql
+from cohbench.cli.sql_terminal import Shell
 from cohbench.release.index import write_index
 from snac_toy import write_toy_release
 
@@ -271,7 +272,7 @@ def test_ctrl_c_while_a_result_streams_out_is_130(release, tmp_path, options):
 
 
 def test_ctrl_c_in_the_prompt_stops_the_query_and_keeps_the_prompt(release, capsys):
-    prompt = sql._Shell(sql.db())
+    prompt = Shell(sql.db())
     timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     started = time.perf_counter()

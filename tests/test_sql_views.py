@@ -8,7 +8,9 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
+import cohbench
 from cohbench import cli, sql
+from cohbench.cli.sql_terminal import Shell
 from cohbench.errors import ReleaseError
 from release_fixture import plain_record, span, summeval_record, write_release
 from snac_toy import write_toy_release
@@ -39,8 +41,9 @@ def parquet_rows(root, config, column=None):
 
 
 def test_views_exist_and_row_counts_match_the_parquet_files(release):
-    con = sql.db()
-    assert set(sql.views(con)) == set(sql.LONG_VIEWS) | {"snac", "summeval", "tt-swap"}
+    con = cohbench.db()  # with the views the statistics kinds declare
+    assert set(sql.views(con)) == set(sql.LONG_VIEWS) | {"snac", "summeval", "tt-swap", "snac_training"}
+    assert sql.config_views(con) == ["snac", "summeval", "tt-swap"]
     count = lambda view: con.execute(f"SELECT count(*) FROM {view}").fetchone()[0]  # noqa: E731
     for config in ("snac", "summeval", "tt-swap"):
         assert count(sql.view_reference(config)) == parquet_rows(release, config)
@@ -64,7 +67,7 @@ def test_span_types_are_decoded_to_names_and_offsets_point_at_the_text(release):
 
 def test_training_view_gives_the_preceding_summary_as_context(release):
     rows = sql.query("SELECT sentence_index, context, sentence, label, error_types FROM snac_training "
-                     "WHERE record_id = 'book_175b0' ORDER BY sentence_index").to_pylist()
+                     "WHERE record_id = 'book_175b0' ORDER BY sentence_index", cohbench.db()).to_pylist()
     assert rows[0]["context"] == ""
     assert rows[2]["context"] == "Gabriel leases a sheep farm near Weatherbury. He meets Bathsheba at the farm."
     assert rows[2]["sentence"] == "Her husband's suicide shocks everyone."
@@ -77,7 +80,7 @@ def test_training_view_equals_the_snac_module_examples(release):
     from cohbench.builders.snac import sentence_examples
 
     columns = ("id", "segment", "context", "sentence", "label", "error_types")
-    view = sql.query("SELECT * FROM snac_training ORDER BY record_id, sentence_index").to_pylist()
+    view = sql.query("SELECT * FROM snac_training ORDER BY record_id, sentence_index", cohbench.db()).to_pylist()
     records = sql.query("SELECT * FROM snac ORDER BY id").to_pylist()
     examples = [e for record in records for e in sentence_examples(record)]
     assert [tuple(row[c] for c in columns) for row in view] == [tuple(e[c] for c in columns) for e in examples]
@@ -94,8 +97,9 @@ def test_ratings_and_corruptions_views(release):
 
 
 def test_every_long_view_tells_human_from_synthetic_labels_and_names_them(release, tmp_path):
-    for view in ("records", "snac", *sql._LONG_VIEW_SQL):
-        assert "annotation" in sql.query(f"SELECT * FROM {view} LIMIT 0").column_names, view
+    con = cohbench.db()
+    for view in ("snac", *sql.LONG_VIEWS, "snac_training"):
+        assert "annotation" in sql.query(f"SELECT * FROM {view} LIMIT 0", con).column_names, view
     # a generated config is synthetic throughout: its unaltered record s1 is labelled by the recipe, not a person
     annotations = sql.query("SELECT config, list(DISTINCT annotation) AS a FROM records GROUP BY ALL ORDER BY ALL").to_pylist()
     assert annotations == [{"config": "snac", "a": ["human"]}, {"config": "summeval", "a": ["human"]}, {"config": "tt-swap", "a": ["synthetic"]}]
@@ -287,7 +291,7 @@ def test_statement_from_stdin_and_the_interactive_prompt(release, monkeypatch, c
     monkeypatch.setattr("sys.stdin", io.StringIO("SELECT count(*) AS n FROM snac"))
     assert cli.main(["sql", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == [{"n": 2}]
-    prompt = sql._Shell(sql.db())
+    prompt = Shell(cohbench.db())
     assert prompt.push("SELECT count(*) AS spans") is True  # waits for the ';'
     assert prompt.push("FROM spans;") is False
     assert "11" in capsys.readouterr().out
@@ -295,6 +299,16 @@ def test_statement_from_stdin_and_the_interactive_prompt(release, monkeypatch, c
     assert capsys.readouterr().out.startswith("error: Catalog Error")
     prompt.push(".views")
     assert "snac_training" in capsys.readouterr().out
+
+
+def test_declared_views_are_made_only_for_a_statement_that_may_read_one(release):
+    def refuse():
+        raise AssertionError("a query of a config asked for the statistics kinds' views")
+
+    assert sql.query("SELECT count(*) AS n FROM snac", sql.db(statement="SELECT count(*) AS n FROM snac", declared=refuse)).to_pylist() == [{"n": 2}]
+    asked = []
+    con = sql.db(statement="SELECT count(*) FROM snac_training", declared=lambda: asked.append(1) or {"snac_training": "SELECT 1 AS x"})
+    assert asked == [1] and "snac_training" in sql.views(con) and "snac_training" not in sql.config_views(con)
 
 
 @pytest.mark.parametrize("name", ["spans", "sentences", "ratings", "corruptions"])

@@ -89,8 +89,9 @@ def gate() -> dict:
 def db(release=None):
     """A DuckDB connection with views over the release's Parquet files (`cohbench sql`; catalog/SQL.md)."""
     from .sql import db as _db
+    from .statistics import declared_views
 
-    return _db(release)
+    return _db(release, declared=declared_views)
 
 
 def agreement_statistics(config: str) -> dict:

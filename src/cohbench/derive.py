@@ -31,7 +31,7 @@ def derive(name: str, query: str, out: Path, release: Path | None = None) -> dic
 
     if not NAME.match(name):
         raise CohbenchError(f"{name!r} is not a config name; use lowercase letters, digits and _ (e.g. snac_gpt4)")
-    target = settings.user_output(out)
+    target = settings.user_output(out, release)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise CohbenchError(f"{out} exists and is not empty; derive into a new or empty folder")
     folder, _ = require_release(release)

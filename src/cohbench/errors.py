@@ -25,5 +25,9 @@ class ReleaseError(CohbenchError):
     """The release folder is missing, incomplete or does not match its manifest."""
 
 
+class QueryError(CohbenchError):
+    """A SQL query failed (syntax, unknown view or column, type error)."""
+
+
 class CorruptError(CohbenchError):
     """`cohbench corrupt` was given options or an output folder it cannot honour."""

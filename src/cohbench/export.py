@@ -27,7 +27,7 @@ def export(target: Path, *, include_research_only: bool = False, release: Path |
     if not configs:
         raise ReleaseError(f"nothing is built in {release}; run make release (or cohbench build CONFIG) first")
     require_indexed(release)
-    target = settings.user_output(target)  # never inside the release in use, nor inside any other release
+    target = settings.user_output(target, release)  # never inside the release in use, nor inside any other release
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ReleaseError(f"{target} exists and is not empty; export writes a new folder, choose another or remove it")
     kept = {n: s for n, s in configs.items() if include_research_only or not s["research_only"]}

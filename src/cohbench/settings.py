@@ -99,8 +99,10 @@ def catalog_dir() -> Path:
     return project_root() / "catalog"
 
 
-def mirror_dirs() -> list[Path]:
-    configured = os.environ.get("COHBENCH_MIRROR")
+def mirror_dirs(configured: str | None = None) -> list[Path]:
+    """The mirror folders: `configured` (a `--mirror`), else COHBENCH_MIRROR, else params.yaml's `sources.mirror`;
+    relative ones from the project root."""
+    configured = configured or os.environ.get("COHBENCH_MIRROR")
     if configured is None:
         configured = (params().get("sources") or {}).get("mirror") or ""
     root = project_root()
@@ -111,8 +113,9 @@ def network_allowed() -> bool:
     return os.environ.get("COHBENCH_NETWORK", "1") != "0"
 
 
-def user_output(path) -> Path:
-    """A file or folder a user named for cohbench to write, refused when it lies inside the release folder in use or
+def user_output(path, release: Path | None = None) -> Path:
+    """A file or folder a user named for cohbench to write, refused when it lies inside the release folder in use
+    (`release`, else `release_dir()`) or
     inside any other release (a folder holding a release manifest.json beside its data/): a release changes only
     through `cohbench build`, `index`, `validate`, `train` and `gate`."""
     from .errors import CohbenchError
@@ -121,7 +124,7 @@ def user_output(path) -> Path:
         target = Path(path).expanduser().resolve()
     except (ValueError, RuntimeError) as error:  # a NUL byte in the name, a symlink loop
         raise CohbenchError(f"{path!r} is not a usable path ({error})") from None
-    release = release_dir()
+    release = Path(release).resolve() if release else release_dir()
     inside = next((folder for folder in (target, *target.parents) if folder == release or (
         (folder / "manifest.json").is_file() and (folder / "data").is_dir())), None)  # a web project's manifest.json is no release
     if inside is not None:

@@ -44,7 +44,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
         raise BaselineError(f"--evaluate-on is release, or own with --train-data (the folders' own splits); got {evaluate_on!r}")
     not_scored = {}
     if own:
-        out_dir = _outside(output, train_data)
+        out_dir = _outside(output, train_data, release)
         trained, trained_tasks, folders = folder_data(train_data)
         p = {k: v for k, v in p.items() if k != "sentence_features"} | {"train_configs": sorted(trained)}
         if evaluate_on == "own":
@@ -56,7 +56,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
         not_scored = {c: f"no {t} labels in the training data" for c, t in tasks.items() if t not in trained_tasks.values()}
         tasks = {c: t for c, t in tasks.items() if c not in not_scored}
     else:
-        out_dir = settings.user_output(output) if output else release / "baseline"
+        out_dir = settings.user_output(output, release) if output else release / "baseline"
         data, protocols, tasks = release_data(release)
         trained, trained_tasks = data, tasks
     unknown = [c for c in p["train_configs"] if c in trained and c not in trained_tasks]
@@ -168,12 +168,12 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     return metrics
 
 
-def _outside(output, folders) -> Path:
+def _outside(output, folders, release: Path) -> Path:
     """Where training on one's own data writes: the user's --output, outside any release and any training folder."""
     if not output:
         raise BaselineError("training on --train-data writes its metrics and predictions to --output DIR (never into the "
                             "release or the data folders); give one")
-    target = settings.user_output(output)
+    target = settings.user_output(output, release)
     for folder in (Path(f).expanduser().resolve() for f in folders):
         if target == folder or folder in target.parents:
             raise BaselineError(f"--output {output} is inside the training data {folder}; choose a folder outside it")

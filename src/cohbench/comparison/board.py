@@ -185,7 +185,7 @@ def leaderboard(
         raise LeaderboardError(f"the bootstrap needs at least 1 sample, got {samples}")
     check_settings(samples, seed)
     folder = Path(release or settings.release_dir())
-    target = store.folder(output)  # a path inside a release is refused before any work
+    target = store.folder(output, folder)  # a path inside a release is refused before any work
     data, unscored = _release(folder, configs, split)
     names = list(scorers or [*(n for n, s in builtin.REFERENCES.items() if not s.oracle), "baseline"])
     chosen: dict = {}

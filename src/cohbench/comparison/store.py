@@ -17,9 +17,10 @@ def identity(release: Path, manifest: dict) -> dict:
     return {"version": manifest.get("cohbench_version"), "manifest_sha256": digest, "folder": str(release)}
 
 
-def folder(output: Path | None) -> Path:
-    """Where results go; a path inside a release is refused (`settings.user_output`) before any work."""
-    return settings.user_output(output) if output else settings.project_root() / ".cache" / "leaderboard"
+def folder(output: Path | None, release: Path) -> Path:
+    """Where results go; a path inside a release (`release`, or any other) is refused (`settings.user_output`)
+    before any work."""
+    return settings.user_output(output, release) if output else settings.project_root() / ".cache" / "leaderboard"
 
 
 def _file_name(scorer: str) -> str:

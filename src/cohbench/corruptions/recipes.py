@@ -24,6 +24,7 @@ from ..names import Registry
 from ..schema import NO_LABEL, OK, empty_record
 from .dsd import ConfounderPool, plan_replacements, replace_planned
 from .registry import GENERATORS, CorruptionError, to_columns, to_records
+from .retrieval import RETRIEVERS
 from .surface import top_bigrams
 
 
@@ -41,9 +42,31 @@ class Recipe:
 
 RECIPES: Registry[Recipe] = Registry("recipe")
 
-# Defaults of every option a recipe may read (Cai et al. §3: K = 1, tau on rescaled BERTScore; SNaC App. B).
-DEFAULTS = {"seed": 13, "k": 1, "tau": 0.5, "top_k": 100, "retriever": "bm25s", "window": None, "ratio": 0.5,
-            "pool_shards": 1, "instances": 1}
+
+@dataclass(frozen=True)
+class Option:
+    """An option a recipe may read: its default, the type a value given as text is read as, and what it does (the
+    help of `cohbench corrupt`'s flag of that name)."""
+
+    default: object
+    type: type
+    help: str
+    choices: tuple[str, ...] | None = None
+
+
+# Every option a recipe may read (defaults: Cai et al. §3: K = 1, tau on rescaled BERTScore; SNaC App. B).
+OPTIONS = {
+    "k": Option(1, int, "K: sentences altered per record (msd, dsd)"),
+    "tau": Option(0.5, float, "confounders' rescaled BERTScore F1 must be below tau (dsd, synthetic)"),
+    "top_k": Option(100, int, "BM25 candidates per replaced sentence"),
+    "retriever": Option("bm25s", str, "BM25 implementation: bm25s (default, exhaustive), rank_bm25 (reference), tantivy (an "
+                        "inverted index on disk; extra cohbench[tantivy])", RETRIEVERS),
+    "window": Option(None, int, "shuffle only within windows of this many sentences (default: whole text)"),
+    "ratio": Option(0.5, float, "repetition: share of sentences repeated"),
+    "seed": Option(13, int, "seed; each record draws from (seed, its id)"),
+    "pool_shards": Option(1, int, "cut each confounder pool's BM25 index into this many shards"),
+    "instances": Option(1, int, "records made per story (default 1)"),
+}
 
 
 def register(recipe: Recipe) -> Recipe:
@@ -52,7 +75,7 @@ def register(recipe: Recipe) -> Recipe:
 
 def parameters(recipe: Recipe, given: dict) -> dict:
     """The recipe's parameters: `given` over the defaults, only those it reads, checked."""
-    params = {key: given.get(key, DEFAULTS[key]) for key in ("seed", *recipe.options)}
+    params = {key: given.get(key, OPTIONS[key].default) for key in ("seed", *recipe.options)}
     if params.get("k") is not None and params["k"] < 1:
         raise CorruptionError(f"K (sentences altered per record) must be at least 1, got {params['k']}")
     if params.get("top_k") is not None and params["top_k"] < 1:

@@ -51,12 +51,12 @@ def bias_table(result: dict) -> list[dict]:
     return rows
 
 
-def write_bias_table(result: dict, path: Path) -> None:
+def write_bias_table(result: dict, path: Path, release: Path | None = None) -> None:
     import pandas as pd
 
     from ..atomic import atomic_path
 
-    path = settings.user_output(path)
+    path = settings.user_output(path, release)
     with atomic_path(path) as tmp:
         if path.suffix.lower() == ".json":
             tmp.write_text(json.dumps(bias_table(result), indent=2) + "\n", encoding="utf-8")

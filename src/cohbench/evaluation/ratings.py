@@ -41,21 +41,23 @@ def evaluate(
     seed: int = 0,
     plot: Path | None = None,
     config: str | None = None,
+    release: Path | None = None,
 ) -> dict:
     """Score a coherence measure against SummEval's mean expert coherence: the five measures with 95% CIs and
     the bias matrix. Give `scores` (a CSV/JSONL path or rows with one column of scores, `coherence` or `score` /
     `error`; or a mapping id -> score in the schema's polarity, higher = less coherent, as every prediction), or a
     reference `measure` (a rating reference of `references`). The ratings come
-    from `human`, else `records`, else the built release's config with the metaeval protocol."""
+    from `human`, else `records`, else the config with the metaeval protocol built in `release` (default: the release
+    in use)."""
     if (scores is None) == (measure is None):
         raise PredictionsError("give either scores to evaluate or the name of a reference measure, not both or neither")
     check_settings(bootstrap, seed)
     if plot:
-        plot = settings.user_output(plot)  # refused before any work
+        plot = settings.user_output(plot, release)  # refused before any work
     source = "given ratings" if human is not None or records is not None else config or rated_config()
     data = None
     if human is None and records is None:
-        human, data = load_human(config=source)
+        human, data = load_human(release, config=source)
     human = human or human_scores(records)
     better = _better_score(config)
     read = None if measure else score_grid(scores, human, allow_missing=allow_missing, better=better)

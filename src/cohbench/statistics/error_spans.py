@@ -9,9 +9,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from .. import published
+from .. import published, registry
 from ..schema import CATEGORIES, COHERENCE_ERROR_TYPES, ERROR_TYPES
-from ..sql import long_view, view_reference
+from ..sql.views import LABEL_NAMES, TYPE_NAMES, long_view, names_list, view_reference
 from .alpha import binary_agreement, with_zeros
 from .kind import Kind, Plot, declare, fetch, rows
 from .spans_sql import BOUNDARIES, coders_sql, token_histogram_sql, unit_histogram_sql, unit_totals_sql
@@ -42,6 +42,7 @@ ASSUMPTIONS = (
     "from 10 expert-annotated summaries that are not in the released file, so they cannot be recomputed.",
 )
 
+NAME = "error_spans"
 SYSTEM_NAMES = {"book_175b": "BOOK-175B", "book_6b": "BOOK-6B", "tripod": "MOVIE-BART"}
 
 
@@ -260,6 +261,31 @@ def plot_agreement(stats: dict, path: Path) -> None:
     save(fig, path)
 
 
+def training_view() -> str:
+    """The `snac_training` view: the sentence-level detector's examples (SNaC §5), one row per sentence of the corpora
+    whose configs are of this kind, with the summary's preceding sentences joined by spaces as context and the
+    coherence types of the spans touching the sentence; the same examples as `builders.snac.sentence_examples`."""
+    corpora = names_list(sorted({registry.corpus_of(config).name for config in registry.configs_where(statistics=NAME)}))
+    return f"""
+        SELECT r.config, r.id || '/' || (u.i - 1) AS id, r.id AS record_id, r.split, r.annotation, r.doc_id, r.system,
+               u.i - 1 AS sentence_index, r.sentence_segments[u.i] AS segment,
+               array_to_string(list_slice(r.sentences, 1, u.i - 1), ' ') AS context,
+               u.sentence, r.sentence_labels[u.i] AS label, {LABEL_NAMES}[r.sentence_labels[u.i] + 1] AS label_name,
+               r.sentence_labels_min2votes[u.i] AS label_min2votes,
+               coalesce(t.error_types, []) AS error_types
+        FROM records r, UNNEST(r.sentences) WITH ORDINALITY AS u(sentence, i)
+        LEFT JOIN (
+            SELECT record_id, sentence_index,
+                   list_transform(list_sort(list_distinct(list(type_id))), lambda t: {TYPE_NAMES}[t + 1]) AS error_types
+            FROM (
+                SELECT record_id, type_id, UNNEST(range(first_sentence, last_sentence + 1)) AS sentence_index
+                FROM spans
+                WHERE list_contains({corpora}, corpus) AND category = 'coherence' AND first_sentence IS NOT NULL AND last_sentence IS NOT NULL
+            )
+            GROUP BY record_id, sentence_index
+        ) t ON t.record_id = r.id AND t.sentence_index = u.i - 1
+        WHERE list_contains({corpora}, r.corpus)"""
 
 
-KIND = declare(Kind("error_spans", compute, markdown, (Plot("error_types", plot_error_types), Plot("agreement", plot_agreement)), ASSUMPTIONS))
+KIND = declare(Kind(NAME, compute, markdown, (Plot("error_types", plot_error_types), Plot("agreement", plot_agreement)), ASSUMPTIONS,
+                    views={"snac_training": training_view}))

@@ -4,8 +4,8 @@ stands beside. A config names its kind in the registry (`ConfigSpec.statistics`)
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from .. import registry
 from ..names import Registry
@@ -28,6 +28,8 @@ class Kind:
     markdown: Callable[[dict], list[str]]  # statistics -> the report's lines for the config
     plots: tuple[Plot, ...] = ()
     assumptions: tuple[str, ...] = ()  # what the statistics assume, stated once (the report prints them)
+    # views the kind adds to the release's SQL (`cohbench sql`): name -> a function giving its SQL over the release views
+    views: Mapping[str, Callable[[], str]] = field(default_factory=dict)
 
 
 KINDS: Registry[Kind] = Registry("statistics kind")
@@ -35,6 +37,11 @@ KINDS: Registry[Kind] = Registry("statistics kind")
 
 def declare(kind: Kind) -> Kind:
     return KINDS.register(kind.name, kind)
+
+
+def declared_views() -> dict[str, str]:
+    """The views every kind declares, by name, for `sql.db(declared=...)`."""
+    return {name: sql() for kind in KINDS.values() for name, sql in kind.views.items()}
 
 
 def kind_of(config: str) -> Kind:

@@ -43,8 +43,8 @@ def report_markdown(statistics: dict, plots: dict[str, list[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _report_folder(output: Path) -> Path:
-    target = settings.user_output(output)
+def _report_folder(output: Path, release: Path | None) -> Path:
+    target = settings.user_output(output, release)
     if target.exists() and not target.is_dir():
         raise CohbenchError(f"{output} is a file; the report is written to a folder")
     if target.is_dir() and any(target.iterdir()) and not (target / "statistics.json").is_file():
@@ -58,7 +58,7 @@ def report(output: Path | None = None, release: Path | None = None) -> dict:
 
     A folder a user names must lie outside the release and be new, empty or an earlier report: the report
     replaces the whole folder, and that must never be someone's other files."""
-    output = _report_folder(Path(output)) if output else settings.catalog_dir() / "stats"
+    output = _report_folder(Path(output), release) if output else settings.catalog_dir() / "stats"
     statistics = release_statistics(db(release), release)
     plots = {}
     with atomic_dir(output) as tmp:

@@ -52,7 +52,7 @@ class CorruptRequest:
     split, and where the work runs."""
 
     recipe: str
-    params: dict = field(default_factory=dict)  # seed, k, tau, window, ... (recipes.DEFAULTS)
+    params: dict = field(default_factory=dict)  # seed, k, tau, window, ... (recipes.OPTIONS)
     splits: dict = field(default_factory=lambda: {"train": 0.8, "validation": 0.1, "test": 0.1})
     corpus: str = "custom"
     config: str | None = None  # default: the recipe's name
@@ -67,6 +67,7 @@ class CorruptRequest:
     address: str | None = None
     resume: bool = False
     progress: bool = True
+    release: Path | None = None  # the release in use, inside which --out may not lie (default: `settings.release_dir()`)
 
 
 def parse_splits(text: str) -> dict[str, float]:
@@ -120,16 +121,16 @@ def check_config_name(config: str) -> None:
         raise CorruptError(f"--config {config!r} is a word SQL reserves, which `cohbench sql` could not name as a view; choose another name")
 
 
-def _check_place(out: Path, resume: bool) -> None:
+def _check_place(out: Path, resume: bool, release: Path | None) -> None:
     """Refuse an --out inside a release: the release in use, or any folder holding a release manifest (its files
     are the release's alone). The one exception is resuming the user's own unfinished run where the release in use
     would be (`./cohbench`, say): that folder was accepted when the run started, and `corrupt` never writes a
     manifest, so a folder holding one is a release, whatever `.partial/` was left in it."""
     try:
-        settings.user_output(out)
+        settings.user_output(out, release)
     except CohbenchError:
         own_run = (resume and (out / PARTIAL / "run.json").is_file() and not (out / "manifest.json").exists()
-                   and out.resolve() == settings.release_dir())
+                   and out.resolve() == (Path(release).resolve() if release else settings.release_dir()))
         if not own_run:
             raise
 
@@ -257,7 +258,7 @@ def corrupt(input_path: Path, out: Path, options: CorruptRequest) -> dict:
         raise CorruptError(f"--partition-size must be at least 1, got {options.partition_size}")
     if options.sentences_per_record is not None and options.sentences_per_record < 1:
         raise CorruptError(f"N (sentences per record) must be at least 1, got {options.sentences_per_record}")
-    _check_place(out, options.resume)
+    _check_place(out, options.resume, options.release)
     previous = _check_out(out, options.resume)
     # an unreachable cluster, or a device that is not there, fails here, before anything is written
     engine = engines.start(options.engine, options.device, options.address, options.workers)

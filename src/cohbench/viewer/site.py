@@ -32,7 +32,7 @@ def write_site(out: Path, release: Path | None = None, configs: list[str] | None
     unknown = [c for c in names if c not in built]
     if unknown:
         raise CohbenchError(f"config {unknown[0]!r} is not built in {folder}; built: {', '.join(sorted(built))}")
-    target = settings.user_output(out)
+    target = settings.user_output(out, release)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise CohbenchError(f"{out} exists and is not empty; show into a new or empty folder")
     summaries = []

@@ -1,0 +1,5 @@
+"""`python -m cohbench.cli`: the `cohbench` command."""
+
+from . import console
+
+console()

@@ -1,0 +1,79 @@
+"""What every command module shares: a command's declaration (its name, help, arguments and handler, written
+together) and how a command prints its figures."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import jsonout
+
+
+@dataclass(frozen=True)
+class Argument:
+    flags: tuple[str, ...]
+    options: dict = field(default_factory=dict)  # argparse's add_argument keywords
+
+
+def argument(*flags: str, **options) -> Argument:
+    return Argument(flags, options)
+
+
+@dataclass(frozen=True)
+class Exclusive:
+    """Arguments of which a command takes at most one (exactly one when `required`)."""
+
+    arguments: tuple[Argument, ...]
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    run: Callable[[argparse.Namespace], int]
+    # arguments, or a function giving some when the command's parser is made (what takes long to import)
+    arguments: tuple[Argument | Exclusive | Callable[[], Iterable[Argument]], ...] = ()
+    trains: bool = False  # a training command pins its float32 code path (`numerics`)
+    epilog: str | None = None
+
+    def add_to(self, subparsers, with_arguments: bool = True) -> None:
+        """Add the command to `subparsers`; without its arguments where another command runs (`cohbench --help`
+        lists only names and help)."""
+        parser = subparsers.add_parser(self.name, help=self.help, description=self.help, epilog=self.epilog)
+        parser.set_defaults(func=self.run, trains=self.trains)
+        if not with_arguments:
+            return
+        parser.add_argument("--json", action="store_true", help="write figures to stdout as JSON")
+        parser.add_argument("--release", help="release folder (default: COHBENCH_RELEASE, else the first of a checkout's cohbench/, "
+                            "./cohbench, ~/.local/share/cohbench that holds one)")
+        for entry in (made for given in self.arguments for made in (given() if callable(given) else (given,))):
+            if isinstance(entry, Exclusive):
+                group = parser.add_mutually_exclusive_group(required=entry.required)
+                for member in entry.arguments:
+                    group.add_argument(*member.flags, **member.options)
+            else:
+                parser.add_argument(*entry.flags, **entry.options)
+
+
+def command(name: str, help_text: str, *arguments, trains: bool = False, epilog: str | None = None):
+    """Declare the decorated handler as the command `name` with its arguments, written above it."""
+
+    def declare(run: Callable[[argparse.Namespace], int]) -> Command:
+        return Command(name, help_text, run, arguments, trains, epilog)
+
+    return declare
+
+
+def release_of(args) -> Path | None:
+    """The release folder `--release` names, if any: passed on as the `release=` of every function a command runs."""
+    return Path(args.release) if args.release else None
+
+
+def emit(args, payload, lines) -> None:
+    if args.json:
+        print(jsonout.dumps(payload, indent=2, sort_keys=True))
+    else:
+        print("\n".join(lines))

@@ -1,0 +1,138 @@
+"""Commands about the corpora: what is registered and built, fetching upstream files, building and indexing configs,
+their schema and how to cite them."""
+
+from __future__ import annotations
+
+import sys
+
+from .. import settings
+from ..errors import CohbenchError
+from .command import argument, command, emit, release_of
+
+
+MIRROR = argument("--mirror", help="mirror folder laid out as HOST/URL-PATH (overrides COHBENCH_MIRROR)")
+
+
+def _mirrors(args) -> list | None:
+    """The mirror folders `--mirror` names (relative ones from the project root, as COHBENCH_MIRROR's), if given."""
+    return settings.mirror_dirs(args.mirror) if args.mirror else None
+
+
+@command("list", "configs with their versions, licences and built row counts")
+def cmd_list(args) -> int:
+    from ..release.load import list_configs
+
+    rows = list_configs(release_of(args))
+    lines = [f"{'config':<22} {'version':<8} {'rows':<32} licence"]
+    for row in rows:
+        counts = ", ".join(f"{s} {n}" for s, n in row["rows"].items()) if row["built"] else "not built"
+        lines.append(f"{row['config']:<22} {row['version']:<8} {counts:<32} {row['licence']}")
+    given = release_of(args)
+    release = given.resolve() if given else settings.release_dir()
+    lines.append(f"release folder: {release}" if settings.holds_release(release) else settings.no_release_message(given))
+    emit(args, rows, lines)
+    return 0
+
+
+@command("fetch", "resolve and verify upstream files (cache, then mirror, then network)",
+         argument("names", nargs="*", help="corpora or configs (default: all)"),
+         MIRROR,
+         argument("--register-checksums", action="store_true",
+                  help="hash each file the corpus's checksum table declares and write its size and sha256 there"))
+def cmd_fetch(args) -> int:
+    from ..fetch import fetch
+    from ..registry import config_names, corpus_of, lookup
+
+    if args.register_checksums:  # before any corpus module is imported: those refuse unregistered rows
+        return _register_checksums(args, args.names)
+    names = args.names or sorted({corpus_of(c).name for c in config_names()})
+    out = {}
+    for name in names:
+        corpus = lookup(name)
+        print(f"fetching {corpus.name} ({len(corpus.sources)} file(s))", file=sys.stderr)
+        out[corpus.name] = {source: str(path) for source, path in fetch(corpus, mirrors=_mirrors(args), progress=not args.json).items()}
+    emit(args, out, [f"{c}: {s} -> {p}" for c, paths in out.items() for s, p in paths.items()])
+    return 0
+
+
+def _register_checksums(args, corpora: list[str]) -> int:
+    from ..builders import CHECKSUMS, checksum_table
+    from ..sources import register_checksums
+
+    known = sorted(p.stem for p in CHECKSUMS.glob("*.tsv"))
+    for corpus in corpora:
+        if corpus not in known:
+            raise CohbenchError(f"no checksum table for {corpus!r} in {CHECKSUMS}; corpora with one: {', '.join(known)}")
+    out = {corpus: register_checksums(checksum_table(corpus), mirrors=_mirrors(args)) for corpus in corpora or known}
+    emit(args, out, [f"{c}: {len(urls)} pin(s) changed" + "".join(f"\n  {u}" for u in urls) for c, urls in out.items()])
+    return 0
+
+
+@command("build", "build configs into the release folder",
+         argument("configs", nargs="*"),
+         argument("--all", action="store_true", help="build every registered config"),
+         MIRROR,
+         argument("--no-index", action="store_true", help="do not rewrite README.md and manifest.json"))
+def cmd_build(args) -> int:
+    from ..fetch import fetch
+    from ..release.build import build
+    from ..release.index import write_index
+    from ..registry import config_names, corpus_of
+
+    configs = config_names() if args.all else args.configs
+    if not configs:
+        raise CohbenchError("name at least one config to build, or pass --all")
+    for config in configs:
+        corpus_of(config)  # every name is checked before any work starts
+    results = {}
+    for config in configs:
+        print(f"building {config}", file=sys.stderr)
+        paths = fetch(corpus_of(config), mirrors=_mirrors(args), progress=not args.json)
+        results[config] = build(config, release=release_of(args), paths=paths, progress=not args.json)
+    if not args.no_index:
+        write_index(release_of(args))
+    lines = []
+    for config, stats in results.items():
+        rows = ", ".join(f"{s} {f['rows']}" for s, f in stats["files"].items())
+        lines.append(f"{config}: {rows} ({stats['upstream_records']} upstream records, dropped {dict(stats['dropped']) or 'none'})")
+    emit(args, results, lines)
+    return 0
+
+
+@command("index", "rewrite the release card and manifest from the configs built")
+def cmd_index(args) -> int:
+    from ..release.index import write_index
+    from ..release.layout import built_configs
+
+    write_index(release_of(args))
+    configs = sorted(built_configs(release_of(args)))
+    emit(args, configs, [f"wrote the card and manifest for {len(configs)} config(s): {', '.join(configs)}"])
+    return 0
+
+
+@command("cite", "print the BibTeX to cite for configs (their corpora's papers and cohbench)",
+         argument("configs", nargs="*", help="configs (default: cohbench itself)"))
+def cmd_cite(args) -> int:
+    from ..registry import corpus_of
+    from ..release.card import cohbench_citation, citation
+    from ..release.layout import built_configs
+    from ..release.versions import provenance
+
+    for config in args.configs:
+        corpus_of(config)  # every name is checked before anything is printed
+    release = release_of(args) or settings.release_dir()
+    data = provenance(release, built_configs(release))  # the versions of the configs built in the release in use
+    text = "\n".join(citation(config, data) for config in args.configs) if args.configs else cohbench_citation(data["release"]) + "\n"
+    emit(args, {"bibtex": text}, [text.rstrip()])
+    return 0
+
+
+@command("schema", "print the schema documentation (catalog/SCHEMA.md)")
+def cmd_schema(args) -> int:
+    from ..schema import schema_markdown
+
+    print(schema_markdown(), end="")
+    return 0
+
+
+COMMANDS = (cmd_list, cmd_fetch, cmd_build, cmd_index, cmd_cite, cmd_schema)

@@ -1,0 +1,220 @@
+"""A query's result as it leaves the sandbox: a pyarrow table, Python rows, or csv, json and parquet streamed batch
+by batch (`--output` is written by cohbench from the stream, not by DuckDB)."""
+
+from __future__ import annotations
+
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+
+from .. import jsonout, settings
+from ..atomic import atomic_path
+from ..errors import QueryError
+from .errors import query_errors
+from .connection import db
+from .sandbox import interruptible
+from .views import literal, quoted
+
+
+FORMATS = ("csv", "json", "parquet")
+BATCH_ROWS = 10_000
+
+
+def _statement(sql: str) -> str:
+    statement = sql.strip().rstrip(";").strip()
+    if not statement:
+        raise QueryError("the query is empty; give one SQL statement, e.g. SELECT count(*) FROM records")
+    return statement
+
+
+def relation_of(sql: str, con: duckdb.DuckDBPyConnection):
+    """The relation of one SQL statement, computed as it is read; None for a statement that returns no rows."""
+    statement = _statement(sql)
+    with query_errors(con):
+        count = len(con.extract_statements(statement))  # parsed, not run
+        if count > 1:  # DuckDB would run every one and return only the last one's rows
+            raise QueryError(f"give one SQL statement; this query has {count} (separated by ';')")
+        return con.sql(statement)
+
+# The DuckDB types whose values a format would change, carried as DuckDB's text instead. Arrow hands over an unsigned
+# 128-bit integer as -1, a time's zone dropped and bits as bytes (every format but the terminal table goes through
+# Arrow); pyarrow's CSV writer and Python's JSON have no form for an interval, bytes, an integer beyond 128 bits or an
+# infinite date, and Python none for dates beyond the year 9999 (dates and times are therefore all text there).
+_LOST_IN_ARROW = frozenset({"bit", "uhugeint", "time with time zone"})
+_TEXT_IN = {
+    "table": frozenset(),
+    "parquet": _LOST_IN_ARROW,
+    "csv": _LOST_IN_ARROW | {"interval", "blob", "bignum", "date", "time", "time_ns", "timestamp", "timestamp_s",
+                             "timestamp_ms", "timestamp_ns", "timestamp with time zone"},
+}  # fmt: skip
+_TEXT_IN["json"] = _TEXT_IN["csv"]
+
+
+def _as_text(kind, text: frozenset) -> str | None:
+    """`kind` as a SQL type with each type in `text` made VARCHAR, inside lists, structs, maps and unions too; None
+    where nothing changes."""
+    if kind.id in text:
+        return "VARCHAR"
+    if kind.id not in ("list", "array", "struct", "map", "union"):
+        return None
+    if kind.id in ("list", "array"):
+        child = _as_text(kind.children[0][1], text)
+        return None if child is None else f"{child}[]" if kind.id == "list" else f"{child}[{kind.children[1][1]}]"
+    fields = [(name, child, _as_text(child, text)) for name, child in kind.children if kind.id != "union" or name]
+    if all(new is None for _, _, new in fields):
+        return None
+    if kind.id == "map":
+        return f"MAP({', '.join(str(new or child) for _, child, new in fields)})"
+    return f"{kind.id.upper()}({', '.join(f'{quoted(name)} {new or child}' for name, child, new in fields)})"
+
+
+def _distinct(names: list[str]) -> list[str]:
+    """The names with each repeat numbered (`a`, `a_1`, `a_1_1`), compared without case, as DuckDB compares them."""
+    taken, out = set(), []
+    for name in names:
+        new, n = name, 0
+        while new.lower() in taken:
+            n += 1
+            new = f"{name}_{n}"
+        taken.add(new.lower())
+        out.append(new)
+    return out
+
+
+def shaped(relation, fmt: str):
+    """The relation as `fmt` writes it: distinct column names (a note on stderr names the renamed ones) and the
+    types of `_TEXT_IN[fmt]` as DuckDB's text."""
+    names = _distinct(relation.columns)
+    renamed = [f"{new} ({old})" for old, new in zip(relation.columns, names) if new != old]
+    if renamed:
+        print(f"cohbench: note: the result repeats column names; written as {', '.join(renamed)}", file=sys.stderr)
+    casts = [_as_text(kind, _TEXT_IN[fmt]) for kind in relation.types]
+    if not renamed and not any(casts):
+        return relation
+    return relation.project(", ".join(f"{f'CAST(#{i} AS {cast})' if cast else f'#{i}'} AS {quoted(name)}"
+                                      for i, (name, cast) in enumerate(zip(names, casts), 1)))  # fmt: skip
+
+
+def _batches(relation, con: duckdb.DuckDBPyConnection, rows: int = BATCH_ROWS):
+    """The relation's rows as Arrow record batches, computed as they are read. A failure while the stream runs (an
+    interrupt, memory) reaches pyarrow as its own error: it becomes a one-line `QueryError` too."""
+    import pyarrow as pa
+
+    with query_errors(con, also=(pa.ArrowException, OSError)):
+        reader = relation.to_arrow_reader(rows)
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                return
+            yield batch
+
+
+def query(sql: str, con: duckdb.DuckDBPyConnection | None = None):
+    """Run one SQL statement; returns a pyarrow Table. Errors become one-line `QueryError`s."""
+    import pyarrow as pa
+
+    con = con or db()
+    relation = relation_of(sql, con)
+    with query_errors(con):
+        return relation.to_arrow_table() if relation is not None else pa.table({})
+
+
+def rows(sql: str, con: duckdb.DuckDBPyConnection) -> tuple[list[str], list[tuple]]:
+    """Column names and rows of one statement, as Python values the way DuckDB gives them (a HUGEINT stays an int):
+    for the statistics' own queries. Errors become one-line `QueryError`s."""
+    relation = relation_of(sql, con)
+    with query_errors(con):
+        return relation.columns, relation.fetchall()
+
+
+def write(sql: str, output: Path, fmt: str, con: duckdb.DuckDBPyConnection | None = None) -> int:
+    """Write a query's result to `output` as csv, json (an array of objects) or parquet; returns the row count.
+    `output` may not lie inside the release. The sandbox cannot write, so csv and json are written as on stdout, and
+    parquet streams, batch by batch, into a second connection that runs only this fixed COPY."""
+    if fmt not in FORMATS:
+        raise QueryError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    output = settings.user_output(output)
+    con = con or db()
+    relation = relation_of(sql, con)
+    if relation is None:
+        raise QueryError("the statement returns no rows to write; give a SELECT")
+    relation = shaped(relation, fmt)
+    if fmt != "parquet":
+        if fmt == "csv":
+            _refuse_nested_in_csv(relation)
+        with atomic_path(output) as tmp, open(tmp, "wb") as sink, interruptible(con):
+            return _write_rows(_batches(relation, con), sink, fmt)
+    writer = duckdb.connect()
+    writer.execute("SET enable_progress_bar = false")
+    with atomic_path(output) as tmp, interruptible(con, writer), query_errors(con):  # an interrupt: KeyboardInterrupt
+        writer.register("result", relation.to_arrow_reader(BATCH_ROWS))
+        (count,) = writer.execute(f"COPY (SELECT * FROM result) TO {literal(str(tmp))} (FORMAT parquet)").fetchone()
+    return count
+
+
+def stream_to(sql: str, sink, fmt: str, con: duckdb.DuckDBPyConnection | None = None) -> int:
+    """Write a query's result to a binary stream (stdout) as csv or json, batch by batch; returns the row count."""
+    con = con or db()
+    relation = relation_of(sql, con)
+    if relation is None:
+        raise QueryError("the statement returns no rows to write; give a SELECT")
+    relation = shaped(relation, fmt)
+    if fmt == "csv":
+        _refuse_nested_in_csv(relation)
+    return _write_rows(_batches(relation, con), sink, fmt)
+
+
+def _refuse_nested_in_csv(relation) -> None:
+    """CSV has no lists or structs: pyarrow refuses them, and DuckDB's COPY writes text that no reader parses back."""
+    nested = [name for name, kind in zip(relation.columns, relation.types) if kind.id in ("list", "array", "struct", "map", "union")]
+    if nested:
+        raise QueryError(f"CSV cannot hold the list or struct column(s) {', '.join(nested)}; use --format parquet or json, "
+                         "or turn them into text in the query (e.g. array_to_string(col, '|'))")
+
+
+def _holds_decimals(kind) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_decimal(kind) or any(_holds_decimals(kind.field(i).type) for i in range(kind.num_fields))
+
+
+def _decimals_as_numbers(value):
+    """`value` with its Decimals as JSON numbers (DuckDB's sum() is a HUGEINT or DECIMAL, which reach Python as
+    Decimal and `jsonout` would write as strings): whole ones as ints, exactly; the others as floats."""
+    if isinstance(value, Decimal):
+        return int(value) if value.as_tuple().exponent >= 0 else float(value)
+    if isinstance(value, dict):
+        return {key: _decimals_as_numbers(v) for key, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_decimals_as_numbers(v) for v in value]
+    return value
+
+
+def _write_rows(batches, sink, fmt: str) -> int:
+    """Record batches to a binary stream as csv, or as json: an array of objects with NaN and infinities as null."""
+    import pyarrow.csv
+
+    rows, writer = 0, None
+    if fmt == "json":
+        sink.write(b"[")
+    for batch in batches:
+        if fmt == "json":
+            decimals = any(_holds_decimals(field.type) for field in batch.schema)
+            for row in batch.to_pylist():
+                row = _decimals_as_numbers(row) if decimals else row
+                sink.write(((",\n  " if rows else "\n  ") + jsonout.dumps(row)).encode("utf-8"))
+                rows += 1
+            continue
+        if writer is None:
+            writer = pyarrow.csv.CSVWriter(sink, batch.schema)
+        writer.write_batch(batch)
+        rows += batch.num_rows
+    if fmt == "json":
+        sink.write(b"\n]\n" if rows else b"]\n")
+    elif writer is not None:
+        writer.close()
+    sink.flush()
+    return rows
