@@ -86,3 +86,30 @@ def test_a_pool_travels_without_its_device_copy():
     index = Bm25(["red ball", "the dog"])
     index._on_device["cpu"] = DeviceBm25(index._index.scores, "cpu")
     assert pickle.loads(pickle.dumps(index))._on_device == {} and all(s.index._on_device == {} for s in index.shards(2))
+
+
+def test_a_batch_out_of_device_memory_is_halved_and_one_query_that_does_not_fit_is_one_line(monkeypatch):
+    """The GPU's refusal, simulated where no GPU is: the first two batches' scores are refused."""
+    import torch
+
+    from cohbench.corruptions import bm25_top
+    from cohbench.corruptions.registry import CorruptionError
+
+    index = Bm25(["red ball", "the dog", "a red dog", "ball"] * 10)
+    terms = [[index._vocab[t] for t in tokenize(q)] for q in ("red ball", "dog", "the ball", "red") * 4]
+    real, refusals = bm25_top._scores, []
+
+    def refusing(*args):
+        if len(refusals) < 2:
+            refusals.append(args[0].shape[0])
+            raise torch.OutOfMemoryError("CUDA out of memory")
+        return real(*args)
+
+    monkeypatch.setattr(bm25_top, "_scores", refusing)
+    device = DeviceBm25(index._index.scores, "cpu", budget=40 * 16)
+    assert device.scored_top(terms, 5) == cpu_top(index._index, terms, 5)
+    assert refusals == [16, 8] and device.budget == 40 * 4
+    monkeypatch.setattr(bm25_top, "_scores", lambda *args: (_ for _ in ()).throw(torch.OutOfMemoryError("CUDA")))
+    with pytest.raises(CorruptionError, match=r"^the GPU \(cpu\) ran out of memory scoring BM25 for one query over 40 "
+                                             r"sentences.*--device cpu$"):
+        DeviceBm25(index._index.scores, "cpu", budget=40).scored_top(terms, 5)

@@ -64,7 +64,8 @@ class TokenEmbeddings:
                              torch.from_numpy(np.concatenate([w for _, (_, w) in kept]).astype(np.float64)))
             todo = [s for s in todo if s not in self._span]
         for batch, vectors, units, weights, lengths in encode_batches(todo, self.device, self.batch_size) if todo else ():
-            present = torch.arange(units.shape[1], device=units.device) < torch.tensor(lengths, device=units.device)[:, None]
+            offsets = torch.arange(units.shape[1], device=units.device)
+            present = offsets < torch.tensor(lengths, device=units.device)[:, None]
             self._append(batch, lengths, units[present], weights[present])  # row-major: sentence after sentence
             if store is not None:  # what a release build keeps between runs, in the store's (numpy) form
                 units, weights = units.cpu().numpy(), weights.cpu().numpy()

@@ -23,7 +23,7 @@ import numpy as np
 
 _LOW = (1 << 32) - 1  # the index half of a key: larger for a lower pool index
 CPU_BUDGET = 1 << 24  # scores (with their keys) held at once on the CPU: ~200 MB
-BYTES_PER_SCORE = 48  # device memory per score of a batch: float32 score, int64 key and the step's index temporaries
+BYTES_PER_SCORE = 64  # device memory per score of a batch: float32 score, int64 key and a step's int64 temporaries
 
 
 def cpu_top(index, queries: Sequence[Sequence[int]], k: int, budget: int = CPU_BUDGET) -> list[list[tuple[int, float]]]:
@@ -73,16 +73,38 @@ class DeviceBm25:
             self.shards.append((offset, part.shape[0], *(torch.from_numpy(a).to(device) for a in arrays)))
 
     def scored_top(self, queries: Sequence[Sequence[int]], k: int) -> list[list[tuple[int, float]]]:
-        """As `cpu_top`, computed on the device."""
+        """As `cpu_top`, computed on the device. A batch that runs out of device memory is halved and run again
+        (and the batches after it stay halved)."""
+        import torch
+
         k = min(k, self.size)
         out: list[list[tuple[int, float]]] = [[] for _ in queries]
         live = [q for q, terms in enumerate(queries) if terms]
-        rows = max(1, self.budget // max(shard[1] for shard in self.shards))
-        for start in range(0, len(live), rows):
-            batch = live[start : start + rows]
-            for q, found in zip(batch, _decoded(self._top_keys([queries[q] for q in batch], k))):
+        widest = max(shard[1] for shard in self.shards)
+        start = 0
+        while start < len(live):
+            batch = live[start : start + max(1, self.budget // widest)]
+            try:
+                keys = self._top_keys([queries[q] for q in batch], k)
+            except torch.OutOfMemoryError:
+                self._out_of_memory(len(batch), widest)
+                continue
+            for q, found in zip(batch, _decoded(keys)):
                 out[q] = found
+            start += len(batch)
         return out
+
+    def _out_of_memory(self, rows: int, widest: int) -> None:
+        import torch
+
+        from .registry import CorruptionError
+
+        torch.cuda.empty_cache()
+        if rows <= 1:
+            raise CorruptionError(f"the GPU ({self.device}) ran out of memory scoring BM25 for one query over "
+                                  f"{widest:,} sentences (another process may hold its memory); free it, or run with "
+                                  "--device cpu")
+        self.budget = widest * (rows // 2)
 
     def _top_keys(self, queries: Sequence[Sequence[int]], k: int) -> np.ndarray:
         import torch

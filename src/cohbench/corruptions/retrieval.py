@@ -6,20 +6,20 @@ block-max WAND; catalog/SCALE.md measures it).
 All three see the same tokens (`tokenize`: lower-cased runs of word characters and apostrophes); tantivy receives
 them joined by spaces and split on whitespace only (`TOKENS`, no other filter), so a sentence's terms and length
 are the same everywhere. Their BM25 differs, so confounders agree between them only when the same retriever is
-chosen: bm25s scores "lucene" BM25 (idf ln(1 + (N - df + 0.5) / (df + 0.5)), k1 = 1.5, b = 0.75, float32; its exact
-top-k, `bm25_top`, on the CPU or batched on a GPU with the same candidates and scores); tantivy
-the same idf with k1 = 1.2, b = 0.75 (fixed by tantivy), times k1 + 1 (a constant: no effect on the ranking),
-document lengths stored on one byte (exact for short sentences, approximate beyond about 40 tokens) and float32
-scores; rank_bm25 its own Okapi idf. A query is the OR of its tokens, a repeated token counted each time. Ties are
-ordered by pool index (lower first) for every retriever, at the k-th score too (the lowest indices are kept).
+chosen: bm25s scores "lucene" BM25 (idf ln(1 + (N - df + 0.5) / (df + 0.5)), k1 = 1.5, b = 0.75, float32; its
+exact top-k, `bm25_top`, runs on the CPU or batched on a GPU with the same candidates and scores); tantivy the
+same idf with k1 = 1.2, b = 0.75 (fixed by tantivy), times k1 + 1 (a constant: no effect on the ranking), document
+lengths stored on one byte (exact for short sentences, approximate beyond about 40 tokens) and float32 scores;
+rank_bm25 its own Okapi idf. A query is the OR of its tokens, a repeated token counted each time. Ties are ordered
+by pool index (lower first) for every retriever, at the k-th score too (the lowest indices are kept).
 
 A bm25s index can be cut into shards by document (`Bm25.shards`) for pools too big for one worker: each shard
 keeps the pool-wide term statistics, so a document scores the same in its shard as in the whole index, and the
-per-shard top-k merged by (score, index) is the whole index's top-k. A tantivy pool with shards is one index per shard of consecutive sentences,
-each with its own statistics (as Elasticsearch's per-shard scoring): the merged top-k depends on the number of
-shards, which is therefore one of the parameters that decide the confounders. Each tantivy shard lies in a folder
-marked with the pool's fingerprint; a worker opens it memory-mapped, and refuses a folder that is missing or was
-built from another pool."""
+per-shard top-k merged by (score, index) is the whole index's top-k. A tantivy pool with shards is one index per
+shard of consecutive sentences, each with its own statistics (as Elasticsearch's per-shard scoring): the merged
+top-k depends on the number of shards, which is therefore one of the parameters that decide the confounders. Each
+tantivy shard lies in a folder marked with the pool's fingerprint; a worker opens it memory-mapped, and refuses a
+folder that is missing or was built from another pool."""
 
 from __future__ import annotations
 
