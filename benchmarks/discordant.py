@@ -57,9 +57,8 @@ def fast(pool_texts, pool_docs, queries, query_docs, tau, retriever):
     from cohbench.corruptions.bertscore import TokenEmbeddings
     from cohbench.corruptions.dsd import ConfounderPool
 
+    TokenEmbeddings().encode(["warm up"])  # model load outside the timing, as for the reference
     embeddings = TokenEmbeddings()
-    embeddings.encode(["warm up"])  # model load outside the timing, as for the reference
-    embeddings._cache.clear()
     start, cpu = time.perf_counter(), time.process_time()
     pool = ConfounderPool("train", pool_texts, [str(i) for i in range(len(pool_texts))], pool_docs,
                           retriever=retriever, embeddings=embeddings)

@@ -5,7 +5,8 @@ the real ROCStories and TimeTravel sentences, then halves of two joined), given 
 column), at each size of `--stories` (default 5,000, 50,000 and 500,000). Each size runs `corrupt` twice in fresh
 processes through the job's own code: `--device cpu` with CUDA hidden (torch on every core), then `--device cuda`.
 For each run it prints records/s, seconds per stage (start-up: imports and loading the encoder; encode: MiniLM
-token embeddings; retrieve: the BM25 index and candidates; match: BERTScore's batched matching; write: partitions
+token embeddings, kept on the device; retrieve: the BM25 index and candidates, scored on the run's device
+(`corruptions.bm25_top`); match: BERTScore's batched matching; write: partitions
 and the output; other: the rest), the GPU's utilisation (nvidia-smi every 0.5 s: mean and max over the run) and
 memory peak (torch's peak allocation, and nvidia-smi's peak use by every process), then the GPU/CPU ratio of
 records/s and whether the two runs' Parquet files are byte-identical. On a machine without a usable GPU it runs the

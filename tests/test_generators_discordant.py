@@ -65,8 +65,8 @@ def numpy_f1(embeddings, reference, candidates):
     """The per-query matching cohbench shipped before the batched product (numpy, one reference at a time): the oracle."""
     import numpy as np
 
-    ref, ref_w = embeddings._cache[reference]
-    parts = [embeddings._cache[c] for c in candidates]
+    ref, ref_w = embeddings.token_embeddings(reference)
+    parts = [embeddings.token_embeddings(c) for c in candidates]
     tokens, weights = np.concatenate([t for t, _ in parts]), np.concatenate([w for _, w in parts])
     starts = np.cumsum([0] + [len(w) for _, w in parts[:-1]])
     sim = tokens.astype(np.float64) @ ref.astype(np.float64).T

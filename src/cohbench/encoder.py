@@ -80,7 +80,17 @@ BYTES_PER_TOKEN = 64_000
 def encode(sentences: Sequence[str], device: str | None = None, batch_size: int = 256,
            tokens: bool = True) -> Iterator[tuple[str, np.ndarray, tuple | None]]:
     """(sentence, vector [D] float32 rounded to `VECTOR_DECIMALS`, (unit token embeddings [L, D] float32, BERTScore
-    weights [L]) or None without `tokens`) for each distinct sentence, in batches of similar length (less padding).
+    weights [L]) or None without `tokens`) for each distinct sentence: `encode_batches`, copied off the device."""
+    for batch, vectors, units, weights, lengths in encode_batches(sentences, device, batch_size, tokens):
+        units, weights = (units.cpu().numpy(), weights.cpu().numpy()) if tokens else (None, None)
+        for row, (sentence, length) in enumerate(zip(batch, lengths)):
+            yield sentence, vectors[row], (units[row, :length], weights[row, :length]) if tokens else None
+
+
+def encode_batches(sentences: Sequence[str], device: str | None = None, batch_size: int = 256, tokens: bool = True):
+    """Batches of the distinct sentences, of similar length (less padding): (sentences, vectors [B, D] float32
+    rounded to `VECTOR_DECIMALS`, and with `tokens` unit token embeddings [B, L, D] float32 and BERTScore weights
+    [B, L] float64 as tensors left on the device (padding 0), and each sentence's number of tokens).
     On a GPU a batch holds as many tokens as a quarter of the free memory takes (at least `batch_size` sentences'
     worth), and one that runs out of memory is halved and run again."""
     import torch
@@ -88,22 +98,18 @@ def encode(sentences: Sequence[str], device: str | None = None, batch_size: int 
 
     device = device or default_device()
     tokenizer, model = _encoder(device)
-    special = {tokenizer.cls_token_id, tokenizer.sep_token_id}
     encoded = sorted(((sent_encode(tokenizer, s), s) for s in sorted(set(sentences))), key=lambda pair: len(pair[0]))
     start = 0
     while start < len(encoded):
         rows = _rows(device, len(encoded[min(start + batch_size, len(encoded)) - 1][0]), batch_size)
         batch = encoded[start : start + rows]
         try:
-            vectors, units = _forward(torch, model, tokenizer, [x for x, _ in batch], tokens)
+            vectors, units, weights = _forward(torch, model, tokenizer, [x for x, _ in batch], tokens)
         except torch.OutOfMemoryError:
             _out_of_memory(torch, device, len(batch))
             continue
         start += len(batch)
-        for row, (x, sentence) in enumerate(batch):
-            # bert-score with idf off weighs every token 1 except [CLS] and [SEP], which weigh 0.
-            token_part = (units[row, : len(x)], np.array([0.0 if t in special else 1.0 for t in x])) if tokens else None
-            yield sentence, vectors[row], token_part
+        yield [sentence for _, sentence in batch], vectors, units, weights, [len(x) for x, _ in batch]
 
 
 _rows_cap: dict[str, int] = {}  # per GPU: the most rows a batch may hold after an out-of-memory error
@@ -132,7 +138,8 @@ def _out_of_memory(torch, device: str, rows: int) -> None:
 
 
 def _forward(torch, model, tokenizer, ids: list[list[int]], tokens: bool):
-    """Rounded vectors [B, D] and, with `tokens`, unit token embeddings [B, L, D] (float32, one copy off the device)."""
+    """Rounded vectors [B, D] (numpy) and, with `tokens`, unit token embeddings [B, L, D] float32 and BERTScore
+    weights [B, L] float64 on the device (bert-score with idf off weighs every token 1 except [CLS] and [SEP])."""
     width = max(len(x) for x in ids)
     padded = torch.full((len(ids), width), tokenizer.pad_token_id, dtype=torch.long)
     mask = torch.zeros((len(ids), width), dtype=torch.long)
@@ -140,9 +147,13 @@ def _forward(torch, model, tokenizer, ids: list[list[int]], tokens: bool):
         padded[row, : len(x)] = torch.tensor(x)
         mask[row, : len(x)] = 1
     with torch.inference_mode():
-        hidden = model(padded.to(model.device, non_blocking=True), attention_mask=mask.to(model.device, non_blocking=True))[0]
-        weights = mask.to(model.device, hidden.dtype).unsqueeze(-1)
+        padded, mask = padded.to(model.device, non_blocking=True), mask.to(model.device, non_blocking=True)
+        hidden = model(padded, attention_mask=mask)[0]
+        weights = mask.to(hidden.dtype).unsqueeze(-1)
         pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1)
         vectors = np.round(torch.nn.functional.normalize(pooled, dim=-1).cpu().numpy(), VECTOR_DECIMALS).astype(np.float32)
-        units = (hidden / hidden.norm(dim=-1, keepdim=True)).float().cpu().numpy() if tokens else None
-    return vectors, units
+        if not tokens:
+            return vectors, None, None
+        units = (hidden / hidden.norm(dim=-1, keepdim=True)).float()
+        counted = (mask > 0) & (padded != tokenizer.cls_token_id) & (padded != tokenizer.sep_token_id)
+    return vectors, units, counted.to(torch.float64)

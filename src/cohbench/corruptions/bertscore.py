@@ -24,38 +24,70 @@ from pathlib import Path
 import numpy as np
 
 from .. import embedding_store
-from ..encoder import NAME as ENCODER, default_device, encode
+from ..encoder import DIMENSIONS, NAME as ENCODER, default_device, encode_batches
 
 BASELINE_FILE = Path(__file__).with_name("bertscore_baseline.json")
 NUM_LAYERS = 6  # all layers of MiniLM-L6: the last hidden state, as bert-score returns for num_layers=6
 
 
 class TokenEmbeddings:
-    """Unit-normalised token embeddings of sentences, computed once per unique sentence (batched)."""
+    """Unit-normalised token embeddings of sentences, computed once per unique sentence (batched) and kept on the
+    device as one tensor: every sentence's tokens one after another ([tokens, D] float32, computed in float64 and
+    kept in float32 to halve the memory) beside their BERTScore weights, each sentence a (start, length) in it."""
 
     def __init__(self, device: str | None = None, batch_size: int = 256):
         self.device = device or default_device()
         self.batch_size = batch_size
-        # sentence -> (unit embeddings [L, D], computed in float64 and kept in float32 to halve the memory; weights [L]),
-        # as numpy arrays, the embedding store's form; `f1_many` packs what one round matches into device tensors
-        self._cache: dict[str, tuple] = {}
+        self._span: dict[str, tuple[int, int]] = {}
+        self._tokens = self._weights = None  # grown by doubling, `_used` rows taken
+        self._used = 0
 
     def __len__(self) -> int:
-        return len(self._cache)
+        return len(self._span)
+
+    def token_embeddings(self, sentence: str) -> tuple[np.ndarray, np.ndarray]:
+        """(unit token embeddings [L, D] float32, weights [L] float64) of an encoded sentence, as numpy arrays."""
+        start, length = self._span[sentence]
+        return (self._tokens[start : start + length].cpu().numpy(), self._weights[start : start + length].cpu().numpy())
 
     def encode(self, sentences: Sequence[str]) -> None:
-        todo = sorted({s for s in sentences if s not in self._cache})
+        import torch
+
+        todo = sorted({s for s in sentences if s not in self._span})
         store = embedding_store.active()
         if store is not None:
-            for sentence in todo:
-                kept = store.tokens(sentence)
-                if kept is not None:
-                    self._cache[sentence] = kept
-            todo = [s for s in todo if s not in self._cache]
-        for sentence, vector, tokens in encode(todo, self.device, self.batch_size) if todo else ():
-            self._cache[sentence] = tokens
-            if store is not None:
-                store.add(sentence, vector, tokens)
+            kept = [(s, store.tokens(s)) for s in todo]
+            kept = [(s, found) for s, found in kept if found is not None]
+            if kept:
+                self._append([s for s, _ in kept], [len(w) for _, (_, w) in kept],
+                             torch.from_numpy(np.concatenate([t for _, (t, _) in kept])),
+                             torch.from_numpy(np.concatenate([w for _, (_, w) in kept]).astype(np.float64)))
+            todo = [s for s in todo if s not in self._span]
+        for batch, vectors, units, weights, lengths in encode_batches(todo, self.device, self.batch_size) if todo else ():
+            offsets = torch.arange(units.shape[1], device=units.device)
+            present = offsets < torch.tensor(lengths, device=units.device)[:, None]
+            self._append(batch, lengths, units[present], weights[present])  # row-major: sentence after sentence
+            if store is not None:  # what a release build keeps between runs, in the store's (numpy) form
+                units, weights = units.cpu().numpy(), weights.cpu().numpy()
+                for row, (sentence, length) in enumerate(zip(batch, lengths)):
+                    store.add(sentence, vectors[row], (units[row, :length], weights[row, :length]))
+
+    def _append(self, sentences: Sequence[str], lengths: Sequence[int], tokens, weights) -> None:
+        import torch
+
+        end = self._used + tokens.shape[0]
+        if self._tokens is None or end > self._tokens.shape[0]:
+            capacity = max(end, 2 * (0 if self._tokens is None else self._tokens.shape[0]), 1 << 12)
+            grown = torch.zeros((capacity, tokens.shape[1]), dtype=torch.float32, device=self.device)
+            grown_weights = torch.zeros(capacity, dtype=torch.float64, device=self.device)
+            if self._tokens is not None:
+                grown[: self._used], grown_weights[: self._used] = self._tokens[: self._used], self._weights[: self._used]
+            self._tokens, self._weights = grown, grown_weights
+        self._tokens[self._used : end] = tokens.to(self.device)
+        self._weights[self._used : end] = weights.to(self.device)
+        for sentence, length in zip(sentences, lengths):
+            self._span[sentence] = (self._used, length)
+            self._used += length
 
     def f1(self, reference: str, candidates: Sequence[str]) -> list[float]:
         """Raw BERTScore F1 of each candidate against `reference` (symmetric in the pair)."""
@@ -70,8 +102,8 @@ class TokenEmbeddings:
         scores = []
         sizes = []
         for r, c in pairs:  # float64 elements a pair takes: its similarity matrix and both sentences' token embeddings
-            (tokens, ref_w), cand_w = self._cache[r], self._cache[c][1]
-            sizes.append(len(ref_w) * len(cand_w) + (len(ref_w) + len(cand_w)) * tokens.shape[1])
+            ref_length, cand_length = self._span[r][1], self._span[c][1]
+            sizes.append(ref_length * cand_length + (ref_length + cand_length) * DIMENSIONS)
         for start, end in _chunks(sizes, self.device):
             scores += self._matched(pairs[start:end])
         found = iter(scores)
@@ -81,14 +113,15 @@ class TokenEmbeddings:
         import torch
 
         def padded(sentences):
-            parts = [self._cache[s] for s in sentences]
-            width = max(len(w) for _, w in parts)
-            tokens = np.zeros((len(parts), width, parts[0][0].shape[1]), np.float64)
-            weights = np.zeros((len(parts), width), np.float64)
-            present = np.zeros((len(parts), width), bool)
-            for row, (t, w) in enumerate(parts):
-                tokens[row, : len(w)], weights[row, : len(w)], present[row, : len(w)] = t, w, True
-            return (torch.from_numpy(a).to(self.device) for a in (tokens, weights, present))
+            """Token embeddings [P, W, D] and weights [P, W] in float64, gathered from the kept tensor, 0 beyond
+            each sentence's length (W: the longest), and where each sentence's tokens are."""
+            spans = torch.tensor([self._span[s] for s in sentences], dtype=torch.int64).to(self.device)
+            starts, lengths = spans[:, 0:1], spans[:, 1:2]
+            offsets = torch.arange(int(lengths.max()), device=self.device)
+            present = offsets < lengths
+            at = torch.where(present, starts + offsets, 0)
+            tokens = torch.where(present.unsqueeze(2), self._tokens[at].double(), 0.0)
+            return tokens, torch.where(present, self._weights[at], 0.0), present
 
         ref, ref_w, ref_in = padded([r for r, _ in pairs])
         cand, cand_w, cand_in = padded([c for _, c in pairs])

@@ -5,7 +5,7 @@ the highest-ranked candidate whose rescaled BERTScore F1 to x is below τ. Candi
 a few at a time, from cached token embeddings, stopping at the first acceptable one.
 
 Two stages that an engine may run on different workers: `plan_replacements` (positions drawn per record id,
-BM25 candidates: CPU) and `replace_planned` (BERTScore encoding and the choice: the GPU stage).
+BM25 candidates) and `replace_planned` (BERTScore encoding and the choice), each on the device it is given.
 """
 
 from __future__ import annotations
@@ -76,10 +76,11 @@ class ConfounderPool:
                 docs.append(r["doc_id"])
         return cls(splits.pop(), texts, ids, docs, **options)
 
-    def candidates(self, queries: Sequence[str], doc_ids: Sequence[str]) -> list[list[int]]:
-        """Up to `top_k` pool indices per query, in BM25 order, never from the query's document or equal to it."""
+    def candidates(self, queries: Sequence[str], doc_ids: Sequence[str], device: str | None = None) -> list[list[int]]:
+        """Up to `top_k` pool indices per query, in BM25 order, never from the query's document or equal to it;
+        bm25s scores on `device` (None: the GPU where there is one), with the same candidates everywhere."""
         k = self.top_k + self._widest_doc + 1
-        ranked = merged_top(self.shards, queries, k) if self.shards else self.index.top(queries, k)
+        ranked = merged_top(self.shards, queries, k, device) if self.shards else self.index.top(queries, k, device)
         return [
             [i for i, text, hit_doc in zip(hits, self.texts_at(hits), _at(self.doc_ids, hits)) if hit_doc != doc and text != query][: self.top_k]
             for hits, query, doc in zip(ranked, queries, doc_ids)
@@ -155,7 +156,7 @@ def _position_sets(rng, eligible: range, k: int, instances: int) -> list[list[in
 
 
 def plan_replacements(records: Sequence[dict], pool: ConfounderPool, *, seed: int, k: int = 1,
-                      min_position: int = 0, instances: int = 1) -> list[list[dict] | None]:
+                      min_position: int = 0, instances: int = 1, device: str | None = None) -> list[list[dict] | None]:
     """Stage 1, per record: for each instance, the K positions to replace (drawn by seed and record id) and each
     position's BM25 candidates; None for a record with fewer than K eligible sentences."""
     for record in records:
@@ -175,7 +176,7 @@ def plan_replacements(records: Sequence[dict], pool: ConfounderPool, *, seed: in
     queries = [records[n]["sentences"][position] for n, plan in enumerate(plans) if plan
                for unit in plan for position in unit["positions"]]
     docs = [records[n]["doc_id"] for n, plan in enumerate(plans) if plan for unit in plan for _ in unit["positions"]]
-    found = iter(pool.candidates(queries, docs))
+    found = iter(pool.candidates(queries, docs, device))
     for unit in units:
         unit["candidates"] = [next(found) for _ in unit["positions"]]
     return plans

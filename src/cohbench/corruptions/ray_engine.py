@@ -30,10 +30,10 @@ class RayShard:
     def __init__(self, ref):
         self.ref = ref
 
-    def scored_top(self, queries, k):
+    def scored_top(self, queries, k, device=None):
         import ray
 
-        return ray.get(self.ref).scored_top(queries, k)
+        return ray.get(self.ref).scored_top(queries, k, device)
 
 
 def _share(shared):
@@ -75,7 +75,7 @@ class _Stage:
         if "plan" in table.column_names:
             plans = [pickle.loads(b) for b in table.column("plan").to_pylist()]
         elif self.recipe.plan and self.do_plan:
-            plans = self.recipe.plan(records, self.shared, self.params)
+            plans = self.recipe.plan(records, self.shared, self.params, self.device)
         else:
             plans = [None] * len(records)
         if not self.do_make:

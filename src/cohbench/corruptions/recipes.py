@@ -3,10 +3,10 @@
 A recipe runs registered generators over coherent records in three steps, so that an engine can spread them:
 - `prepare(records, params)`: what every batch shares, built once over the whole input (a confounder pool per
   split, corpus-wide bigrams);
-- `plan(batch, shared, params)`: CPU work per record (BM25 candidates), or nothing;
+- `plan(batch, shared, params, device)`: work per record (BM25 candidates), or nothing;
 - `make(batch, plans, shared, params, device)`: the records made from each source record (a list per source; empty
-  when the recipe does not apply to it). This is where BERTScore encoding happens, on `device` (None: the GPU where
-  there is one); the bytes do not depend on it.
+  when the recipe does not apply to it). This is where BERTScore encoding happens.
+Both run on `device` (None: the GPU where there is one); the bytes do not depend on it.
 Every random choice is drawn from (seed, record id), so the output does not depend on how records are batched.
 A recipe and its parameters are resolved once (`resolve`); an engine (`engines`) runs the resolved recipe.
 
@@ -140,13 +140,13 @@ def pools(records: Sequence[dict], params: dict) -> dict[str, ConfounderPool]:
             for split, group in sorted(splits.items())}
 
 
-def _plan_dsd(batch, shared, params, min_position=0):
+def _plan_dsd(batch, shared, params, device=None, min_position=0):
     plans = [None] * len(batch)
     for split, pool in shared.items():
         members = [n for n, r in enumerate(batch) if r["split"] == split]
         for n, plan in zip(members, plan_replacements([batch[n] for n in members], pool, seed=params["seed"],
                                                       k=params.get("k", 1), min_position=min_position,
-                                                      instances=params.get("instances") or 1)):
+                                                      instances=params.get("instances") or 1, device=device)):
             plans[n] = plan
     return plans
 
@@ -247,7 +247,7 @@ register(Recipe(
     "next_sentence_swap (SceneE) and a discordant confounder after position 0 (SceneE), each with its coherent "
     "positive.", ("tau", "top_k", "retriever", "pool_shards"), lambda p: 2, "no_recipe_applicable",
     make=_make_synthetic, prepare=pools,
-    plan=lambda batch, shared, params: _plan_dsd(batch, shared, {**params, "k": 1}, min_position=1)))
+    plan=lambda batch, shared, params, device=None: _plan_dsd(batch, shared, {**params, "k": 1}, device, min_position=1)))
 
 
 TOO_SHORT = "too_short_for_recipe"  # the drop reason of a record with fewer sentences than the recipe needs
@@ -274,7 +274,7 @@ def apply(resolved: Resolved, records: Sequence[dict], shared=None, device: str 
     dropped = Counter({TOO_SHORT: len(fits) - len(usable)})
     if shared is None and recipe.prepare:
         shared = recipe.prepare(usable, params)
-    plans = recipe.plan(usable, shared, params) if recipe.plan else None
+    plans = recipe.plan(usable, shared, params, device) if recipe.plan else None
     made = iter(recipe.make(usable, plans, shared, params, device) if usable else [])
     outputs = [next(made) if ok else [] for ok in fits]
     dropped[recipe.not_applicable] += sum(1 for out, ok in zip(outputs, fits) if ok and not out)

@@ -6,20 +6,20 @@ block-max WAND; catalog/SCALE.md measures it).
 All three see the same tokens (`tokenize`: lower-cased runs of word characters and apostrophes); tantivy receives
 them joined by spaces and split on whitespace only (`TOKENS`, no other filter), so a sentence's terms and length
 are the same everywhere. Their BM25 differs, so confounders agree between them only when the same retriever is
-chosen: bm25s scores "lucene" BM25 (idf ln(1 + (N - df + 0.5) / (df + 0.5)), k1 = 1.5, b = 0.75, float32); tantivy
-the same idf with k1 = 1.2, b = 0.75 (fixed by tantivy), times k1 + 1 (a constant: no effect on the ranking),
-document lengths stored on one byte (exact for short sentences, approximate beyond about 40 tokens) and float32
-scores; rank_bm25 its own Okapi idf. A query is the OR of its tokens, a repeated token counted each time. Ties are
-ordered by pool index (lower first) for every retriever.
+chosen: bm25s scores "lucene" BM25 (idf ln(1 + (N - df + 0.5) / (df + 0.5)), k1 = 1.5, b = 0.75, float32; its
+exact top-k, `bm25_top`, runs on the CPU or batched on a GPU with the same candidates and scores); tantivy the
+same idf with k1 = 1.2, b = 0.75 (fixed by tantivy), times k1 + 1 (a constant: no effect on the ranking), document
+lengths stored on one byte (exact for short sentences, approximate beyond about 40 tokens) and float32 scores;
+rank_bm25 its own Okapi idf. A query is the OR of its tokens, a repeated token counted each time. Ties are ordered
+by pool index (lower first) for every retriever, at the k-th score too (the lowest indices are kept).
 
 A bm25s index can be cut into shards by document (`Bm25.shards`) for pools too big for one worker: each shard
 keeps the pool-wide term statistics, so a document scores the same in its shard as in the whole index, and the
-per-shard top-k merged by (score, index) is the whole index's top-k (up to which of several candidates tied
-exactly at the k-th score are kept). A tantivy pool with shards is one index per shard of consecutive sentences,
-each with its own statistics (as Elasticsearch's per-shard scoring): the merged top-k depends on the number of
-shards, which is therefore one of the parameters that decide the confounders. Each tantivy shard lies in a folder
-marked with the pool's fingerprint; a worker opens it memory-mapped, and refuses a folder that is missing or was
-built from another pool."""
+per-shard top-k merged by (score, index) is the whole index's top-k. A tantivy pool with shards is one index per
+shard of consecutive sentences, each with its own statistics (as Elasticsearch's per-shard scoring): the merged
+top-k depends on the number of shards, which is therefore one of the parameters that decide the confounders. Each
+tantivy shard lies in a folder marked with the pool's fingerprint; a worker opens it memory-mapped, and refuses a
+folder that is missing or was built from another pool."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def _unknown_or_missing(retriever: str):
 
 def _bm25s():
     """bm25s, imported without letting JAX (which bm25s tries at import, where it is installed) take 75% of a GPU's
-    memory on first use; its top-k runs on numpy (`backend_selection`), the same on every machine."""
+    memory on first use; cohbench reads its scores and never its top-k (`bm25_top`)."""
     import os
 
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
@@ -94,6 +94,7 @@ class Bm25:
     def __init__(self, texts: Sequence[str], retriever: str = "bm25s"):
         self.retriever = retriever
         self.size = len(texts)
+        self._on_device = {}  # device -> bm25_top.DeviceBm25 of a bm25s index, made on first use there, never pickled
         tokens = [tokenize(t) for t in texts]
         if retriever == "bm25s":
             bm25s = _bm25s()
@@ -106,26 +107,31 @@ class Bm25:
 
             self._index = BM25Okapi(tokens)
 
-    def top(self, queries: Sequence[str], k: int) -> list[list[int]]:
-        """Indices of the `k` best-scoring pool texts for each query, best first (ties: lower index first)."""
-        return [[i for i, _ in hits] for hits in self.scored_top(queries, k)]
+    def __getstate__(self):
+        return {**self.__dict__, "_on_device": {}}
 
-    def scored_top(self, queries: Sequence[str], k: int) -> list[list[tuple[int, float]]]:
-        """(index, score) of the `k` best-scoring pool texts for each query, best first (ties: lower index first)."""
+    def top(self, queries: Sequence[str], k: int, device: str | None = None) -> list[list[int]]:
+        """Indices of the `k` best-scoring pool texts for each query, best first (ties: lower index first)."""
+        return [[i for i, _ in hits] for hits in self.scored_top(queries, k, device)]
+
+    def scored_top(self, queries: Sequence[str], k: int, device: str | None = None) -> list[list[tuple[int, float]]]:
+        """(index, score) of the `k` best-scoring pool texts for each query, best first (ties: lower index first).
+        bm25s's run on `device` (None: the GPU where torch sees one), with the same result everywhere."""
         k = min(k, self.size)
         if self.retriever == "rank_bm25":
             return [rank_bm25_top(self._index, q, k) for q in queries]
-        query_tokens = [[t for t in tokenize(q) if t in self._vocab] for q in queries]
-        out = [[] for _ in queries]
-        live = [i for i, tokens in enumerate(query_tokens) if tokens]
-        if live:
-            docs, scores = self._index.retrieve([query_tokens[i] for i in live], k=k, show_progress=False, n_threads=1,
-                                                backend_selection="numpy")
-            for row, i in enumerate(live):
-                # Re-sort by (score desc, index asc) so that ties are ordered the same on every platform.
-                order = sorted(range(k), key=lambda j: (-float(scores[row, j]), int(docs[row, j])))
-                out[i] = [(int(docs[row, j]), float(scores[row, j])) for j in order if scores[row, j] > 0]
-        return out
+        from . import bm25_top
+
+        terms = [[self._vocab[t] for t in tokenize(q) if t in self._vocab] for q in queries]
+        if device is None:
+            from ..encoder import default_device
+
+            device = default_device()
+        if device == "cpu":
+            return bm25_top.cpu_top(self._index, terms, k)
+        if device not in self._on_device:
+            self._on_device[device] = bm25_top.DeviceBm25(self._index.scores, device)
+        return self._on_device[device].scored_top(terms, k)
 
     def shards(self, count: int) -> list["Bm25Shard"]:
         """The index cut into `count` shards of consecutive documents, each scoring with the pool-wide statistics."""
@@ -144,7 +150,7 @@ class Bm25:
             part = matrix[start:end].tocsc()
             part.sort_indices()
             shard = copy.copy(self)
-            shard.size = end - start
+            shard.size, shard._on_device = end - start, {}
             shard._index = copy.copy(self._index)
             shard._index.corpus = None
             shard._index.scores = {"data": part.data, "indices": part.indices.astype(np.int32),
@@ -159,15 +165,15 @@ class Bm25Shard:
     def __init__(self, offset: int, index: Bm25):
         self.offset, self.index = offset, index
 
-    def scored_top(self, queries: Sequence[str], k: int) -> list[list[tuple[int, float]]]:
-        return [[(self.offset + i, score) for i, score in hits] for hits in self.index.scored_top(queries, k)]
+    def scored_top(self, queries: Sequence[str], k: int, device: str | None = None) -> list[list[tuple[int, float]]]:
+        return [[(self.offset + i, score) for i, score in hits] for hits in self.index.scored_top(queries, k, device)]
 
 
-def merged_top(shards: Sequence, queries: Sequence[str], k: int) -> list[list[int]]:
+def merged_top(shards: Sequence, queries: Sequence[str], k: int, device: str | None = None) -> list[list[int]]:
     """Top-k per shard, merged: the `k` best (score desc, pool index asc) of all shards' candidates."""
     merged = [[] for _ in queries]
     for shard in shards:
-        for hits, found in zip(merged, shard.scored_top(queries, k)):
+        for hits, found in zip(merged, shard.scored_top(queries, k, device)):
             hits += found
     return [[i for i, _ in sorted(hits, key=lambda hit: (-hit[1], hit[0]))[:k]] for hits in merged]
 
@@ -277,12 +283,13 @@ class TantivyShard:
         self._schema_of, self._searcher = index.schema, index.searcher()
         return self._searcher
 
-    def top(self, queries: Sequence[str], k: int) -> list[list[int]]:
+    def top(self, queries: Sequence[str], k: int, device: str | None = None) -> list[list[int]]:
         return [[i for i, _ in hits] for hits in self.scored_top(queries, k)]
 
-    def scored_top(self, queries: Sequence[str], k: int) -> list[list[tuple[int, float]]]:
+    def scored_top(self, queries: Sequence[str], k: int, device: str | None = None) -> list[list[tuple[int, float]]]:
         """(pool index, score) of the `k` best-scoring sentences of the shard for each query, best first; ties by
-        pool index, as tantivy orders equal scores by document number (one segment, in pool order: `build`)."""
+        pool index, as tantivy orders equal scores by document number (one segment, in pool order: `build`). tantivy
+        searches on the CPU, whatever `device`."""
         import tantivy
 
         searcher = self._searcher or self._open()

@@ -1,0 +1,115 @@
+"""bm25s's BM25 with an exact top-k, on the CPU and as batched torch work (run here on the CPU, as it runs on a GPU):
+bm25s's own scores bit for bit, the same candidates on both paths, ties kept and ordered by lower pool index."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import _required_mirror
+from cohbench.corruptions.bm25_top import DeviceBm25, _scores, cpu_top
+from cohbench.corruptions.retrieval import Bm25, merged_top, tokenize
+
+# TimeTravel's test file in the mirror (builders/checksums/timetravel.tsv): real short story sentences, no splitter
+TIMETRAVEL = "raw.githubusercontent.com/jiangjiechen/EDUCAT/e5bb270308854fb80824681bf33fa760a5bd36ee/data/TimeTravel/test_data.json"
+K = 106  # what dsd asks for: top_k 100 + the widest document (5) + 1
+
+
+@pytest.fixture(scope="module")
+def real():
+    """A bm25s index of 4,000 distinct TimeTravel sentences, and 600 queries: pool sentences, some with a word
+    repeated or one no pool sentence has."""
+    sentences = []
+    for line in (_required_mirror() / TIMETRAVEL).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            item = json.loads(line)
+            sentences += [item["premise"], item["initial"], item["counterfactual"]]
+    pool = list(dict.fromkeys(s.strip() for s in sentences if s.strip()))[:4000]
+    queries = pool[::8] + [f"{s} {tokenize(s)[0]}" for s in pool[1::40]] + ["zyzzyva quux", "the the the", ""]
+    index = Bm25(pool)
+    return index, [[index._vocab[t] for t in tokenize(q) if t in index._vocab] for q in queries]
+
+
+def test_batched_torch_scores_are_bm25s_scores_bit_for_bit(real):
+    import torch
+
+    index, terms = real
+    device = DeviceBm25(index._index.scores, "cpu")
+    (_, size, data, indices, indptr), = device.shards
+    live = [t for t in terms if t]
+    width = max(len(t) for t in live)
+    got = _scores(torch.tensor([t + [-1] * (width - len(t)) for t in live]), size, data, indices, indptr).numpy()
+    expected = np.stack([index._index.get_scores_from_ids(t) for t in live])
+    assert got.dtype == expected.dtype == np.float32 and np.array_equal(got.view(np.int32), expected.view(np.int32))
+
+
+def test_torch_top_k_equals_the_cpu_top_k_and_bm25s_up_to_the_order_of_ties(real):
+    index, terms = real
+    on_cpu = cpu_top(index._index, terms, K, budget=50_000)  # several batches of queries
+    assert DeviceBm25(index._index.scores, "cpu").scored_top(terms, K) == on_cpu
+    assert DeviceBm25(index._index.scores, "cpu", budget=30_000, shard_size=700).scored_top(terms, K) == on_cpu
+    assert on_cpu[-1] == [] and on_cpu[-3] == [] and sum(1 for hits in on_cpu if len(hits) == K) > 500
+    ties_cut = 0
+    for query, hits in zip(terms, on_cpu):
+        if not query:
+            continue
+        scores = index._index.get_scores_from_ids(query)
+        docs, found = index._index.retrieve([query], k=K, show_progress=False, n_threads=1, backend_selection="numpy")
+        # bm25s's own top-k: the same scores at every rank, its tied documents at the k-th score in no given order
+        assert sorted(found[0].tolist(), reverse=True)[: len(hits)] == [s for _, s in hits]
+        order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))  # the definition: score desc, index asc
+        assert hits == [(i, float(scores[i])) for i in order[:K] if scores[i] > 0]
+        ties_cut += len(hits) == K and scores[order[K]] == hits[-1][1]
+    assert ties_cut > 50  # the k-th score tied beyond the cut: the case where an argpartition keeps any of them
+
+
+def test_crafted_ties_are_cut_at_the_lowest_pool_indices_whatever_the_shards():
+    pool = ["red ball"] * 7 + ["a red ball", "the dog", "red ball"] * 5 + ["ball red red"]
+    index = Bm25(pool)
+    terms = [[index._vocab[t] for t in tokenize(q)] for q in ("red ball", "ball ball", "red", "dog the")]
+    full = [sorted(range(len(pool)), key=lambda i, s=index._index.get_scores_from_ids(t): (-s[i], i)) for t in terms]
+    for k in (1, 3, 8, 12, len(pool)):
+        expected = cpu_top(index._index, terms, k)
+        assert [[i for i, _ in hits] for hits in expected] == [
+            [i for i in order[:k] if index._index.get_scores_from_ids(t)[i] > 0] for t, order in zip(terms, full)]
+        for shard_size in (None, 1, 4, 9):
+            assert DeviceBm25(index._index.scores, "cpu", shard_size=shard_size).scored_top(terms, k) == expected
+        queries = ["red ball", "ball ball", "red", "dog the"]
+        assert merged_top(index.shards(3), queries, k, "cpu") == [[i for i, _ in hits] for hits in expected]
+
+
+def test_a_pool_travels_without_its_device_copy():
+    import pickle
+
+    index = Bm25(["red ball", "the dog"])
+    index._on_device["cpu"] = DeviceBm25(index._index.scores, "cpu")
+    assert pickle.loads(pickle.dumps(index))._on_device == {} and all(s.index._on_device == {} for s in index.shards(2))
+
+
+def test_a_batch_out_of_device_memory_is_halved_and_one_query_that_does_not_fit_is_one_line(monkeypatch):
+    """The GPU's refusal, simulated where no GPU is: the first two batches' scores are refused."""
+    import torch
+
+    from cohbench.corruptions import bm25_top
+    from cohbench.corruptions.registry import CorruptionError
+
+    index = Bm25(["red ball", "the dog", "a red dog", "ball"] * 10)
+    terms = [[index._vocab[t] for t in tokenize(q)] for q in ("red ball", "dog", "the ball", "red") * 4]
+    real, refusals = bm25_top._scores, []
+
+    def refusing(*args):
+        if len(refusals) < 2:
+            refusals.append(args[0].shape[0])
+            raise torch.OutOfMemoryError("CUDA out of memory")
+        return real(*args)
+
+    monkeypatch.setattr(bm25_top, "_scores", refusing)
+    device = DeviceBm25(index._index.scores, "cpu", budget=40 * 16)
+    assert device.scored_top(terms, 5) == cpu_top(index._index, terms, 5)
+    assert refusals == [16, 8] and device.budget == 40 * 4
+    monkeypatch.setattr(bm25_top, "_scores", lambda *args: (_ for _ in ()).throw(torch.OutOfMemoryError("CUDA")))
+    with pytest.raises(CorruptionError, match=r"^the GPU \(cpu\) ran out of memory scoring BM25 for one query over 40 "
+                                             r"sentences.*--device cpu$"):
+        DeviceBm25(index._index.scores, "cpu", budget=40).scored_top(terms, 5)
