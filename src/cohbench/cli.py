@@ -461,7 +461,8 @@ def cmd_study(args) -> int:
         from .baseline import transfer
 
         types = [t.strip() for t in args.types.split(",") if t.strip()]
-        result = transfer.transfer(seed=args.seed, types=types, progress=not args.json)
+        recipes = [r.strip() for r in args.recipes.split(",") if r.strip()] if args.recipes is not None else None
+        result = transfer.transfer(seed=args.seed, types=types, recipes=recipes, progress=not args.json)
         lines = transfer.table(result).splitlines()
     _emit(args, result, lines)
     return 0
@@ -652,6 +653,8 @@ def parser() -> argparse.ArgumentParser:
     study.add_argument("--token-sizes", default="", help="story counts at which the token-level model also trains")
     study.add_argument("--seed", type=int, default=0, help="seed (transfer)")
     study.add_argument("--types", default="CharE,SceneE,RefE,InconE", help="SNaC error types scored apart (transfer)")
+    study.add_argument("--recipes", help="recipes trained on, each alone, comma-separated; a+b pools a's and b's records "
+                       "(transfer; default: baseline.studies.transfer.recipes)")
     cite = add("cite", cmd_cite, "print the BibTeX to cite for configs (their corpora's papers and cohbench)")
     cite.add_argument("configs", nargs="*", help="configs (default: cohbench itself)")
     calibrate = add("calibrate", cmd_calibrate, "remake the BERTScore rescaling baseline (the scale of incoherence.tau) from random TimeTravel train sentence pairs")
