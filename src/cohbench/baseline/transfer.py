@@ -1,12 +1,13 @@
 """`cohbench study transfer`: which synthetic data teaches which human error (Goyal et al. §5, Fig. 7, Table 10).
 
-For each synthetic config of the release and each recipe run over coherent narratives (or recipes pooled, `a+b`), the
-baseline's sentence-feature head (`feature_model`) is trained on that data alone and scored on the target's test split (SNaC), each sentence read
-against the sentences before it: ROC-AUC over all sentences and per error type (the sentences of that type against
-the sentences without an error), each with a 95% CI over resampled test documents, and recall at precision 0.70
-(App. C.3: one threshold for all sentences, recall counted within each type), beside the head trained on the target's
-own train split (FT) and the best untrained reference. Written to `catalog/baseline/<target>_transfer.json`, a heatmap
-`<target>_transfer.png` and the card's table `<target>_transfer.md`.
+For each synthetic config of the release and each recipe run over coherent narratives (or recipes pooled, `a+b`),
+the baseline's sentence-feature head (`feature_model`) is trained on that data alone and scored on the target's test
+split (SNaC), each sentence read against the sentences before it: ROC-AUC over all sentences and per error type (the
+sentences of that type against the sentences without an error), each with a 95% CI over resampled test documents,
+and recall at precision 0.70 (App. C.3: one threshold for all sentences, recall counted within each type), beside the
+head trained on the target's own train split (FT) and the best untrained reference. Written to
+`catalog/baseline/<target>_transfer.json`, a heatmap `<target>_transfer.png` and the card's table
+`<target>_transfer.md`.
 """
 
 from __future__ import annotations
@@ -108,11 +109,10 @@ def pooled(entry: str) -> list[str]:
 
 def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, recipes: list[str] | None = None,
              progress: bool = True) -> dict:
+    from ..corruptions.recipes import get_recipe
     from ..evaluation import references
     from . import feature_model, features
     from .fit import fixed_threads
-
-    from ..corruptions.recipes import get_recipe
 
     types = check_types(types)
     release = release or settings.release_dir()
@@ -190,8 +190,9 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, recipes
     if reference_rows:
         best = max(reference_rows, key=lambda n: reference_rows[n]["all"]["auc"] or 0)
         rows[f"best reference: {best.removeprefix('untrained ')}"] = reference_rows[best]
+    stories_used = f"FairytaleQA train stories ({study['max_stories'] or 'all'}) in windows of {study['narrative_window']} sentences"
     out = {"seed": seed, "target": target, "types": list(types), "model": "the baseline's sentence-feature head",
-           "narratives": f"FairytaleQA train stories ({study['max_stories'] or 'all'}) in windows of {study['narrative_window']} sentences", "results": rows}
+           "narratives": stories_used, "results": rows}
     folder = settings.catalog_dir() / "baseline"
     jsonout.write(folder / f"{target}_transfer.json", out)
     write_text(folder / f"{target}_transfer.md", table(out))
