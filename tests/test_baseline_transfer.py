@@ -52,7 +52,8 @@ def project(workspace, monkeypatch):
     params = yaml.safe_load(open("params.yaml"))
     params["baseline"]["sentence_features"] = {"train_configs": ["snac"], "l2": [1.0, 0.1], "folds": 3}
     params["baseline"]["studies"]["transfer"] = {"target": "snac", "synthetic": ["timetravel_dsd"], "recipes": [],
-                                                 "narrative_window": 24, "instances": 1, "max_records": 1000}
+                                                 "narrative_window": 24, "max_stories": None, "instances": 1,
+                                                 "max_records": 1000}
     root = workspace / "project"
     (root / "catalog").mkdir(parents=True)
     (root / "params.yaml").write_text(yaml.safe_dump(params))
@@ -106,3 +107,33 @@ def test_a_recipe_that_makes_nothing_is_counted_by_reason_not_a_crash():
     assert made == [] and dropped == {"no_entity_named_twice": 1}
     made, dropped = recipe_examples("goyal_next_sentence", [r], seed=0, instances=1)
     assert [e.sentence_labels for e in made] == [[-1, 1], [-1, 0]] and not dropped
+
+
+def _study(root, **changes) -> None:
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["baseline"]["studies"]["transfer"].update(changes)
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+
+
+def test_pooled_recipes_train_on_both_recipes_records_each_named_with_what_it_dropped(mirror, project, capsys):
+    root, release = project
+    _study(root, synthetic=[], narrative_window=8, max_stories=2, instances=2)
+    assert main(["study", "transfer", "--release", str(release), "--json",
+                 "--recipes", "goyal_coref,goyal_next_sentence,goyal_coref+goyal_next_sentence"]) == 0
+    rows = json.loads((root / "catalog/baseline/snac_transfer.json").read_text())["results"]
+    coref, following, pool = (rows[f"recipe {n}"] for n in ("goyal_coref", "goyal_next_sentence", "goyal_coref+goyal_next_sentence"))
+    assert pool["records"] == coref["records"] + following["records"] > 0
+    assert pool["dropped"] == {"goyal_coref": coref["dropped"]["goyal_coref"], "goyal_next_sentence": {}}
+    assert pool["narratives"] == coref["narratives"] > 0 and 0 <= pool["all"]["auc"] <= 1
+    assert main(["study", "transfer", "--release", str(release), "--recipes", "goyal_coref+no_such_recipe"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "unknown recipe 'no_such_recipe'" in err and "\n" not in err
+
+
+def test_a_recipe_that_makes_no_record_is_named_with_its_count_in_the_study_not_a_crash(mirror, project):
+    root, release = project
+    _study(root, synthetic=[], narrative_window=2, max_stories=1, recipes=["goyal_coref"])  # 2 sentences: too short
+    row = transfer(release=release, progress=False)["results"]["recipe goyal_coref"]
+    assert row["records"] == 0 and row["why"] == "made no labelled record"
+    assert row["dropped"] == {"goyal_coref": {"too_short_for_recipe": row["narratives"]}} and row["narratives"] > 0
+    assert "| recipe goyal_coref | 0 | made no labelled record |" in (root / "catalog/baseline/snac_transfer.md").read_text()

@@ -1,12 +1,13 @@
 """`cohbench study transfer`: which synthetic data teaches which human error (Goyal et al. §5, Fig. 7, Table 10).
 
-For each synthetic config of the release and each recipe run over coherent narratives, the baseline's sentence-feature
-head (`feature_model`) is trained on that data alone and scored on the target's test split (SNaC), each sentence read
-against the sentences before it: ROC-AUC over all sentences and per error type (the sentences of that type against
-the sentences without an error), each with a 95% CI over resampled test documents, and recall at precision 0.70
-(App. C.3: one threshold for all sentences, recall counted within each type), beside the head trained on the target's
-own train split (FT) and the best untrained reference. Written to `catalog/baseline/<target>_transfer.json`, a heatmap
-`<target>_transfer.png` and the card's table `<target>_transfer.md`.
+For each synthetic config of the release and each recipe run over coherent narratives (or recipes pooled, `a+b`),
+the baseline's sentence-feature head (`feature_model`) is trained on that data alone and scored on the target's test
+split (SNaC), each sentence read against the sentences before it: ROC-AUC over all sentences and per error type (the
+sentences of that type against the sentences without an error), each with a 95% CI over resampled test documents,
+and recall at precision 0.70 (App. C.3: one threshold for all sentences, recall counted within each type), beside the
+head trained on the target's own train split (FT) and the best untrained reference. Written to
+`catalog/baseline/<target>_transfer.json`, a heatmap `<target>_transfer.png` and the card's table
+`<target>_transfer.md`.
 """
 
 from __future__ import annotations
@@ -61,15 +62,17 @@ def recipe_examples(recipe: str, narratives: list[dict], seed: int, instances: i
 
 
 def narratives(study: dict) -> list[dict]:
-    """Coherent train-split narratives for the recipes: FairytaleQA's stories cut into windows of
-    `narrative_window` sentences (public-domain books, the nearest to SNaC's book summaries in the mirror)."""
+    """Coherent train-split narratives for the recipes: FairytaleQA's stories (the first `max_stories` of its stable
+    order, null: all) cut into windows of `narrative_window` sentences (public-domain books, the nearest to SNaC's
+    book summaries in the mirror)."""
     import dataclasses
 
     from ..builders.fairytaleqa import FairytaleOptions, windows
     from ..fetch import fetch
     from ..registry import lookup
 
-    options = dataclasses.replace(FairytaleOptions.from_params(settings.params()), window=study["narrative_window"])
+    options = dataclasses.replace(FairytaleOptions.from_params(settings.params()), window=study["narrative_window"],
+                                  max_stories_per_split=study["max_stories"])
     records, _, _, _ = windows(fetch(lookup("fairytaleqa")), "transfer", options)
     return [r for r in records if r["split"] == "train"]
 
@@ -98,7 +101,15 @@ def _score(gold, scores, document, types_of, types) -> dict:
     return report
 
 
-def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, progress: bool = True) -> dict:
+def pooled(entry: str) -> list[str]:
+    """The recipes of a `recipes` entry: `a+b` trains on a's and b's records together (cohbench's pooling; Goyal et al.
+    train one model per method), each recipe's at most `max_records`."""
+    return entry.split("+")
+
+
+def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, recipes: list[str] | None = None,
+             progress: bool = True) -> dict:
+    from ..corruptions.recipes import RECIPES
     from ..evaluation import references
     from . import feature_model, features
     from .. import numerics
@@ -106,6 +117,9 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, progres
     types = check_types(types)
     release = release or settings.release_dir()
     study = _study()
+    entries = study["recipes"] if recipes is None else recipes
+    for recipe in {r for entry in entries for r in pooled(entry)}:
+        RECIPES[recipe]  # an unknown name is refused before the narratives are read
     p = baseline_params()
     head_params = p["sentence_features"] | {"seed": seed}
     data, protocols, tasks = release_data(release)
@@ -123,12 +137,17 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, progres
     for config in study["synthetic"]:
         train, _ = training_sets(data, tasks, [config], p | {"max_train_records": study["max_records"]})
         sources[config] = (train, {})
-    stories = narratives(study) if study["recipes"] else []
-    for recipe in study["recipes"]:
-        made, dropped = recipe_examples(recipe, stories, seed, study["instances"])
-        if len(made) > study["max_records"]:
-            made = [made[i] for i in sorted(rng.choice(len(made), study["max_records"], replace=False))]
-        sources[f"recipe {recipe}"] = (made, {"narratives": len(stories), "dropped": dict(dropped)})
+    stories = narratives(study) if entries else []
+    made_by: dict[str, tuple[list[Example], Counter]] = {}  # each recipe run once, whichever rows pool it
+    for entry in entries:
+        for recipe in pooled(entry):
+            if recipe not in made_by:
+                made, dropped = recipe_examples(recipe, stories, seed, study["instances"])
+                if len(made) > study["max_records"]:
+                    made = [made[i] for i in sorted(rng.choice(len(made), study["max_records"], replace=False))]
+                made_by[recipe] = made, dropped
+        sources[f"recipe {entry}"] = ([e for r in pooled(entry) for e in made_by[r][0]],
+                                      {"narratives": len(stories), "dropped": {r: dict(made_by[r][1]) for r in pooled(entry)}})
     from ..embedding_store import sentence_vectors
 
     sentences = {s for examples, _ in sources.values() for e in examples for s in e.sentences} | {s for e in test for s in e.sentences}
@@ -171,8 +190,9 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, progres
     if reference_rows:
         best = max(reference_rows, key=lambda n: reference_rows[n]["all"]["auc"] or 0)
         rows[f"best reference: {best.removeprefix('untrained ')}"] = reference_rows[best]
+    stories_used = f"FairytaleQA train stories ({study['max_stories'] or 'all'}) in windows of {study['narrative_window']} sentences"
     out = {"seed": seed, "target": target, "types": list(types), "model": "the baseline's sentence-feature head",
-           "narratives": f"FairytaleQA train stories in windows of {study['narrative_window']} sentences", "results": rows}
+           "narratives": stories_used, "results": rows}
     folder = settings.catalog_dir() / "baseline"
     jsonout.write(folder / f"{target}_transfer.json", out)
     write_text(folder / f"{target}_transfer.md", table(out))

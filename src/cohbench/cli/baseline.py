@@ -53,6 +53,8 @@ def _int_list(text: str, option: str, allow_all: bool = False) -> list[int | Non
          argument("--token-sizes", default="", help="story counts at which the token-level model also trains"),
          argument("--seed", type=int, default=0, help="seed (transfer)"),
          argument("--types", default="CharE,SceneE,RefE,InconE", help="SNaC error types scored apart (transfer)"),
+         argument("--recipes", help="recipes trained on, each alone, comma-separated; a+b pools a's and b's records "
+                  "(transfer; default: baseline.studies.transfer.recipes)"),
          trains=True)
 def cmd_study(args) -> int:
     from ..baseline import studies
@@ -68,7 +70,8 @@ def cmd_study(args) -> int:
         from ..baseline import transfer
 
         types = [t.strip() for t in args.types.split(",") if t.strip()]
-        result = transfer.transfer(release=release_of(args), seed=args.seed, types=types, progress=not args.json)
+        recipes = [r.strip() for r in args.recipes.split(",") if r.strip()] if args.recipes is not None else None
+        result = transfer.transfer(release=release_of(args), seed=args.seed, types=types, recipes=recipes, progress=not args.json)
         lines = transfer.table(result).splitlines()
     emit(args, result, lines)
     return 0
