@@ -59,10 +59,12 @@ STAGES = (
           outs=("cohbench/baseline/predictions", _not_cached("cohbench/baseline/metrics.md")),
           metrics=(_not_cached("cohbench/baseline/metrics.json"),)),
     Stage("gate", "Fails the release unless the baseline clears the floors of params.yaml (baseline.floors) and its "
-          "paired-bootstrap margin over the best reference scorer (baseline.margin_over_references).",
+          "paired-bootstrap margin over the best reference scorer (baseline.margin_over_references), listing the "
+          "configs it cannot validate with their reasons (baseline.not_validated).",
           "cohbench gate", ("cohbench.baseline.gate",),
           deps=("cohbench/data", "cohbench/baseline/metrics.json", "cohbench/baseline/predictions"),
-          params=("baseline.floors", "baseline.margin_over_references"), outs=(_not_cached("cohbench/baseline/gate.json"),)),
+          params=("baseline.floors", "baseline.margin_over_references", "baseline.not_validated"),
+          outs=(_not_cached("cohbench/baseline/gate.json"),)),
     Stage("release", "The card, croissant.json and the manifest, which hashes every shipped file: written last.",
           "cohbench index", ("cohbench.release.index",),
           deps=("cohbench/stats", "cohbench/validation", "cohbench/baseline/gate.json", "cohbench/baseline/metrics.md",
