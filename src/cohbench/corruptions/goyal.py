@@ -20,6 +20,7 @@ from collections import Counter
 
 from ..schema import ERROR, NO_LABEL, OK
 from ..text import load_pipeline, pipe
+from .character_and_scene import first_and_second_mentions
 from .registry import count, derived, generator, record_rng, sentence_id, span, to_columns, to_records
 
 ENTITY_TYPES = {"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART"}
@@ -45,22 +46,6 @@ def _mentions(doc) -> list[tuple[str, frozenset[str]]]:
     return out
 
 
-def first_two_mentions(mentions_per_sentence) -> list[tuple[int, int, str]]:
-    """Per entity (named mentions sharing a name token), (sentence of its first mention, sentence of its second,
-    the mention there), in order of first mention."""
-    chains: list[dict] = []
-    for index, mentions in enumerate(mentions_per_sentence):
-        for text, names in mentions:
-            chain = next((c for c in chains if c["names"] & names), None)
-            if chain is None:
-                chains.append({"names": set(names), "at": [(index, text)]})
-            else:
-                chain["names"] |= names
-                if chain["at"][-1][0] != index:
-                    chain["at"].append((index, text))
-    return [(c["at"][0][0], c["at"][1][0], c["at"][1][1]) for c in chains if len(c["at"]) > 1]
-
-
 def _triple(source: dict, name: str, seed: int, variant: str, context: list[str], sentence: str, label: int,
             error_type: str, mention: str, position: int, inserted: list[str]) -> dict:
     sentences = [*context, sentence]
@@ -83,7 +68,7 @@ def goyal_coref(batch: dict[str, list], *, seed: int, instances: int = 1, droppe
     out = []
     for record in records:
         sentences = record["sentences"]
-        chains = first_two_mentions([next(mentions) for _ in sentences])
+        chains = first_and_second_mentions([next(mentions) for _ in sentences])
         pairs = {}  # entities introduced and named again in the same sentences make the same triple: one each
         for i, j, text in chains:
             if j >= 2:
