@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cohbench.comparison.board import leaderboard
+from cohbench.leaderboards.board import leaderboard
 
 
 def timed(samples: int, output: Path) -> tuple[float, float, dict]:

@@ -1,4 +1,4 @@
-"""What running a user's `module:function` scorer in its own process (`comparison.sandbox`) costs, against calling it
+"""What running a user's `module:function` scorer in its own process (`leaderboards.sandbox`) costs, against calling it
 in this process on deep copies of the same scorer views (the cheaper alternative the sandbox was chosen over), in the
 same run: the process's start and import, and the JSON round trip of every batch.
 
@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from cohbench.comparison.sandbox import ScorerProcess
-from cohbench.comparison.scorers import BATCH
+from cohbench.leaderboards.sandbox import ScorerProcess
+from cohbench.leaderboards.scorers import BATCH
 
 SCORER = """
 def score(records):

@@ -116,7 +116,7 @@ def test_plots_are_one_per_metric_family(board, capsys):
     for path in result["plots"]:
         assert open(path, "rb").read()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not (work / "board.png").exists()
-    from cohbench.comparison.render import families
+    from cohbench.leaderboards.render import families
 
     grouped = {name: configs for name, (_, _, configs) in families(result).items()}
     assert grouped == {"auc": ["snac", "storysumm", "timetravel_dsd", "timetravel_msd"], "tau": ["summeval"]}  # BA beside AUC: chance 0.5

@@ -67,7 +67,7 @@ def leaderboard(scorers: list[str] | None = None, *, configs: list[str] | None =
                 strict: bool = False, output=None, release=None) -> dict:
     """Scorers (reference names, "baseline", prediction folders, "module:function") on every config they apply to,
     with 95% CIs, the paired difference from the best reference and the published figures (`cohbench leaderboard`)."""
-    from .comparison.board import leaderboard as _leaderboard
+    from .leaderboards.board import leaderboard as _leaderboard
 
     return _leaderboard(scorers, configs=configs, samples=samples, seed=seed, strict=strict, output=output, release=release)
 

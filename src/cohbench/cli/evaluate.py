@@ -28,7 +28,7 @@ def cmd_evaluate(args) -> int:
     check_settings(args.bootstrap, args.seed)  # before any scorer runs
     predictions = args.predictions
     if args.scorer and ":" in args.scorer:  # a user's module:function, in its own process
-        from ..comparison.scorers import function_predictions
+        from ..leaderboards.scorers import function_predictions
 
         predictions = function_predictions(args.scorer, args.config, release_of(args))
     elif args.scorer:
@@ -54,8 +54,8 @@ def cmd_evaluate(args) -> int:
          argument("--plot", help="write one PNG per metric family beside this path (board.png -> board-auc.png, board-tau.png): "
                   "headlines with CIs, chance and the published figures marked"))
 def cmd_leaderboard(args) -> int:
-    from ..comparison.board import leaderboard
-    from ..comparison.render import markdown, plot
+    from ..leaderboards.board import leaderboard
+    from ..leaderboards.render import markdown, plot
 
     from ..atomic import write_text
 

@@ -1,4 +1,4 @@
-"""The process a user's `module:function` scorer runs in (`python -m cohbench.comparison.scorer_process MODULE:FUNCTION`,
+"""The process a user's `module:function` scorer runs in (`python -m cohbench.leaderboards.scorer_process MODULE:FUNCTION`,
 started by `sandbox.ScorerProcess`). It imports the standard library only, so the scorer's process holds nothing
 but what it is sent: scorer views of records (`Protocol.scorer_view`), never labels or the release.
 

@@ -40,7 +40,7 @@ class ScorerProcess:
         paths = [package_parent, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
         # `-m` puts the working directory first on the path: the scorer is importable from there, as promised
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "cohbench.comparison.scorer_process", self.spec],
+            [sys.executable, "-m", "cohbench.leaderboards.scorer_process", self.spec],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
         )  # fmt: skip
         try:
