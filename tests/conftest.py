@@ -91,11 +91,15 @@ def ray_local():
     ray.shutdown()
 
 
-@pytest.fixture
-def paths(mirror):
+def upstream_paths(corpus, mirror: Path) -> dict[str, Path]:
     """A corpus's inputs straight from the mirror (byte-exact upstream files; fetch's checks are tested elsewhere),
     so that no test copies FairytaleQA's 279 files into its private cache."""
-    return lambda corpus: {source.name: mirror / source.relpath for source in corpus.sources}
+    return {source.name: mirror / source.relpath for source in corpus.sources}
+
+
+@pytest.fixture
+def paths(mirror):
+    return lambda corpus: upstream_paths(corpus, mirror)
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import datasets
 import pytest
+from conftest import _required_mirror, upstream_paths
 
 from cohbench import registry
 from cohbench.builders import CHECKSUMS
@@ -59,6 +60,12 @@ def counts_of(records) -> dict[str, dict]:
     for record in records:
         by_split.setdefault(record["split"], []).append(record)
     return {split: split_stats(datasets.Dataset.from_list(group, features=FEATURES).data.table) for split, group in by_split.items()}
+
+
+def parse_config_from_mirror(config: str):
+    """`config` parsed by its corpus's module from the pinned files with the shipped params.yaml (no build, no cache)."""
+    corpus = registry.corpus_of(config)
+    return corpus.parse(upstream_paths(corpus, _required_mirror()), config, registry.spec(config).generator_options())
 
 
 def assert_no_story_in_two_splits(records):

@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import _required_mirror
-from corpus_case import CorpusCase, counts_of, expected_splits
+from corpus_case import CorpusCase, parse_config_from_mirror, counts_of, expected_splits
 
 from cohbench.builders import storycloze
 from cohbench.errors import ParseError
@@ -21,8 +20,7 @@ SC = {**TT, "storycloze_val": FIX / "storycloze/val.tsv", "storycloze_test": FIX
 @pytest.fixture(scope="module")
 def parsed_from_mirror():
     """`storycloze_dsd` parsed from the pinned files with the shipped params.yaml, once for the module."""
-    mirror = _required_mirror()
-    return storycloze.parse({s.name: mirror / s.relpath for s in storycloze.CORPUS.sources}, "storycloze_dsd", spec("storycloze_dsd").generator_options())
+    return parse_config_from_mirror("storycloze_dsd")
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import _required_mirror
-from corpus_case import CorpusCase, assert_no_story_in_two_splits, counts_of, expected_splits
+from corpus_case import CorpusCase, parse_config_from_mirror, assert_no_story_in_two_splits, counts_of, expected_splits
 
 from cohbench.builders import timetravel
 from cohbench.errors import ParseError
@@ -20,8 +19,7 @@ TT = {"timetravel_test": FIX / "timetravel/test_data.json", "timetravel_dev": FI
 @pytest.fixture(scope="module")
 def msd_from_mirror():
     """`timetravel_msd` parsed from the pinned files with the shipped params.yaml, once for the module."""
-    mirror = _required_mirror()
-    return timetravel.parse({s.name: mirror / s.relpath for s in timetravel.CORPUS.sources}, "timetravel_msd", spec("timetravel_msd").generator_options())
+    return parse_config_from_mirror("timetravel_msd")
 
 
 @pytest.fixture(scope="module")
