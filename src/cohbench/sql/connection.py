@@ -84,8 +84,9 @@ def db(release: Path | None = None, *, memory: int | str | None = None, statemen
     try:
         names = _tables_named(con, statement)
         configs = _needed(built, names)
-        named_only = bool(names) and names <= {*built, *LONG_VIEWS}  # else every view: the statement may read any
-        extra = declared() if declared and not named_only else {}
+        other = names is None or names - {*built, *LONG_VIEWS}  # the statement may read a declared view
+        extra = declared() if declared and other else {}
+        named_only = bool(names) and not other  # else every view: a statement naming none (SELECT 1) gets them too
         long_views = [name for name in LONG_VIEW_SQL if not named_only or name in names]
         clash = sorted(set(configs) & {*LONG_VIEWS, *extra})
         if clash:
