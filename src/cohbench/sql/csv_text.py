@@ -40,11 +40,14 @@ def _laid_out(negative: bool, digits: str, point: int) -> str:
 
 def _double_text(value: float) -> str:
     """A double as pyarrow wrote it: Python's repr has the same shortest digits that read back as the value."""
+    text = repr(value)
+    if "e" not in text and -1e10 < value < 1e10:  # plain in both (from 1e-4), but for a whole number's ".0"
+        return text[:-2] if text.endswith(".0") else text
     if value != value:
         return "nan"  # without a sign, as pyarrow wrote every NaN
-    if value in (math.inf, -math.inf) or value == 0:
-        return ("-" if math.copysign(1, value) < 0 else "") + ("inf" if value else "0")
-    mantissa, _, exponent = repr(abs(value)).partition("e")
+    if value in (math.inf, -math.inf):
+        return text
+    mantissa, _, exponent = text.lstrip("-").partition("e")
     whole, _, fraction = mantissa.partition(".")
     digits = (whole + fraction).lstrip("0")
     point = len(whole) + int(exponent or 0) - (len(whole) + len(fraction) - len(digits))  # digits before the point
@@ -59,40 +62,43 @@ def _float_text(value: float) -> str:
     return ("-" if value < 0 else "") + _shortest_single(abs(value))
 
 
+_SINGLE, _BITS = struct.Struct("<f"), struct.Struct("<I")
+_DIGITS = {length: f".{length - 1}e" for length in range(1, 10)}  # a decimal of `length` significant digits
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _shortest_single(single: float) -> str:
     """`_float_text` of a positive single. Python prints only a double's shortest digits, so lengths are tried (a
     binary search: a length that reads back still does with more digits). A decimal reads back as the single when it
     lies between the midpoints to its neighbours, a midpoint itself when the single's significand is even."""
-    (bits,) = struct.unpack("<I", struct.pack("<f", single))
-    below, above = struct.unpack("<2f", struct.pack("<2I", bits - 1, bits + 1))
+    (bits,) = _BITS.unpack(_SINGLE.pack(single))
+    below, above = _SINGLE.unpack(_BITS.pack(bits - 1))[0], _SINGLE.unpack(_BITS.pack(bits + 1))[0]
     above = min(above, 2.0**128)  # past the largest single, where a decimal reads back as infinity
     low, high = (single + below) / 2, (single + above) / 2  # exact: 25 bits in a double's 53
-    even = bits % 2 == 0
 
     def reads_back(text: str) -> bool:
         near = float(text)
-        if near in (low, high):  # on a midpoint, or rounded onto one: compared exactly
+        if near == low or near == high:  # on a midpoint, or rounded onto one: compared exactly
             exact, midpoint = Decimal(text), Decimal(near)
-            return exact == midpoint and even or (exact > midpoint if near == low else exact < midpoint)
+            return exact == midpoint and bits % 2 == 0 or (exact > midpoint if near == low else exact < midpoint)
         return low < near < high
 
     def closest(length: int) -> str | None:
-        """The closest decimal of `length` digits that reads back as the single, if any, as `digits e power`."""
-        mantissa, _, power = f"{single:.{length - 1}e}".partition("e")
-        whole, power10 = int(mantissa.replace(".", "")), int(power) - length + 1
-        # the nearest, else (where the neighbour below is the nearer, just above a power of two) the next one up
-        for candidate in (whole, whole + 1) if single - low < high - single else (whole,):
-            if reads_back(f"{candidate}e{power10}"):
-                return f"{candidate}e{power10}"
+        """The closest decimal of `length` digits that reads back as the single, if any."""
+        nearest = format(single, _DIGITS[length])
+        if reads_back(nearest):
+            return nearest
+        if single - low < high - single:  # the neighbour below is the nearer (just above a power of two): one step up
+            mantissa, _, power = nearest.partition("e")
+            step = f"{int(mantissa.replace('.', '')) + 1}e{int(power) - length + 1}"
+            return step if reads_back(step) else None
         return None
 
     shortest, longest = 1, 9  # nine digits always read back
     while shortest < longest:
         middle = (shortest + longest) // 2
         shortest, longest = (shortest, middle) if closest(middle) else (middle + 1, longest)
-    whole, _, power10 = closest(shortest).partition("e")
-    return _laid_out(False, whole.rstrip("0"), len(whole) + int(power10))
+    return _double_text(float(closest(shortest)))  # its digits are the double's shortest too, laid out alike
 
 
 _LAID_OUT = {"float": _float_text, "double": _double_text, "decimal": str}  # str(Decimal): pyarrow's text, `0E-10` too
