@@ -130,6 +130,9 @@ def test_a_statement_naming_only_views_gets_those_and_what_they_read(release):
     everything = [*sql.LONG_VIEWS, "snac", "summeval", "tt-swap"]
     for statement in ("SELECT 1", "SELECT * FROM snacc", "WITH x AS (SELECT 1) SELECT * FROM x, snac", "SHOW TABLES"):
         assert sorted(sql.views(sql.db(release, statement=statement))) == sorted(everything), statement
+    with pytest.raises(sql.QueryError) as error:  # an unknown function: the views made are no list of those there are
+        sql.query("SELECT cnt(*) FROM spans", sql.db(release, statement="SELECT cnt(*) FROM spans"))
+    assert "cnt does not exist" in str(error.value) and "views:" not in str(error.value)
 
 
 @pytest.mark.parametrize("statement", [
