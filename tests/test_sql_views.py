@@ -122,6 +122,19 @@ def test_a_statement_naming_only_config_views_loads_only_those(release):
         assert sql.config_views(sql.db(release, statement=statement)) == ["snac", "summeval", "tt-swap"], statement
 
 
+def test_a_statement_naming_only_views_gets_those_and_what_they_read(release):
+    # each view made costs DuckDB a bind; a statement naming any other name gets every view (its error lists them)
+    assert sql.views(sql.db(release, statement="SELECT count(*) FROM snac")) == ["snac"]
+    assert sql.views(sql.db(release, statement="SELECT count(*) FROM spans")) == ["records", "snac", "spans"]
+    assert sql.views(sql.db(release, statement="SELECT count(*) FROM records")) == ["records", "snac", "summeval", "tt-swap"]
+    everything = [*sql.LONG_VIEWS, "snac", "summeval", "tt-swap"]
+    for statement in ("SELECT 1", "SELECT * FROM snacc", "WITH x AS (SELECT 1) SELECT * FROM x, snac", "SHOW TABLES"):
+        assert sorted(sql.views(sql.db(release, statement=statement))) == sorted(everything), statement
+    with pytest.raises(sql.QueryError) as error:  # an unknown function: the views made are no list of those there are
+        sql.query("SELECT cnt(*) FROM spans", sql.db(release, statement="SELECT cnt(*) FROM spans"))
+    assert "cnt does not exist" in str(error.value) and "views:" not in str(error.value)
+
+
 @pytest.mark.parametrize("statement", [
     "SELECT config, annotation, type, count(*) AS n FROM spans GROUP BY ALL ORDER BY ALL",
     "SELECT config, dimension, avg(score) AS mean, count(*) AS n FROM ratings GROUP BY ALL ORDER BY ALL",
@@ -176,6 +189,65 @@ def test_csv_on_stdout_is_the_csv_written_to_a_file(release, tmp_path, capsys):
     assert cli.main(["sql", statement, "--format", "csv"]) == 0
     assert cli.main(["sql", statement, "--output", str(tmp_path / "x.csv")]) == 0
     assert capsys.readouterr().out == (tmp_path / "x.csv").read_text()
+
+
+AWKWARD = """SELECT * FROM (VALUES
+  ('say "hi", then' || chr(10) || 'leave' || chr(13), NULL::INTEGER, true, 0.1::DOUBLE, 0.1::FLOAT, 1.50::DECIMAL(5,2),
+   170141183460469231731687303715884105727::HUGEINT, DATE '2024-02-29', '00000000-0000-0000-0000-00000000002a'::UUID),
+  ('', -7, false, 2417851639229258349412352::DOUBLE, 1298025.75::FLOAT, 0::DECIMAL(18,10), NULL, NULL, NULL),
+  (NULL, 0, NULL, 1e-7::DOUBLE, 3.4028234663852886e38::FLOAT, -0.05::DECIMAL(4,2), -1, NULL, NULL),
+  ('é,🎉', 1, NULL, 0.000001::DOUBLE, 1e-45::FLOAT, NULL, 0, NULL, NULL),
+  ('''', 2, NULL, -(0.0::DOUBLE), 'nan'::FLOAT, NULL, 0, NULL, NULL),
+  ('x', 3, NULL, '-inf'::DOUBLE, 16777216::FLOAT, NULL, 0, NULL, NULL),
+  ('y', 4, NULL, 123456789012.0::DOUBLE, 1e10::FLOAT, NULL, 0, NULL, NULL)
+) AS t("text ""quoted"", too", n, flag, double, single, price, huge, day, id)"""
+# The bytes pyarrow's CSV writer wrote for AWKWARD (CSV went through it before issue 33): every text and name quoted,
+# quotes doubled, newlines kept inside quotes, NULL empty, the shortest digits that read back (a single's own: 0.1,
+# not 0.10000000149011612), plain from 1e-6 to 1e10, a decimal in the decimal standard's form (0E-10), NaN unsigned
+AWKWARD_CSV = (
+    '"text ""quoted"", too","n","flag","double","single","price","huge","day","id"\n'
+    '"say ""hi"", then\nleave\r",,true,0.1,0.1,1.5000000000,170141183460469231731687303715884105727,"2024-02-29",'
+    '"00000000-0000-0000-0000-00000000002a"\n'
+    '"",-7,false,2.4178516392292583e+24,1298025.8,0E-10,,,\n'
+    ',0,,1e-7,3.4028235e+38,-0.0500000000,-1,,\n'
+    '"é,🎉",1,,0.000001,1e-45,,0,,\n'
+    '"\'",2,,-0,nan,,0,,\n'
+    '"x",3,,-inf,16777216,,0,,\n'
+    '"y",4,,1.23456789012e+11,1e+10,,0,,\n'
+)
+
+
+def test_csv_is_written_in_pyarrows_format_on_awkward_values(release, tmp_path, capsysbinary):
+    assert cli.main(["sql", AWKWARD, "--format", "csv"]) == 0
+    assert capsysbinary.readouterr().out == AWKWARD_CSV.encode("utf-8")
+    assert cli.main(["sql", AWKWARD, "--output", str(tmp_path / "x.csv")]) == 0
+    assert (tmp_path / "x.csv").read_bytes() == AWKWARD_CSV.encode("utf-8")
+    assert cli.main(["sql", "SELECT 1 AS n WHERE false", "--format", "csv"]) == 0
+    assert capsysbinary.readouterr().out == b""  # no rows, no header: as pyarrow's writer, which met no batch
+
+
+def test_csv_floats_are_the_digits_pyarrow_wrote():
+    # pyarrow (double-conversion) is the oracle: doubles and singles spread over every exponent, each power of two
+    # (where the neighbour below is nearer) and its neighbours, the extremes; DuckDB's own text of some doubles is wrong
+    import io
+
+    import duckdb
+    import pyarrow.csv
+
+    con = duckdb.connect()
+    statement = """
+        SELECT v::DOUBLE AS double, TRY_CAST(v AS FLOAT) AS single FROM (
+            SELECT ((hash(i) % 2000001)::BIGINT - 1000000) * power(10, (hash(i + 1) % 90)::INT - 45) AS v FROM range(20000) r(i)
+            UNION ALL SELECT power(2, k) FROM range(-1074, 1024) r(k)
+            UNION ALL SELECT power(2, k) * (1 + s * power(2, -23)) FROM range(-149, 128) r(k), (VALUES (-1), (1)) u(s)
+            UNION ALL SELECT unnest([3.4028234663852886e38, 1.401298464324817e-45, 1.1754943508222875e-38, 1e-6, 1e-7, 1e10, 9999999999])
+        ) ORDER BY ALL"""  # fmt: skip
+    written = io.BytesIO()
+    rows = sql.stream_to(statement, written, "csv", con)
+    table = con.sql(statement).to_arrow_table()
+    oracle = io.BytesIO()
+    pyarrow.csv.write_csv(table, oracle)
+    assert rows == table.num_rows > 20000 and written.getvalue() == oracle.getvalue()
 
 
 # Types that Arrow or Python render otherwise than DuckDB: each is written as DuckDB's own text for it
@@ -306,6 +378,8 @@ def test_declared_views_are_made_only_for_a_statement_that_may_read_one(release)
         raise AssertionError("a query of a config asked for the statistics kinds' views")
 
     assert sql.query("SELECT count(*) AS n FROM snac", sql.db(statement="SELECT count(*) AS n FROM snac", declared=refuse)).to_pylist() == [{"n": 2}]
+    for statement in ("SELECT 1", "SELECT count(*) FROM range(3)", "SELECT count(*) FROM spans"):  # the import takes seconds
+        sql.db(statement=statement, declared=refuse)
     asked = []
     con = sql.db(statement="SELECT count(*) FROM snac_training", declared=lambda: asked.append(1) or {"snac_training": "SELECT 1 AS x"})
     assert asked == [1] and "snac_training" in sql.views(con) and "snac_training" not in sql.config_views(con)

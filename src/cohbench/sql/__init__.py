@@ -24,8 +24,9 @@ change (`results._TEXT_IN`; the terminal table, DuckDB's own box, and the intera
 the result repeats is numbered (`a`, `a_1`) in every format, since a JSON object or a Parquet file holds a name once.
 
 The package: `views` (the views' SQL), `connection` (`db`: the views over what a statement reads), `sandbox` (the
-sealed copies, the locks, the memory bounds, Ctrl-C), `results` (a result out of the sandbox), `errors` (the one place
-a DuckDB error becomes a one-line `QueryError`).
+sealed copies, the locks, the memory bounds, Ctrl-C), `results` (a result out of the sandbox), `csv_text` (CSV in the
+bytes pyarrow's writer wrote, without importing pyarrow), `errors` (the one place a DuckDB error becomes a one-line
+`QueryError`).
 """
 
 from __future__ import annotations

@@ -75,7 +75,8 @@ DECLARED = "declared by a statistics kind"  # the comment on a declared view, wh
 def db(release: Path | None = None, *, memory: int | str | None = None, statement: str | None = None,
        declared: Callable[[], Mapping[str, str]] | None = None) -> duckdb.DuckDBPyConnection:
     """A sandboxed in-memory DuckDB connection with a view per built config and the long views over them; with
-    `statement`, only what that statement reads (the views of the configs it names, when it names only those).
+    `statement`, only what that statement reads (when it names only views made here: those, and the configs' views
+    they read).
     `declared` gives the views the statistics kinds declare (`statistics.declared_views`: name -> SQL over the views
     here), asked for only where the statement may read one, since the kinds take long to import."""
     release, built = require_release(release)
@@ -83,7 +84,10 @@ def db(release: Path | None = None, *, memory: int | str | None = None, statemen
     try:
         names = _tables_named(con, statement)
         configs = _needed(built, names)
-        extra = declared() if declared and (names is None or names - set(built) - set(LONG_VIEWS)) else {}
+        other = names is None or names - {*built, *LONG_VIEWS}  # the statement may read a declared view
+        extra = declared() if declared and other else {}
+        named_only = bool(names) and not other  # else every view: a statement naming none (SELECT 1) gets them too
+        long_views = [name for name in LONG_VIEW_SQL if not named_only or name in names]
         clash = sorted(set(configs) & {*LONG_VIEWS, *extra})
         if clash:
             raise ReleaseError(f"config {clash[0]!r} has the name of a SQL view; rename the config")
@@ -95,10 +99,11 @@ def db(release: Path | None = None, *, memory: int | str | None = None, statemen
                 con.execute(f"CREATE VIEW {quoted(config)} AS SELECT *, {annotation} AS annotation FROM {source}")
             except duckdb.Error as error:
                 raise ReleaseError(f"{config}'s Parquet files cannot be read ({one_line(error, con)}); run `cohbench verify`") from None
-        union = " UNION ALL ".join(f"SELECT * FROM {quoted(config)}" for config in configs)
-        con.execute(f"CREATE VIEW records AS {union}")
-        for name, body in LONG_VIEW_SQL.items():
-            con.execute(f"CREATE VIEW {name} AS {body.replace('__SOURCE__', 'records')}")
+        if long_views or "records" in names:  # each view made costs DuckDB a bind (~2 ms)
+            union = " UNION ALL ".join(f"SELECT * FROM {quoted(config)}" for config in configs)
+            con.execute(f"CREATE VIEW records AS {union}")
+        for name in long_views:
+            con.execute(f"CREATE VIEW {name} AS {LONG_VIEW_SQL[name].replace('__SOURCE__', 'records')}")
         for name, body in extra.items():
             con.execute(f"CREATE VIEW {quoted(name)} AS {body}")
             con.execute(f"COMMENT ON VIEW {quoted(name)} IS {literal(DECLARED)}")

@@ -29,7 +29,7 @@ def one_line(error: duckdb.Error, con: duckdb.DuckDBPyConnection) -> str:
     hint = next((line for line in lines[1:] if line.startswith("Did you mean")), None)
     if hint and "pg_" not in hint and "duckdb_" not in hint:  # DuckDB suggests its own catalog tables otherwise
         message += " " + hint
-    if isinstance(error, duckdb.CatalogException):
+    if isinstance(error, duckdb.CatalogException) and "Table with name" in message:  # then every view was made (`db`)
         message += f" (views: {', '.join(views(con))})"
     if isinstance(error, duckdb.OutOfMemoryException):
         message += " (the limit is --memory-limit or COHBENCH_SQL_MEMORY)"

@@ -1,5 +1,5 @@
-"""A query's result as it leaves the sandbox: a pyarrow table, Python rows, or csv, json and parquet streamed batch
-by batch (`--output` is written by cohbench from the stream, not by DuckDB)."""
+"""A query's result as it leaves the sandbox: a pyarrow table, Python rows, or csv (`csv_text`), json and parquet
+streamed batch by batch (`--output` is written by cohbench from the stream, not by DuckDB)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import duckdb
 from .. import jsonout, settings
 from ..atomic import atomic_path
 from ..errors import QueryError
+from . import csv_text
 from .errors import query_errors
 from .connection import db
 from .sandbox import interruptible
@@ -39,8 +40,8 @@ def relation_of(sql: str, con: duckdb.DuckDBPyConnection):
         return con.sql(statement)
 
 # The DuckDB types whose values a format would change, carried as DuckDB's text instead. Arrow hands over an unsigned
-# 128-bit integer as -1, a time's zone dropped and bits as bytes (every format but the terminal table goes through
-# Arrow); pyarrow's CSV writer and Python's JSON have no form for an interval, bytes, an integer beyond 128 bits or an
+# 128-bit integer as -1, a time's zone dropped and bits as bytes (json and parquet go through Arrow, and CSV is
+# written as pyarrow's writer wrote it, `csv_text`); pyarrow's CSV writer and Python's JSON have no form for an interval, bytes, an integer beyond 128 bits or an
 # infinite date, and Python none for dates beyond the year 9999 (dates and times are therefore all text there).
 _LOST_IN_ARROW = frozenset({"bit", "uhugeint", "time with time zone"})
 _TEXT_IN = {
@@ -142,11 +143,13 @@ def write(sql: str, output: Path, fmt: str, con: duckdb.DuckDBPyConnection | Non
     if relation is None:
         raise QueryError("the statement returns no rows to write; give a SELECT")
     relation = shaped(relation, fmt)
-    if fmt != "parquet":
-        if fmt == "csv":
-            _refuse_nested_in_csv(relation)
+    if fmt == "csv":
+        batches = csv_text.batches(relation, con)  # refuses what CSV cannot hold before the file is made
         with atomic_path(output) as tmp, open(tmp, "wb") as sink, interruptible(con):
-            return _write_rows(_batches(relation, con), sink, fmt)
+            return csv_text.write(batches, sink)
+    if fmt == "json":
+        with atomic_path(output) as tmp, open(tmp, "wb") as sink, interruptible(con):
+            return _write_json(_batches(relation, con), sink)
     writer = duckdb.connect()
     writer.execute("SET enable_progress_bar = false")
     with atomic_path(output) as tmp, interruptible(con, writer), query_errors(con):  # an interrupt: KeyboardInterrupt
@@ -163,16 +166,8 @@ def stream_to(sql: str, sink, fmt: str, con: duckdb.DuckDBPyConnection | None = 
         raise QueryError("the statement returns no rows to write; give a SELECT")
     relation = shaped(relation, fmt)
     if fmt == "csv":
-        _refuse_nested_in_csv(relation)
-    return _write_rows(_batches(relation, con), sink, fmt)
-
-
-def _refuse_nested_in_csv(relation) -> None:
-    """CSV has no lists or structs: pyarrow refuses them, and DuckDB's COPY writes text that no reader parses back."""
-    nested = [name for name, kind in zip(relation.columns, relation.types) if kind.id in ("list", "array", "struct", "map", "union")]
-    if nested:
-        raise QueryError(f"CSV cannot hold the list or struct column(s) {', '.join(nested)}; use --format parquet or json, "
-                         "or turn them into text in the query (e.g. array_to_string(col, '|'))")
+        return csv_text.write(csv_text.batches(relation, con), sink)
+    return _write_json(_batches(relation, con), sink)
 
 
 def _holds_decimals(kind) -> bool:
@@ -193,28 +188,16 @@ def _decimals_as_numbers(value):
     return value
 
 
-def _write_rows(batches, sink, fmt: str) -> int:
-    """Record batches to a binary stream as csv, or as json: an array of objects with NaN and infinities as null."""
-    import pyarrow.csv
-
-    rows, writer = 0, None
-    if fmt == "json":
-        sink.write(b"[")
+def _write_json(batches, sink) -> int:
+    """Record batches to a binary stream as json: an array of objects with NaN and infinities as null."""
+    rows = 0
+    sink.write(b"[")
     for batch in batches:
-        if fmt == "json":
-            decimals = any(_holds_decimals(field.type) for field in batch.schema)
-            for row in batch.to_pylist():
-                row = _decimals_as_numbers(row) if decimals else row
-                sink.write(((",\n  " if rows else "\n  ") + jsonout.dumps(row)).encode("utf-8"))
-                rows += 1
-            continue
-        if writer is None:
-            writer = pyarrow.csv.CSVWriter(sink, batch.schema)
-        writer.write_batch(batch)
-        rows += batch.num_rows
-    if fmt == "json":
-        sink.write(b"\n]\n" if rows else b"]\n")
-    elif writer is not None:
-        writer.close()
+        decimals = any(_holds_decimals(field.type) for field in batch.schema)
+        for row in batch.to_pylist():
+            row = _decimals_as_numbers(row) if decimals else row
+            sink.write(((",\n  " if rows else "\n  ") + jsonout.dumps(row)).encode("utf-8"))
+            rows += 1
+    sink.write(b"\n]\n" if rows else b"]\n")
     sink.flush()
     return rows
