@@ -91,8 +91,8 @@ def encode_batches(sentences: Sequence[str], device: str | None = None, batch_si
     """Batches of the distinct sentences, of similar length (less padding): (sentences, vectors [B, D] float32
     rounded to `VECTOR_DECIMALS`, and with `tokens` unit token embeddings [B, L, D] float32 and BERTScore weights
     [B, L] float64 as tensors left on the device (padding 0), and each sentence's number of tokens).
-    On a GPU a batch holds as many tokens as a quarter of the free memory takes (at least `batch_size` sentences'
-    worth), and one that runs out of memory is halved and run again."""
+    On a GPU a batch holds as many tokens as `batch_memory` takes (at least `batch_size` sentences' worth), and one
+    that runs out of memory is halved and run again."""
     import torch
     from bert_score.utils import sent_encode
 
@@ -112,17 +112,25 @@ def encode_batches(sentences: Sequence[str], device: str | None = None, batch_si
         yield [sentence for _, sentence in batch], vectors, units, weights, [len(x) for x, _ in batch]
 
 
+def batch_memory(device: str) -> int:
+    """Bytes of GPU memory one batch may take: a quarter of what is free on `device`, within this process's share of
+    it (the fraction a Ray actor that shares a GPU declares, `torch.cuda.set_per_process_memory_fraction`)."""
+    import torch
+
+    free, total = torch.cuda.mem_get_info(device)
+    share = total * torch.cuda.get_per_process_memory_fraction(device) - torch.cuda.memory_allocated(device)
+    return int(max(0, min(free, share)) * 0.25)
+
+
 _rows_cap: dict[str, int] = {}  # per GPU: the most rows a batch may hold after an out-of-memory error
 
 
 def _rows(device: str, width: int, batch_size: int) -> int:
-    """Sentences per batch: `batch_size` on the CPU; on a GPU as many `width`-token sentences as a quarter of its
-    free memory takes, at most the cap an out-of-memory error set."""
+    """Sentences per batch: `batch_size` on the CPU; on a GPU as many `width`-token sentences as `batch_memory`
+    holds, at most the cap an out-of-memory error set."""
     if not str(device).startswith("cuda"):
         return batch_size
-    import torch
-
-    fits = int(torch.cuda.mem_get_info(device)[0] * 0.25) // (BYTES_PER_TOKEN * max(width, 1))
+    fits = batch_memory(device) // (BYTES_PER_TOKEN * max(width, 1))
     return max(1, min(max(fits, batch_size), _rows_cap.get(device, 1 << 30)))
 
 

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..encoder import batch_memory
+
 _LOW = (1 << 32) - 1  # the index half of a key: larger for a lower pool index
 CPU_BUDGET = 1 << 22  # scores held at once on the CPU: ~110 MB with their keys and argpartition's indices
 BYTES_PER_SCORE = 64  # device memory per score of a batch: float32 score, int64 key and a step's int64 temporaries
@@ -48,7 +50,7 @@ def cpu_top(index, queries: Sequence[Sequence[int]], k: int, budget: int = CPU_B
 
 class DeviceBm25:
     """bm25s's precomputed scores (`scores`: data, indices, indptr, num_docs) as torch tensors on `device`, scored
-    in batches of at most `budget` scores (on a GPU: from its free memory), in shards of at most `shard_size`
+    in batches of at most `budget` scores (on a GPU: from `encoder.batch_memory`), in shards of at most `shard_size`
     documents (a shard must fit a batch of one query)."""
 
     def __init__(self, scores: dict, device: str, budget: int | None = None, shard_size: int | None = None):
@@ -58,7 +60,7 @@ class DeviceBm25:
         if budget is None:
             budget = CPU_BUDGET
             if str(device).startswith("cuda"):
-                budget = max(budget, int(torch.cuda.mem_get_info(device)[0] * 0.25) // BYTES_PER_SCORE)
+                budget = max(budget, batch_memory(device) // BYTES_PER_SCORE)
         self.budget = budget
         self.size = int(scores["num_docs"])
         shard_size = max(1, min(shard_size or self.size, budget))

@@ -38,6 +38,7 @@ import numpy as np
 from ..atomic import write_text
 
 RETRIEVERS = ("bm25s", "rank_bm25", "tantivy")
+SCORED_ON_DEVICE = ("bm25s",)  # scores on the device it is given (`bm25_top`); the others on the CPU, whatever it is
 EXTRA_OF = {"bm25s": "build", "rank_bm25": "build", "tantivy": "tantivy"}  # the cohbench extra that installs each
 _WORD = re.compile(r"[\w']+")
 TOKENS = "cohbench_words"  # tantivy's name for `tokenize`'s tokens: split on whitespace, nothing else
