@@ -130,15 +130,15 @@ def run_in_process(batch, params, shared, partition_size):
 
 
 def run_on_ray(batch, params, shared, partition_size, workers):
-    from cohbench.corruptions.ray_engine import RayEngine
+    from cohbench.corruptions import engines, recipes
 
     start = time.perf_counter()
-    engine = RayEngine(None, workers)
+    engine = engines.start(recipes.resolve("dsd", params), "ray", "cpu", workers=workers)
     started = time.perf_counter() - start
     results = {}
     todo = [(n, batch[s : s + partition_size]) for n, s in enumerate(range(0, len(batch), partition_size))]
     start = time.perf_counter()
-    engine.run(todo, "dsd", params, shared, lambda n, outputs: results.__setitem__(n, outputs))
+    engine.run(todo, shared, lambda n, outputs: results.__setitem__(n, outputs))
     seconds = time.perf_counter() - start
     engine.close()
     return [o for n in sorted(results) for o in results[n]], seconds, started

@@ -1,10 +1,16 @@
 """`cohbench corrupt --engine ray` on a local 2-CPU instance: the same bytes as in one process, whatever the
-number of workers, the partitioning, or a confounder pool sharded through the object store; texts split by
-Ray actors as in one process."""
+number of workers, the partitioning, the device asked for, or a confounder pool sharded through the object store;
+texts split by Ray actors as in one process. Where each stage's actors go on a cluster with GPUs (`placement`, a
+pure function of what the cluster offers) is checked directly: no GPU is at hand here."""
 
 from __future__ import annotations
 
+import pytest
+
 from cohbench import cli
+from cohbench.corruptions import recipes
+from cohbench.corruptions.ray_engine import Pool, placement
+from cohbench.errors import CorruptError
 
 from test_corrupt_command import STORIES, data_bytes, summary
 
@@ -19,7 +25,7 @@ def test_ray_gives_the_in_process_bytes_whatever_workers_partitions_and_pool_sha
     in_process = run(workspace / "local", "--partition-size", 3)
     assert in_process[1]["built_records"] >= 6 and in_process[1]["parameters"]["k"] == 2
     assert run(workspace / "ray2", "--engine", "ray", "--workers", 2, "--partition-size", 2) == in_process
-    assert run(workspace / "ray1", "--engine", "ray", "--workers", 1, "--partition-size", 5) == in_process
+    assert run(workspace / "ray1", "--engine", "ray", "--workers", 1, "--partition-size", 5, "--device", "cpu") == in_process
 
     sharded_local = run(workspace / "sharded-local", "--pool-shards", 3)
     sharded_ray = run(workspace / "sharded-ray", "--pool-shards", 3, "--engine", "ray", "--workers", 2, "--partition-size", 2)
@@ -56,3 +62,42 @@ def test_device_cuda_on_a_cluster_without_gpus_names_what_is_missing(ray_local, 
     err = capsys.readouterr().err
     assert err.startswith("cohbench: error: --device cuda: the Ray cluster") and "has no GPU (it offers CPU 2" in err
     assert err.count("\n") == 1 and not out.exists()
+
+
+def places(recipe="dsd", device="auto", cpus=16, gpus=1, workers=None, **params):
+    return placement(recipes.resolve(recipe, params), device, cpus, gpus, workers, "HOST:6379")
+
+
+def test_device_stages_go_to_gpu_actors_that_share_a_gpu_and_the_rest_to_cpu_actors():
+    gpu_pool = Pool(plan=True, make=True, device="cuda", actors=4, gpus=0.25)
+    assert places() == places(device="cuda") == (gpu_pool,)  # bm25s scores on the device: plan beside make
+    assert gpu_pool.resources() == {"num_cpus": 1, "num_gpus": 0.25}
+    assert places(gpus=2, recipe="synthetic") == (Pool(True, True, "cuda", 8, 0.25),)
+    assert places(cpus=2) == (Pool(True, True, "cuda", 2, 0.25),)  # one CPU per actor
+    assert places(workers=3) == (Pool(True, True, "cuda", 3, 0.25),)
+    # a retriever that scores on the CPU keeps its own pool of CPU actors, on the CPUs the GPU actors leave
+    assert places(retriever="tantivy") == (Pool(True, False, "cpu", 12), Pool(False, True, "cuda", 4, 0.25))
+    assert places(retriever="rank_bm25", cpus=2, recipe="synthetic") == (Pool(True, False, "cpu", 1), Pool(False, True, "cuda", 1, 0.25))
+    assert places(retriever="tantivy", workers=2) == (Pool(True, False, "cpu", 2), Pool(False, True, "cuda", 2, 0.25))
+    # the CPU: asked for, no GPU, a recipe that uses no device, or less than one actor's share of a GPU
+    cpu_pool = (Pool(True, True, "cpu", 16),)
+    assert places(device="cpu", gpus=8) == places(gpus=0) == places(recipe="msd") == places(gpus=0.2) == cpu_pool
+    assert places(device="cpu", gpus=8, workers=3) == (Pool(True, True, "cpu", 3),)
+    assert cpu_pool[0].resources() == {"num_cpus": 1}
+
+
+@pytest.mark.parametrize(("gpus", "workers", "missing"), [
+    (0, None, "--device cuda: the Ray cluster at HOST:6379 has no GPU (it offers CPU 16); add GPU nodes, or use "
+              "--device cpu or auto"),
+    (0.1, None, "--device cuda: the Ray cluster at HOST:6379 has 0.1 GPU, less than one actor's 0.25 (it offers CPU 16)"),
+    (1, 8, "--workers 8: 8 GPU actors of 0.25 GPU each need 2 GPUs, and the Ray cluster at HOST:6379 has 1; use "
+           "--workers 4 or fewer"),
+])
+def test_a_cluster_without_the_gpus_the_actors_need_is_refused_naming_what_is_missing(gpus, workers, missing):
+    with pytest.raises(CorruptError) as refused:
+        places(device="cuda", gpus=gpus, workers=workers)
+    assert str(refused.value).startswith(missing) and "\n" not in str(refused.value)
+    if workers:  # asked for on GPUs by auto too; with --device cpu the same workers are CPU actors
+        with pytest.raises(CorruptError, match="need 2 GPUs"):
+            places(gpus=gpus, workers=workers)
+        assert places(device="cpu", gpus=gpus, workers=workers) == (Pool(True, True, "cpu", 8),)

@@ -50,6 +50,27 @@ def test_cached_bertscore_equals_the_bert_score_package(embeddings):
         assert embeddings.f1(cand, [ref])[0] == pytest.approx(expected, abs=1e-5)
 
 
+def test_tokens_are_bert_scores_own_for_every_sentence_of_a_real_corpus():
+    """One batched call of the fast tokenizer gives bert-score's `sent_encode` ids: TimeTravel's test sentences, one
+    with spaces around it and one longer than the model's 512 tokens (cut there)."""
+    import json
+
+    from bert_score.utils import sent_encode
+
+    from cohbench.encoder import _encoder, token_ids
+    from conftest import _required_mirror
+    from test_bm25_top import TIMETRAVEL
+
+    sentences = sorted({item[key] for line in (_required_mirror() / TIMETRAVEL).read_text(encoding="utf-8").splitlines()
+                        if line.strip() for item in [json.loads(line)] for key in ("premise", "initial", "counterfactual")})
+    sentences += ["  Tom went home.\n", " ".join(sentences[:60])]
+    tokenizer = _encoder("cpu")[0]
+    ids = token_ids(tokenizer, sentences)
+    assert len(sentences) > 5000 and len(ids[-1]) == tokenizer.model_max_length
+    assert ids == [sent_encode(tokenizer, s) for s in sentences]
+    assert token_ids(tokenizer, [" "]) == [[tokenizer.cls_token_id, tokenizer.sep_token_id]] and token_ids(tokenizer, []) == []
+
+
 def test_scoring_candidates_together_equals_scoring_each_alone(embeddings):
     """Candidates of different lengths share one product: each keeps its own tokens' matches."""
     references = [r for r, _ in PAIRS]

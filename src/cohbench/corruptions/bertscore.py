@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import embedding_store
-from ..encoder import DIMENSIONS, NAME as ENCODER, default_device, encode_batches
+from ..encoder import DIMENSIONS, NAME as ENCODER, batch_memory, default_device, encode_batches
 
 BASELINE_FILE = Path(__file__).with_name("bertscore_baseline.json")
 NUM_LAYERS = 6  # all layers of MiniLM-L6: the last hidden state, as bert-score returns for num_layers=6
@@ -137,13 +137,11 @@ class TokenEmbeddings:
 
 def _chunks(sizes: Sequence[int], device: str, budget: int | None = None):
     """[start, end) runs of pairs whose tensors fit the budget (float64 elements, padded to the widest: counted as
-    the widest pair of the run times its length). On a GPU the budget follows the free memory."""
+    the widest pair of the run times its length). On a GPU the budget follows the free memory (`encoder.batch_memory`)."""
     if budget is None:
         budget = 1 << 23
         if str(device).startswith("cuda"):
-            import torch
-
-            budget = max(budget, int(torch.cuda.mem_get_info(device)[0] * 0.25) // (8 * 4))
+            budget = max(budget, batch_memory(device) // (8 * 4))
     start, widest = 0, 0
     for end, size in enumerate(sizes):
         widest = max(widest, size)

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..encoder import batch_memory
+
 _LOW = (1 << 32) - 1  # the index half of a key: larger for a lower pool index
 CPU_BUDGET = 1 << 22  # scores held at once on the CPU: ~110 MB with their keys and argpartition's indices
 BYTES_PER_SCORE = 64  # device memory per score of a batch: float32 score, int64 key and a step's int64 temporaries
@@ -48,27 +50,22 @@ def cpu_top(index, queries: Sequence[Sequence[int]], k: int, budget: int = CPU_B
 
 class DeviceBm25:
     """bm25s's precomputed scores (`scores`: data, indices, indptr, num_docs) as torch tensors on `device`, scored
-    in batches of at most `budget` scores (on a GPU: from its free memory), in shards of at most `shard_size`
+    in batches of at most `budget` scores (on a GPU: from `encoder.batch_memory`), in shards of at most `shard_size`
     documents (a shard must fit a batch of one query)."""
 
     def __init__(self, scores: dict, device: str, budget: int | None = None, shard_size: int | None = None):
-        import scipy.sparse as sp
         import torch
 
         self.device = device
         if budget is None:
             budget = CPU_BUDGET
             if str(device).startswith("cuda"):
-                budget = max(budget, int(torch.cuda.mem_get_info(device)[0] * 0.25) // BYTES_PER_SCORE)
+                budget = max(budget, batch_memory(device) // BYTES_PER_SCORE)
         self.budget = budget
         self.size = int(scores["num_docs"])
-        matrix = sp.csc_matrix((scores["data"], scores["indices"], scores["indptr"]),
-                               shape=(self.size, len(scores["indptr"]) - 1))
         shard_size = max(1, min(shard_size or self.size, budget))
         self.shards = []
-        for offset in range(0, max(self.size, 1), shard_size):
-            part = matrix[offset : offset + shard_size].tocsc()
-            part.sort_indices()
+        for offset, part in document_slices(scores, [*range(0, max(self.size, 1), shard_size), self.size]):
             arrays = (part.data.astype(np.float32), part.indices.astype(np.int64), part.indptr.astype(np.int64))
             self.shards.append((offset, part.shape[0], *(torch.from_numpy(a).to(device) for a in arrays)))
 
@@ -119,6 +116,22 @@ class DeviceBm25:
             found = found if best is None else torch.cat([best, found], dim=1)
             best = torch.topk(found, min(k, found.shape[1]), dim=1).values
         return best.cpu().numpy()
+
+
+def document_slices(scores: dict, bounds: Sequence[int]) -> list[tuple[int, object]]:
+    """bm25s's precomputed scores (data, indices, indptr, num_docs: one column per term) cut into documents
+    [bounds[n], bounds[n + 1]): (first document, its scipy CSC matrix with documents ascending in each column, as
+    bm25s keeps them and as its scoring adds them) per slice."""
+    import scipy.sparse as sp
+
+    matrix = sp.csc_matrix((scores["data"], scores["indices"], scores["indptr"]),
+                           shape=(int(scores["num_docs"]), len(scores["indptr"]) - 1))
+    slices = []
+    for start, end in zip(bounds, bounds[1:]):
+        part = matrix[start:end].tocsc()  # slicing rows goes through CSR: back to columns, documents sorted in each
+        part.sort_indices()
+        slices.append((start, part))
+    return slices
 
 
 def _scores(terms, size: int, data, indices, indptr):

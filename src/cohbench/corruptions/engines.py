@@ -1,14 +1,15 @@
 """The one seam between a job and where a resolved recipe runs: in this process (`LocalEngine`) or on Ray
 (`ray_engine.RayEngine`), both with the same interface:
 
-    engine = engines.start("local", device="auto")       # or "ray", with address and workers
+    engine = engines.start(resolved, "local", device="auto")   # or "ray", with address and workers
     texts_split = engine.split_sentences(texts)
-    engine.run(todo, resolved, shared, finished)          # finished(number, outputs) per partition of `todo`
+    engine.run(todo, shared, finished)          # finished(number, outputs) per partition of `todo`
     engine.close()
 
-`device` (auto, cpu, cuda) says where the encoder runs; it is checked when the engine starts, before anything is
-written, and never changes the bytes made (float64, then rounded: `encoder`). Every random choice depends on
-(seed, record id) only, so every engine gives the same output."""
+An engine runs one resolved recipe. `device` (auto, cpu, cuda) says where the encoder, BM25 and BERTScore's matching
+run; it is checked when the engine starts (with what the recipe asks of a Ray cluster), before anything is written,
+and never changes the bytes made (float64, then rounded: `encoder`). Every random choice depends on (seed, record
+id) only, so every engine gives the same output."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ ENGINES = ("local", "ray")
 class LocalEngine:
     """Partitions one after another in this process, the encoder on `device`."""
 
-    def __init__(self, device: str = "auto"):
+    def __init__(self, resolved: recipes.Resolved, device: str = "auto"):
+        self.resolved = resolved
         # `auto` is resolved where the encoder first runs (a recipe that encodes nothing never imports torch)
         self.device = None if device == "auto" else _checked(device)
 
@@ -33,10 +35,9 @@ class LocalEngine:
 
         return split_sentences(texts)
 
-    def run(self, todo: Sequence[tuple[int, list[dict]]], resolved: recipes.Resolved, shared,
-            finished: Callable[[int, list[list[dict]]], None]) -> None:
+    def run(self, todo: Sequence[tuple[int, list[dict]]], shared, finished: Callable[[int, list[list[dict]]], None]) -> None:
         for number, batch in todo:
-            outputs, _ = recipes.apply(resolved, batch, shared, self.device)
+            outputs, _ = recipes.apply(self.resolved, batch, shared, self.device)
             finished(number, outputs)
 
     def close(self) -> None:
@@ -50,14 +51,16 @@ def _checked(device: str) -> str:
         raise CorruptError(str(error)) from None
 
 
-def start(engine: str, device: str = "auto", address: str | None = None, workers: int | None = None):
-    """An engine, started: a device or cluster that cannot serve the request is refused here, in one line."""
+def start(resolved: recipes.Resolved, engine: str, device: str = "auto", address: str | None = None,
+          workers: int | None = None):
+    """An engine for `resolved`, started: a device or cluster that cannot serve the request is refused here, in one
+    line."""
     if engine not in ENGINES:
         raise CorruptError(f"unknown engine {engine!r}; choose {' or '.join(ENGINES)}")
     if device not in DEVICES:
         raise CorruptError(f"unknown device {device!r}; choose one of {', '.join(DEVICES)}")
     if engine == "local":
-        return LocalEngine(device)
+        return LocalEngine(resolved, device)
     from .ray_engine import RayEngine
 
-    return RayEngine(address, workers, device)
+    return RayEngine(resolved, address, workers, device)

@@ -3,11 +3,12 @@
 - What every batch shares (confounder pools with their BM25 index, bigrams) is built once by the driver and put in
   the object store once; actors read it from there (numpy arrays without copying). A pool built with shards keeps
   each shard as its own object, fetched one at a time, so a worker never holds the whole index.
-- Partitions become blocks; `map_batches` runs `plan` (BM25 candidates, CPU) and `make` (BERTScore encoding and
-  the choice). With GPUs in the cluster (and `--device` auto or cuda) `make` runs in a pool of GPU actors, each
-  taking `GPU_SHARE` of a GPU (MiniLM and a round's matching are small, so several actors share one); without, plan
-  and make run together in one pool of CPU actors (splitting them would only add a hop). `--device cuda` on a
-  cluster without GPUs is refused in one line. (The GPU path has not been run on a GPU cluster yet.)
+- Partitions become blocks; `map_batches` runs them through the pools of actors `placement` chooses: `plan` (BM25
+  candidates) and `make` (BERTScore encoding and the choice). With GPUs in the cluster (and `--device` auto or
+  cuda) a recipe's device stages run on GPU actors, each taking `GPU_SHARE` of a GPU (MiniLM and a round's batches
+  are small, so several actors share one, each within that share of its memory); without, plan and make run
+  together in one pool of CPU actors (splitting them would only add a hop). A cluster without the GPUs the actors
+  need is refused in one line, before anything is written. (The GPU path has not been run on a GPU cluster yet.)
 - Results stream back to the driver, which writes each partition when all its records are in.
 - Texts given unsplit are split into sentences by a pool of actors with the project's splitter, before the pools
   are built (a pool needs every sentence of its split).
@@ -19,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+from dataclasses import dataclass
 
 from . import recipes
 from ..errors import CorruptError
@@ -50,22 +52,71 @@ def _share(shared):
     return ray.put(shared)
 
 
-GPU_SHARE = 0.25  # of one GPU per make actor: four actors share a GPU
+GPU_SHARE = 0.25  # of one GPU per device actor: four actors share a GPU
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A pool of Ray actors every block passes through: which of the recipe's stages its actors run, on which
+    device, how many actors, and what each asks of the cluster (one CPU, and `gpus` of a GPU on a GPU pool)."""
+
+    plan: bool
+    make: bool
+    device: str  # "cpu" or "cuda"
+    actors: int
+    gpus: float = 0.0
+
+    def resources(self) -> dict:
+        """`map_batches`' resource arguments for one actor."""
+        return {"num_cpus": 1, "num_gpus": self.gpus} if self.gpus else {"num_cpus": 1}
+
+
+def placement(resolved: recipes.Resolved, device: str, cpus: float, gpus: float, workers: int | None,
+              where: str) -> tuple[Pool, ...]:
+    """The pools a run of `resolved` goes through on the Ray cluster at `where` offering `cpus` and `gpus`.
+
+    With GPUs (`device` auto or cuda) a recipe's device stages run on GPU actors of `GPU_SHARE` each: make (the
+    encoder, BERTScore's matching) and plan (BM25) with a retriever that scores on the device; a plan on the CPU
+    (tantivy, rank_bm25) has a pool of CPU actors of its own. Otherwise plan and make run in one pool of CPU actors.
+    `workers` is the number of actors of each pool; by default a GPU pool has as many as its GPUs hold, and a CPU
+    pool the CPUs the GPU actors leave (each actor takes one CPU). `--device cuda` on a cluster without GPUs, or
+    GPU actors needing more GPUs than the cluster has, is refused in one line naming what is missing."""
+    from .retrieval import SCORED_ON_DEVICE
+
+    if device == "cuda" and gpus < GPU_SHARE:
+        has = f"{gpus:g} GPU, less than one actor's {GPU_SHARE:g}" if gpus else "no GPU"
+        raise CorruptError(f"--device cuda: the Ray cluster at {where} has {has} (it offers CPU {cpus:g}); add GPU "
+                           "nodes, or use --device cpu or auto")
+    recipe = resolved.recipe
+    if device == "cpu" or gpus < GPU_SHARE or not recipe.on_device:
+        return (Pool(plan=True, make=True, device="cpu", actors=workers or max(1, int(cpus))),)
+    plan_on_gpu = resolved.params.get("retriever") in SCORED_ON_DEVICE
+    cpu_pool = bool(recipe.plan) and not plan_on_gpu
+    holds = int(gpus / GPU_SHARE + 1e-9)
+    on_gpu = workers or max(1, min(holds, int(cpus) - cpu_pool))
+    if on_gpu > holds:
+        raise CorruptError(f"--workers {on_gpu}: {on_gpu} GPU actors of {GPU_SHARE:g} GPU each need "
+                           f"{on_gpu * GPU_SHARE:g} GPUs, and the Ray cluster at {where} has {gpus:g}; use --workers "
+                           f"{holds} or fewer, add GPU nodes, or use --device cpu")
+    gpu_pool = Pool(plan=plan_on_gpu, make=True, device="cuda", actors=on_gpu, gpus=GPU_SHARE)
+    if not cpu_pool:
+        return (gpu_pool,)
+    return Pool(plan=True, make=False, device="cpu", actors=workers or max(1, int(cpus) - on_gpu)), gpu_pool
 
 
 class _Stage:
-    """A recipe's plan and/or make over one block: records in, per-record results out (pickled)."""
+    """A recipe's plan and/or make over one block, in one actor of a `Pool`: records in, per-record results out
+    (pickled). Every actor computes with one thread; an actor on a GPU keeps within its share of the GPU's memory."""
 
-    def __init__(self, resolved: recipes.Resolved, shared_box: list, plan: bool, make: bool, threads: int | None,
-                 device: str | None):
+    def __init__(self, resolved: recipes.Resolved, shared_box: list, pool: Pool):
         import ray
+        import torch
 
-        if threads:
-            import torch
-
-            torch.set_num_threads(threads)
+        torch.set_num_threads(1)
+        if pool.gpus:
+            torch.cuda.set_per_process_memory_fraction(pool.gpus)
         self.resolved, self.recipe, self.params = resolved, resolved.recipe, resolved.params
-        self.do_plan, self.do_make, self.device = plan, make, device
+        self.do_plan, self.do_make, self.device = pool.plan, pool.make, pool.device
         self.shared = ray.get(shared_box[0])
 
     def __call__(self, table):
@@ -114,7 +165,7 @@ class _Splitter:
 
 
 class RayEngine:
-    def __init__(self, address: str | None, workers: int | None, device: str = "auto"):
+    def __init__(self, resolved: recipes.Resolved, address: str | None, workers: int | None, device: str = "auto"):
         try:
             import ray
         except ImportError:
@@ -135,15 +186,14 @@ class RayEngine:
                                    "check --address (host:port of the head node) or leave it out to start one here") from None
             self.started = True
         resources = ray.cluster_resources()
-        self.gpus = int(resources.get("GPU", 0))
-        self.workers = workers or max(1, int(resources.get("CPU", 1)))
-        if device == "cuda" and not self.gpus:
-            offered = ", ".join(f"{name} {value:g}" for name, value in sorted(resources.items())
-                                if name in ("CPU", "GPU") or name.startswith("accelerator_type"))
+        cpus = resources.get("CPU", 1)
+        self.resolved, self.workers = resolved, workers or max(1, int(cpus))
+        try:
+            self.pools = placement(resolved, device, cpus, resources.get("GPU", 0), workers,
+                                   address or "a new local instance")
+        except CorruptError:
             self.close()
-            raise CorruptError(f"--device cuda: the Ray cluster at {address or 'a new local instance'} has no GPU "
-                               f"(it offers {offered or 'no CPU or GPU'}); add GPU nodes, or use --device cpu or auto")
-        self.on_gpu = bool(self.gpus) and device != "cpu"
+            raise
         import ray.data  # configures Ray Data's loggers: quieten them after that
 
         logging.getLogger("ray.data").setLevel(logging.ERROR)
@@ -168,9 +218,9 @@ class RayEngine:
                 out[i] = sentences
         return out
 
-    def run(self, todo, resolved: recipes.Resolved, shared, finished) -> None:
-        """Run the resolved recipe over partitions `todo` [(number, records)]; `finished(number, outputs)` per
-        partition."""
+    def run(self, todo, shared, finished) -> None:
+        """Run the resolved recipe over partitions `todo` [(number, records)] through the engine's pools;
+        `finished(number, outputs)` per partition."""
         import pyarrow as pa
         import ray
 
@@ -178,16 +228,10 @@ class RayEngine:
         blocks = [pa.table({"partition": pa.array([n] * len(batch), pa.int64()), "index": pa.array(range(len(batch)), pa.int64()),
                             "record": pa.array([pickle.dumps(r) for r in batch], pa.binary())}) for n, batch in todo]
         ds = ray.data.from_arrow(blocks)
-        common = dict(batch_size=None, batch_format="pyarrow", zero_copy_batch=True)
-        if self.on_gpu and resolved.recipe.plan:
-            ds = ds.map_batches(_Stage, fn_constructor_args=(resolved, box, True, False, 1, "cpu"),
-                                compute=ray.data.ActorPoolStrategy(size=self.workers), num_cpus=1, **common)
-            ds = ds.map_batches(_Stage, fn_constructor_args=(resolved, box, False, True, None, "cuda"),
-                                compute=ray.data.ActorPoolStrategy(size=max(1, int(self.gpus / GPU_SHARE))),
-                                num_gpus=GPU_SHARE, **common)
-        else:
-            ds = ds.map_batches(_Stage, fn_constructor_args=(resolved, box, True, True, 1, "cpu"),
-                                compute=ray.data.ActorPoolStrategy(size=self.workers), num_cpus=1, **common)
+        for pool in self.pools:
+            ds = ds.map_batches(_Stage, fn_constructor_args=(self.resolved, box, pool),
+                                compute=ray.data.ActorPoolStrategy(size=pool.actors), batch_size=None,
+                                batch_format="pyarrow", zero_copy_batch=True, **pool.resources())
         sizes = {n: len(batch) for n, batch in todo}
         pending = {n: [None] * size for n, size in sizes.items()}
         for table in ds.iter_batches(batch_size=None, batch_format="pyarrow"):

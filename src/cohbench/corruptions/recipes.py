@@ -38,6 +38,8 @@ class Recipe:
     make: Callable[..., list[list[dict]]]
     prepare: Callable[[Sequence[dict], dict], object] | None = None
     plan: Callable[..., list] | None = None
+    # whether plan and make use the device (BM25, the encoder, BERTScore's matching): only then do they go to GPUs
+    on_device: bool = False
 
 
 RECIPES: Registry[Recipe] = Registry("recipe")
@@ -171,7 +173,7 @@ register(Recipe(
     "dsd", "Discordant sentence detection (Cai et al.): K sentences replaced by BM25-retrieved confounders from "
     "other documents of the same split whose rescaled BERTScore F1 is below tau.",
     ("k", "tau", "top_k", "retriever", "pool_shards", "instances"), lambda p: p["k"], "no_confounder_below_tau",
-    make=_make_dsd, prepare=pools, plan=_plan_dsd))
+    make=_make_dsd, prepare=pools, plan=_plan_dsd, on_device=True))
 
 _generator_recipe(
     "shuffle", "shuffle", "SNaC App. B: sentences permuted (whole text, or within windows of `window` sentences); "
@@ -247,7 +249,8 @@ register(Recipe(
     "next_sentence_swap (SceneE) and a discordant confounder after position 0 (SceneE), each with its coherent "
     "positive.", ("tau", "top_k", "retriever", "pool_shards"), lambda p: 2, "no_recipe_applicable",
     make=_make_synthetic, prepare=pools,
-    plan=lambda batch, shared, params, device=None: _plan_dsd(batch, shared, {**params, "k": 1}, device, min_position=1)))
+    plan=lambda batch, shared, params, device=None: _plan_dsd(batch, shared, {**params, "k": 1}, device, min_position=1),
+    on_device=True))
 
 
 TOO_SHORT = "too_short_for_recipe"  # the drop reason of a record with fewer sentences than the recipe needs

@@ -38,6 +38,7 @@ import numpy as np
 from ..atomic import write_text
 
 RETRIEVERS = ("bm25s", "rank_bm25", "tantivy")
+SCORED_ON_DEVICE = ("bm25s",)  # scores on the device it is given (`bm25_top`); the others on the CPU, whatever it is
 EXTRA_OF = {"bm25s": "build", "rank_bm25": "build", "tantivy": "tantivy"}  # the cohbench extra that installs each
 _WORD = re.compile(r"[\w']+")
 TOKENS = "cohbench_words"  # tantivy's name for `tokenize`'s tokens: split on whitespace, nothing else
@@ -139,22 +140,17 @@ class Bm25:
             from .registry import CorruptionError
 
             raise CorruptionError("rank_bm25 cannot be sharded; use --retriever bm25s or tantivy, or one shard")
-        import scipy.sparse as sp
+        from .bm25_top import document_slices
 
-        scores = self._index.scores
-        matrix = sp.csc_matrix((scores["data"], scores["indices"], scores["indptr"]),
-                               shape=(scores["num_docs"], len(scores["indptr"]) - 1))
         bounds = [round(n * self.size / count) for n in range(count + 1)]
         out = []
-        for start, end in zip(bounds, bounds[1:]):
-            part = matrix[start:end].tocsc()
-            part.sort_indices()
+        for start, part in document_slices(self._index.scores, bounds):
             shard = copy.copy(self)
-            shard.size, shard._on_device = end - start, {}
+            shard.size, shard._on_device = part.shape[0], {}
             shard._index = copy.copy(self._index)
             shard._index.corpus = None
             shard._index.scores = {"data": part.data, "indices": part.indices.astype(np.int32),
-                                   "indptr": part.indptr.astype(np.int64), "num_docs": end - start}
+                                   "indptr": part.indptr.astype(np.int64), "num_docs": part.shape[0]}
             out.append(Bm25Shard(start, shard))
         return out
 

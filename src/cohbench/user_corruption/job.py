@@ -261,7 +261,7 @@ def corrupt(input_path: Path, out: Path, options: CorruptRequest) -> dict:
     _check_place(out, options.resume, options.release)
     previous = _check_out(out, options.resume)
     # an unreachable cluster, or a device that is not there, fails here, before anything is written
-    engine = engines.start(options.engine, options.device, options.address, options.workers)
+    engine = engines.start(resolved, options.engine, options.device, options.address, options.workers)
     try:
         return _corrupt(input_path, out, options, resolved, config, previous, engine)
     finally:
@@ -309,7 +309,7 @@ def _corrupt(input_path, out, options, resolved, config, previous, engine) -> di
             print(f"preparing what every partition shares ({recipe.name}: {sum(len(r['sentences']) for r in usable)} "
                   "sentences), once", file=sys.stderr)
         shared = recipe.prepare(usable, params) if recipe.prepare else None
-        engine.run(todo, resolved, shared, finished)
+        engine.run(todo, shared, finished)
     bar.close()
 
     made, by_generator = 0, Counter()
