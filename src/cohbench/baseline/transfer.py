@@ -270,9 +270,9 @@ def _heatmap(out: dict, path: Path) -> None:
     columns = [f"{on} (choice)", "test: all", *out["types"]]
     values = np.array([[100 * ((row["choice"]["all"]["auc"] if "choice" in row else None) or np.nan)]
                        + [100 * (row[c]["auc"] or np.nan) for c in ["all", *out["types"]]] for row in rows.values()])
-    fig, ax = plt.subplots(figsize=(1.3 * len(columns) + 4, 0.45 * len(names) + 1.5))
+    fig, ax = plt.subplots(figsize=(1.3 * len(columns) + 3, 0.45 * len(names) + 1.5))
     image = ax.imshow(values, cmap="RdYlGn", vmin=40, vmax=90)
-    ax.set_xticks(range(len(columns)), columns)
+    ax.set_xticks(range(len(columns)), columns, rotation=30, ha="right")
     ax.set_yticks(range(len(names)), names)
     for (i, j), v in np.ndenumerate(values):
         if not np.isnan(v):
@@ -281,7 +281,7 @@ def _heatmap(out: dict, path: Path) -> None:
         row = list(rows).index(chosen)
         ax.add_patch(plt.Rectangle((-0.5, row - 0.5), len(columns), 1, fill=False, edgecolor="black", linewidth=2))
         ax.get_yticklabels()[row].set_fontweight("bold")
-    ax.set_title(f"{out['target']} ROC-AUC by error type (trained on the row alone; boxed: chosen on {on})")
+    ax.set_title(f"{out['target']} ROC-AUC, trained on the row alone;\nboxed: chosen on {on}")
     fig.colorbar(image, ax=ax, fraction=0.03)
     fig.tight_layout()
     with atomic_path(path) as tmp:
