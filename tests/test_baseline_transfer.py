@@ -25,13 +25,13 @@ def _span(sentence: int, text: str, error_type: str) -> dict:
             "resolved": False, "resolution": None}
 
 
-def summary(rng, index: int, prefix: str, length: int = 7, typed: bool = True) -> dict:
-    """A hero introduced first; CharE: a stranger never introduced; SceneE: a jump to the sea."""
+def summary(rng, index: int, prefix: str, length: int = 7, typed: bool = True, strangers: bool = True) -> dict:
+    """A hero introduced first; CharE: a stranger never introduced; SceneE (`typed`): a jump to the sea."""
     hero = HEROES[index % len(HEROES)]
     sentences, labels, spans = [f"{hero} is a young clerk in Moscow."], [0], []
     for k in range(1, length):
         draw = rng.random()
-        if draw < 0.3:
+        if draw < 0.3 and strangers:
             stranger = HEROES[(index + 3 + k) % len(HEROES)]
             sentences.append(f"{stranger} {rng.choice(DEEDS)} on day {k} of story {index}.")
             labels.append(1)
@@ -52,7 +52,7 @@ def project(workspace, monkeypatch):
     params = yaml.safe_load(open("params.yaml"))
     params["baseline"]["sentence_features"] = {"train_configs": ["snac"], "l2": [1.0, 0.1], "folds": 3}
     params["baseline"]["studies"]["transfer"] = {"target": "snac", "synthetic": ["timetravel_dsd"], "recipes": [],
-                                                 "narrative_window": 24, "max_stories": None, "instances": 1,
+                                                 "narrative_window": 24, "max_stories": None, "instances": 1, "choose_on": ["train", "validation"],
                                                  "max_records": 1000}
     root = workspace / "project"
     (root / "catalog").mkdir(parents=True)
@@ -85,7 +85,7 @@ def test_transfer_scores_each_source_alone_overall_and_per_type_beside_ft_and_th
     assert saved["results"]["FT (snac train)"]["all"]["auc"] == ft["all"]["auc"]
     assert (root / "catalog/baseline/snac_transfer.png").stat().st_size > 0
     table = (root / "catalog/baseline/snac_transfer.md").read_text()
-    assert table.startswith("| trained on | records | snac test AUC [95% CI] | CharE | SceneE | RefE | InconE | R@P70 |")
+    assert table.startswith("| trained on | records | snac train+validation AUC [95% CI] | snac test AUC [95% CI] | CharE | SceneE | RefE | InconE | R@P70 |")
 
 
 def test_a_type_snac_does_not_count_and_a_source_not_built_are_refused_in_one_line(project, capsys):
@@ -137,3 +137,38 @@ def test_a_recipe_that_makes_no_record_is_named_with_its_count_in_the_study_not_
     assert row["records"] == 0 and row["why"] == "made no labelled record"
     assert row["dropped"] == {"goyal_coref": {"too_short_for_recipe": row["narratives"]}} and row["narratives"] > 0
     assert "| recipe goyal_coref | 0 | made no labelled record |" in (root / "catalog/baseline/snac_transfer.md").read_text()
+
+
+def test_the_synthetic_only_model_is_the_row_highest_on_train_and_validation_whatever_the_test_says(project):
+    """Two synthetic configs, one teaching strangers (CharE), one the jumps to the sea (SceneE); SNaC train and
+    validation hold more strangers, so the first is chosen. A test split of jumps only ranks the second first on
+    test: the choice, and every train+validation figure, stay as they were."""
+    root, release = project
+    rng = np.random.default_rng(5)
+    write_config(release, "fairytale_dsd", "fairytale", {"train": [summary(rng, i, "ft", 5, strangers=False) for i in range(40)]})
+    _study(root, synthetic=["timetravel_dsd", "fairytale_dsd"])
+    before = transfer(release=release, progress=False)
+    rows = before["results"]
+    assert "choice" not in rows["FT (snac train)"]  # it trains on train+validation: not a candidate
+    assert rows["timetravel_dsd"]["choice"]["all"]["auc"] > rows["fairytale_dsd"]["choice"]["all"]["auc"]
+    chosen = before["synthetic_only_model"]
+    assert chosen["row"] == "timetravel_dsd" and chosen["test_auc"] == rows["timetravel_dsd"]["all"]["auc"]
+    assert chosen["rule"] == "the highest snac train+validation AUC among the synthetic-only rows"
+    rng = np.random.default_rng(3)  # the fixture's train and validation records again, a test split of jumps only
+    write_config(release, "snac", "snac", {split: [summary(rng, i + offset, split[:2], strangers=split != "test") for i in range(n)]
+                                           for split, n, offset in (("train", 24, 0), ("validation", 6, 50), ("test", 16, 100))})
+    after = transfer(release=release, progress=False)
+    rows_after = after["results"]
+    assert rows_after["fairytale_dsd"]["all"]["auc"] > rows_after["timetravel_dsd"]["all"]["auc"]  # test now favours the other
+    assert after["synthetic_only_model"]["row"] == "timetravel_dsd"
+    assert {n: r["choice"] for n, r in rows_after.items() if "choice" in r} == {n: r["choice"] for n, r in rows.items() if "choice" in r}
+    table = (root / "catalog/baseline/snac_transfer.md").read_text()
+    assert "| **timetravel_dsd** (chosen) |" in table and table.count("(chosen)") == 1
+
+
+def test_a_choice_on_test_is_refused_in_one_line(project):
+    root, release = project
+    _study(root, choose_on=["validation", "test"])
+    with pytest.raises(BaselineError, match="^baseline.studies.transfer.choose_on must name snac's splits other than test "
+                                            r"\(train, validation\); it names validation, test$"):
+        transfer(release=release, progress=False)

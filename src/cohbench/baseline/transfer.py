@@ -5,7 +5,9 @@ the baseline's sentence-feature head (`feature_model`) is trained on that data a
 split (SNaC), each sentence read against the sentences before it: ROC-AUC over all sentences and per error type (the
 sentences of that type against the sentences without an error), each with a 95% CI over resampled test documents,
 and recall at precision 0.70 (App. C.3: one threshold for all sentences, recall counted within each type), beside the
-head trained on the target's own train split (FT) and the best untrained reference. Written to
+head trained on the target's own train split (FT) and the best untrained reference. Each synthetic-only row is also
+scored on the target's `choose_on` splits (train + validation, pooled: it never trains on them), and the row highest
+there is named the synthetic-only model; its test figures are reported, never read to choose it. Written to
 `catalog/baseline/<target>_transfer.json`, a heatmap `<target>_transfer.png` and the card's table
 `<target>_transfer.md`.
 """
@@ -77,9 +79,38 @@ def narratives(study: dict) -> list[dict]:
     return [r for r in records if r["split"] == "train"]
 
 
-def _score(gold, scores, document, types_of, types) -> dict:
+def _units(examples: list[Example], records: dict[str, dict]) -> tuple[list[int], list[int], list[set[str]]]:
+    """The gold label, document number and error types of each labelled sentence of `examples`."""
+    docs = {doc: n for n, doc in enumerate(sorted({records[e.id]["doc_id"] for e in examples}))}
+    gold, document, types_of = [], [], []
+    for e in examples:
+        typed = sentence_types(records[e.id])
+        for i, label in enumerate(e.sentence_labels):
+            if label >= 0:
+                gold.append(label)
+                document.append(docs[records[e.id]["doc_id"]])
+                types_of.append(typed[i])
+    return gold, document, types_of
+
+
+def _labelled(examples: list[Example], predicted) -> list[float]:
+    return [float(s[i]) for e, s in zip(examples, predicted) for i, label in enumerate(e.sentence_labels) if label >= 0]
+
+
+def choice_splits(study: dict, target_splits: dict) -> list[str]:
+    """The target's splits the synthetic-only model is chosen on: never test, which it is reported on."""
+    splits = study.get("choose_on") or []
+    if not splits or "test" in splits or any(s not in target_splits for s in splits):
+        raise BaselineError(f"baseline.studies.transfer.choose_on must name {study['target']}'s splits other than test "
+                            f"({', '.join(s for s in target_splits if s != 'test')}); it names {', '.join(splits) or 'none'}")
+    return list(splits)
+
+
+def _score(units, scores, types) -> dict:
+    """AUC overall and per type with 95% CIs over resampled documents, and recall at P=0.70, of `units` (`_units`)."""
     from ..evaluation import bootstrap, metrics
 
+    gold, document, types_of = units
     gold, scores, document = np.asarray(gold), np.asarray(scores, dtype=float), np.asarray(document)
     report = {"all": {"units": int(len(gold)), "errors": int(gold.sum())} | metrics.ranking_report(gold, scores)}
     clean = gold == 0
@@ -130,9 +161,12 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, recipes
         if tasks.get(config) != "sentences":
             raise BaselineError(f"{config} has no sentence labels for the transfer study")
     test = examples_of(target, data[target]["test"], "sentences")
+    choose_on = choice_splits(study, data[target])
+    choice = [e for split in choose_on for e in examples_of(target, data[target][split], "sentences")]
     sources: dict[str, tuple[list[Example], dict]] = {}
     own_train, own_dev = training_sets(data, tasks, [target], p | {"max_train_records": None})
-    sources[f"FT ({target} train)"] = (own_train + own_dev, {})
+    ft_row = f"FT ({target} train)"
+    sources[ft_row] = (own_train + own_dev, {})
     rng = np.random.default_rng(seed)
     for config in study["synthetic"]:
         train, _ = training_sets(data, tasks, [config], p | {"max_train_records": study["max_records"]})
@@ -150,19 +184,11 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, recipes
                                       {"narratives": len(stories), "dropped": {r: dict(made_by[r][1]) for r in pooled(entry)}})
     from ..embedding_store import sentence_vectors
 
-    sentences = {s for examples, _ in sources.values() for e in examples for s in e.sentences} | {s for e in test for s in e.sentences}
+    sentences = {s for examples, _ in sources.values() for e in examples for s in e.sentences} | {s for e in test + choice for s in e.sentences}
     vectors = sentence_vectors(sentences, progress=progress)
     analyses = features.analyse(sorted(sentences))
-    by_id = {r["id"]: r for r in data[target]["test"]}
-    docs = {doc: n for n, doc in enumerate(sorted({r["doc_id"] for r in by_id.values()}))}
-    gold, document, types_of = [], [], []
-    for e in test:
-        typed = sentence_types(by_id[e.id])
-        for i, label in enumerate(e.sentence_labels):
-            if label >= 0:
-                gold.append(label)
-                document.append(docs[by_id[e.id]["doc_id"]])
-                types_of.append(typed[i])
+    by_id = {r["id"]: r for split in ["test", *choose_on] for r in data[target][split]}
+    test_units, choice_units = _units(test, by_id), _units(choice, by_id)
     rows = {}
     for name, (examples, account) in sources.items():
         classes = {label for e in examples for label in e.sentence_labels if label >= 0}
@@ -172,11 +198,15 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, recipes
             if progress:
                 print(f"{name}: {why}; left out", file=sys.stderr)
             continue
+        synthetic_only = name != ft_row  # FT trains on the choice splits: a figure there would be in-sample
         with numerics.training_arithmetic():
             head = feature_model.fit(examples, [], vectors, analyses, head_params)
             predicted = feature_model.predict(head, test, vectors, analyses)
-        scores = [float(s[i]) for e, s in zip(test, predicted) for i, label in enumerate(e.sentence_labels) if label >= 0]
-        rows[name] = account | {"records": len(examples), "l2": head.l2} | _score(gold, scores, document, types_of, types)
+            on_choice = feature_model.predict(head, choice, vectors, analyses) if synthetic_only else None
+        rows[name] = account | {"records": len(examples), "l2": head.l2}
+        if synthetic_only:
+            rows[name]["choice"] = _score(choice_units, _labelled(choice, on_choice), types)
+        rows[name] |= _score(test_units, _labelled(test, predicted), types)
         if progress:
             print(f"{name}: {target} test AUC {percent(rows[name]['all']['auc'])}", file=sys.stderr)
     lines = {n: references.predictions(n, data[target], protocols[target], vectors)
@@ -186,13 +216,21 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, recipes
     for name, predictions in lines.items():
         by_unit = {x["id"]: x["score"] for x in predictions}
         scores = [float(by_unit[e.id][i]) for e in test for i, label in enumerate(e.sentence_labels) if label >= 0]
-        reference_rows[f"untrained {name}"] = {"records": 0} | _score(gold, scores, document, types_of, types)
+        reference_rows[f"untrained {name}"] = {"records": 0} | _score(test_units, scores, types)
     if reference_rows:
         best = max(reference_rows, key=lambda n: reference_rows[n]["all"]["auc"] or 0)
         rows[f"best reference: {best.removeprefix('untrained ')}"] = reference_rows[best]
     stories_used = f"FairytaleQA train stories ({study['max_stories'] or 'all'}) in windows of {study['narrative_window']} sentences"
+    candidates = [n for n, row in rows.items() if "choice" in row and row["choice"]["all"]["auc"] is not None]
+    chosen = max(candidates, key=lambda n: rows[n]["choice"]["all"]["auc"]) if candidates else None  # first of a tie
     out = {"seed": seed, "target": target, "types": list(types), "model": "the baseline's sentence-feature head",
-           "narratives": stories_used, "results": rows}
+           "narratives": stories_used, "choose_on": choose_on,
+           "synthetic_only_model": chosen and {
+               "row": chosen, "rule": f"the highest {target} {'+'.join(choose_on)} AUC among the synthetic-only rows",
+               "choice_auc": rows[chosen]["choice"]["all"]["auc"], "choice_auc_ci": rows[chosen]["choice"]["all"]["auc_ci"],
+               "test_auc": rows[chosen]["all"]["auc"], "test_auc_ci": rows[chosen]["all"]["auc_ci"],
+               "test_recall_at_p70": rows[chosen]["all"]["recall_at_p70"]},
+           "results": rows}
     folder = settings.catalog_dir() / "baseline"
     jsonout.write(folder / f"{target}_transfer.json", out)
     write_text(folder / f"{target}_transfer.md", table(out))
@@ -201,14 +239,20 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, recipes
 
 
 def table(out: dict) -> str:
-    head = ["trained on", "records", f"{out['target']} test AUC [95% CI]", *out["types"], "R@P70"]
+    """The card's table: each row's AUC on the choice splits (synthetic-only rows), then its test figures; the
+    synthetic-only model chosen on the former is marked."""
+    chosen = (out["synthetic_only_model"] or {}).get("row")
+    on = "+".join(out["choose_on"])
+    head = ["trained on", "records", f"{out['target']} {on} AUC [95% CI]", f"{out['target']} test AUC [95% CI]", *out["types"], "R@P70"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    cell = lambda b: f"{percent(b['auc'])} [{percent(b['auc_ci'][0])}, {percent(b['auc_ci'][1])}]" if b.get("auc_ci") else percent(b.get("auc"))  # noqa: E731
     for name, row in out["results"].items():
         if "all" not in row:
             lines.append(f"| {name} | {row['records']} | {row['why']} |" + " |" * (len(head) - 3))
             continue
-        cell = lambda b: f"{percent(b['auc'])} [{percent(b['auc_ci'][0])}, {percent(b['auc_ci'][1])}]" if b.get("auc_ci") else percent(b.get("auc"))  # noqa: E731
-        lines.append(f"| {name} | {row['records']} | {cell(row['all'])} | " + " | ".join(cell(row[t]) for t in out["types"])
+        label = f"**{name}** (chosen)" if name == chosen else name
+        choice = cell(row["choice"]["all"]) if "choice" in row else ""
+        lines.append(f"| {label} | {row['records']} | {choice} | {cell(row['all'])} | " + " | ".join(cell(row[t]) for t in out["types"])
                      + f" | {percent(row['all']['recall_at_p70'])} |")
     return "\n".join(lines) + "\n"
 
@@ -219,16 +263,25 @@ def _heatmap(out: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [n for n, row in out["results"].items() if "all" in row]
-    columns = ["all", *out["types"]]
-    values = np.array([[100 * (out["results"][n][c]["auc"] or np.nan) for c in columns] for n in names])
+    chosen = (out["synthetic_only_model"] or {}).get("row")
+    rows = {n: row for n, row in out["results"].items() if "all" in row}
+    names = [f"{n}  [chosen]" if n == chosen else n for n in rows]
+    on = "+".join(out["choose_on"])
+    columns = [f"{on} (choice)", "test: all", *out["types"]]
+    values = np.array([[100 * ((row["choice"]["all"]["auc"] if "choice" in row else None) or np.nan)]
+                       + [100 * (row[c]["auc"] or np.nan) for c in ["all", *out["types"]]] for row in rows.values()])
     fig, ax = plt.subplots(figsize=(1.3 * len(columns) + 3, 0.45 * len(names) + 1.5))
     image = ax.imshow(values, cmap="RdYlGn", vmin=40, vmax=90)
-    ax.set_xticks(range(len(columns)), columns)
+    ax.set_xticks(range(len(columns)), columns, rotation=30, ha="right")
     ax.set_yticks(range(len(names)), names)
     for (i, j), v in np.ndenumerate(values):
-        ax.text(j, i, f"{v:.1f}", ha="center", va="center", fontsize=8)
-    ax.set_title(f"{out['target']} test ROC-AUC by error type (trained on the row alone)")
+        if not np.isnan(v):
+            ax.text(j, i, f"{v:.1f}", ha="center", va="center", fontsize=8)
+    if chosen:  # the synthetic-only model, chosen on the first column alone
+        row = list(rows).index(chosen)
+        ax.add_patch(plt.Rectangle((-0.5, row - 0.5), len(columns), 1, fill=False, edgecolor="black", linewidth=2))
+        ax.get_yticklabels()[row].set_fontweight("bold")
+    ax.set_title(f"{out['target']} ROC-AUC, trained on the row alone;\nboxed: chosen on {on}")
     fig.colorbar(image, ax=ax, fraction=0.03)
     fig.tight_layout()
     with atomic_path(path) as tmp:
