@@ -16,7 +16,7 @@ from . import csv_text
 from .errors import query_errors
 from .connection import db
 from .sandbox import interruptible
-from .views import literal, quoted
+from .views import quoted
 
 
 FORMATS = ("csv", "json", "parquet")
@@ -41,12 +41,14 @@ def relation_of(sql: str, con: duckdb.DuckDBPyConnection):
 
 # The DuckDB types whose values a format would change, carried as DuckDB's text instead. Arrow hands over an unsigned
 # 128-bit integer as -1, a time's zone dropped and bits as bytes (json and parquet go through Arrow, and CSV is
-# written as pyarrow's writer wrote it, `csv_text`); pyarrow's CSV writer and Python's JSON have no form for an interval, bytes, an integer beyond 128 bits or an
-# infinite date, and Python none for dates beyond the year 9999 (dates and times are therefore all text there).
+# written as pyarrow's writer wrote it, `csv_text`); pyarrow's Parquet writer has no form for an interval or a union
+# and keeps an integer beyond 128 bits as opaque bytes; pyarrow's CSV writer and Python's JSON have none for an
+# interval, bytes, an integer beyond 128 bits or an infinite date, and Python none for dates beyond the year 9999
+# (dates and times are therefore all text there).
 _LOST_IN_ARROW = frozenset({"bit", "uhugeint", "time with time zone"})
 _TEXT_IN = {
     "table": frozenset(),
-    "parquet": _LOST_IN_ARROW,
+    "parquet": _LOST_IN_ARROW | {"interval", "union", "bignum"},
     "csv": _LOST_IN_ARROW | {"interval", "blob", "bignum", "date", "time", "time_ns", "timestamp", "timestamp_s",
                              "timestamp_ms", "timestamp_ns", "timestamp with time zone"},
 }  # fmt: skip
@@ -104,13 +106,15 @@ def _batches(relation, con: duckdb.DuckDBPyConnection, rows: int = BATCH_ROWS):
     import pyarrow as pa
 
     with query_errors(con, also=(pa.ArrowException, OSError)):
-        reader = relation.to_arrow_reader(rows)
-        while True:
-            try:
-                batch = reader.read_next_batch()
-            except StopIteration:
-                return
-            yield batch
+        yield from _read_all(relation.to_arrow_reader(rows))
+
+
+def _read_all(reader):
+    while True:
+        try:
+            yield reader.read_next_batch()
+        except StopIteration:
+            return
 
 
 def query(sql: str, con: duckdb.DuckDBPyConnection | None = None):
@@ -133,8 +137,8 @@ def rows(sql: str, con: duckdb.DuckDBPyConnection) -> tuple[list[str], list[tupl
 
 def write(sql: str, output: Path, fmt: str, con: duckdb.DuckDBPyConnection | None = None) -> int:
     """Write a query's result to `output` as csv, json (an array of objects) or parquet; returns the row count.
-    `output` may not lie inside the release. The sandbox cannot write, so csv and json are written as on stdout, and
-    parquet streams, batch by batch, into a second connection that runs only this fixed COPY."""
+    `output` may not lie inside the release. The sandbox cannot write, so every format is written by cohbench from
+    the result's batches, as csv and json are on stdout."""
     if fmt not in FORMATS:
         raise QueryError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     output = settings.user_output(output)
@@ -150,12 +154,8 @@ def write(sql: str, output: Path, fmt: str, con: duckdb.DuckDBPyConnection | Non
     if fmt == "json":
         with atomic_path(output) as tmp, open(tmp, "wb") as sink, interruptible(con):
             return _write_json(_batches(relation, con), sink)
-    writer = duckdb.connect()
-    writer.execute("SET enable_progress_bar = false")
-    with atomic_path(output) as tmp, interruptible(con, writer), query_errors(con):  # an interrupt: KeyboardInterrupt
-        writer.register("result", relation.to_arrow_reader(BATCH_ROWS))
-        (count,) = writer.execute(f"COPY (SELECT * FROM result) TO {literal(str(tmp))} (FORMAT parquet)").fetchone()
-    return count
+    with atomic_path(output) as tmp, interruptible(con):
+        return _write_parquet(relation, con, tmp)
 
 
 def stream_to(sql: str, sink, fmt: str, con: duckdb.DuckDBPyConnection | None = None) -> int:
@@ -168,6 +168,32 @@ def stream_to(sql: str, sink, fmt: str, con: duckdb.DuckDBPyConnection | None = 
     if fmt == "csv":
         return csv_text.write(csv_text.batches(relation, con), sink)
     return _write_json(_batches(relation, con), sink)
+
+
+# A Parquet row group gathers batches up to this many rows or bytes: DuckDB's own row group size, bounded for wide rows
+ROW_GROUP_ROWS, ROW_GROUP_BYTES = 122_880, 64 << 20
+
+
+def _write_parquet(relation, con: duckdb.DuckDBPyConnection, path: Path) -> int:
+    """The relation's batches to a Parquet file by pyarrow's writer; returns the row count. Read on this thread like
+    csv and json, so Ctrl-C interrupts `con` alone (a second connection's COPY reading this one's stream sometimes
+    hung on the interrupt)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows, group, group_rows, group_bytes = 0, [], 0, 0
+    with query_errors(con, also=(pa.ArrowException, OSError)):
+        reader = relation.to_arrow_reader(BATCH_ROWS)
+        with pq.ParquetWriter(path, reader.schema) as writer:
+            for batch in _read_all(reader):
+                group.append(batch)
+                rows, group_rows, group_bytes = rows + batch.num_rows, group_rows + batch.num_rows, group_bytes + batch.nbytes
+                if group_rows >= ROW_GROUP_ROWS or group_bytes >= ROW_GROUP_BYTES:
+                    writer.write_table(pa.Table.from_batches(group, reader.schema), row_group_size=ROW_GROUP_ROWS)
+                    group, group_rows, group_bytes = [], 0, 0
+            if group:
+                writer.write_table(pa.Table.from_batches(group, reader.schema), row_group_size=ROW_GROUP_ROWS)
+    return rows
 
 
 def _holds_decimals(kind) -> bool:
