@@ -101,3 +101,19 @@ def test_a_cluster_without_the_gpus_the_actors_need_is_refused_naming_what_is_mi
         with pytest.raises(CorruptError, match="need 2 GPUs"):
             places(gpus=gpus, workers=workers)
         assert places(device="cpu", gpus=gpus, workers=workers) == (Pool(True, True, "cpu", 8),)
+
+
+@pytest.mark.parametrize(("asked", "missing"), [
+    (dict(device="cpu", workers=20), "--workers 20: 20 Ray actors of one CPU each (every stage) need 20 CPUs, and the "
+                                     "Ray cluster at HOST:6379 has 16; use --workers 16 or fewer, or add nodes"),
+    (dict(retriever="tantivy", gpus=4, workers=9), "--workers 9: 18 Ray actors of one CPU each (BM25 candidates and GPU stages) "
+                                           "need 18 CPUs, and the Ray cluster at HOST:6379 has 16; use --workers 8 or fewer"),
+    (dict(retriever="tantivy", cpus=1), "2 Ray actors of one CPU each (BM25 candidates and GPU stages) need 2 CPUs, and "
+                                        "the Ray cluster at HOST:6379 has 1; add nodes with more CPUs"),
+    (dict(cpus=0.5, gpus=0), "1 Ray actors of one CPU each (every stage) need 1 CPUs, and the Ray cluster at HOST:6379 has 0.5"),
+])
+def test_actors_beyond_the_clusters_cpus_are_refused_instead_of_left_waiting(asked, missing):
+    # Ray would leave the actors beyond its CPUs pending: a stage whose pool never starts stalls the whole run
+    with pytest.raises(CorruptError) as refused:
+        places(**asked)
+    assert str(refused.value).startswith(missing) and "\n" not in str(refused.value)

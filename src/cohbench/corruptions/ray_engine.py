@@ -79,14 +79,19 @@ def placement(resolved: recipes.Resolved, device: str, cpus: float, gpus: float,
     encoder, BERTScore's matching) and plan (BM25) with a retriever that scores on the device; a plan on the CPU
     (tantivy, rank_bm25) has a pool of CPU actors of its own. Otherwise plan and make run in one pool of CPU actors.
     `workers` is the number of actors of each pool; by default a GPU pool has as many as its GPUs hold, and a CPU
-    pool the CPUs the GPU actors leave (each actor takes one CPU). `--device cuda` on a cluster without GPUs, or
-    GPU actors needing more GPUs than the cluster has, is refused in one line naming what is missing."""
-    from .retrieval import SCORED_ON_DEVICE
-
+    pool the CPUs the GPU actors leave (each actor takes one CPU). `--device cuda` on a cluster without GPUs, and
+    actors needing more GPUs or CPUs than the cluster has, are refused in one line naming what is missing."""
     if device == "cuda" and gpus < GPU_SHARE:
         has = f"{gpus:g} GPU, less than one actor's {GPU_SHARE:g}" if gpus else "no GPU"
         raise CorruptError(f"--device cuda: the Ray cluster at {where} has {has} (it offers CPU {cpus:g}); add GPU "
                            "nodes, or use --device cpu or auto")
+    return _within_cpus(_pools(resolved, device, cpus, gpus, workers, where), cpus, workers, where)
+
+
+def _pools(resolved: recipes.Resolved, device: str, cpus: float, gpus: float, workers: int | None,
+           where: str) -> tuple[Pool, ...]:
+    from .retrieval import SCORED_ON_DEVICE
+
     recipe = resolved.recipe
     if device == "cpu" or gpus < GPU_SHARE or not recipe.on_device:
         return (Pool(plan=True, make=True, device="cpu", actors=workers or max(1, int(cpus))),)
@@ -102,6 +107,20 @@ def placement(resolved: recipes.Resolved, device: str, cpus: float, gpus: float,
     if not cpu_pool:
         return (gpu_pool,)
     return Pool(plan=True, make=False, device="cpu", actors=workers or max(1, int(cpus) - on_gpu)), gpu_pool
+
+
+def _within_cpus(pools: tuple[Pool, ...], cpus: float, workers: int | None, where: str) -> tuple[Pool, ...]:
+    """`pools`, or a one-line refusal where their actors (one CPU each) need more CPUs than the cluster has: Ray
+    would leave the actors beyond its CPUs waiting, and a stage without an actor stalls the run."""
+    needed = sum(pool.actors for pool in pools)
+    if needed <= cpus:
+        return pools
+    stages = " and ".join(("BM25 candidates" if not pool.make else "GPU stages" if pool.gpus else "every stage")
+                          for pool in pools)
+    fits = int(cpus) // len(pools)
+    fix = f"use --workers {fits} or fewer, or add nodes" if fits else "add nodes with more CPUs"
+    raise CorruptError(f"{f'--workers {workers}: ' if workers else ''}{needed} Ray actors of one CPU each ({stages}) "
+                       f"need {needed} CPUs, and the Ray cluster at {where} has {cpus:g}; {fix}")
 
 
 class _Stage:
