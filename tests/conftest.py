@@ -103,31 +103,49 @@ def paths(mirror):
 
 
 @pytest.fixture
-def params_with(tmp_path, monkeypatch, mirror):
+def project_root(tmp_path, monkeypatch):
+    """`make(edit, catalog=...)`: a project root of this test's own (COHBENCH_ROOT): the project's params.yaml as
+    `edit` changes it, and a `catalog/` that is empty (`"own"`, for what a test writes there) or the project's
+    (`"project"`, read only). Made again, the same root gets the newly edited params."""
+
+    def make(edit=lambda params: None, catalog: str = "own") -> Path:
+        params = settings.params()
+        edit(params)
+        root = tmp_path / "project"
+        root.mkdir(exist_ok=True)
+        (root / "params.yaml").write_text(yaml.safe_dump(params))
+        if not (root / "catalog").exists():
+            (root / "catalog").mkdir() if catalog == "own" else (root / "catalog").symlink_to(settings.catalog_dir())
+        monkeypatch.setenv("COHBENCH_ROOT", str(root))
+        return root
+
+    return make
+
+
+@pytest.fixture
+def params_with(project_root, mirror):
     """Run with the project's params.yaml, some `incoherence` entries replaced (and the project's catalog)."""
 
     def apply(**sections):
-        params = settings.params()
-        for section, values in sections.items():
-            params["incoherence"][section] = {**params["incoherence"][section], **values}
-        root = tmp_path / "root"
-        root.mkdir(exist_ok=True)
-        (root / "params.yaml").write_text(yaml.safe_dump(params))
-        (root / "catalog").symlink_to(settings.catalog_dir()) if not (root / "catalog").exists() else None
-        monkeypatch.setenv("COHBENCH_ROOT", str(root))
-        return params["incoherence"]
+        def edit(params):
+            for section, values in sections.items():
+                params["incoherence"][section] = {**params["incoherence"][section], **values}
+
+        project_root(edit, catalog="project")
+        return settings.params()["incoherence"]
 
     return apply
 
 
 @pytest.fixture
-def small_params(tmp_path, monkeypatch):
+def small_params(project_root):
     """The project's params.yaml with the TimeTravel dev carve shrunk to the fixtures' size (TimeTravel and Story Cloze)."""
-    params = settings.params()
-    params["incoherence"]["timetravel"] = {"k": 1, "dev_stories": 1, "max_stories_per_split": None}
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
-    monkeypatch.setenv("COHBENCH_ROOT", str(tmp_path))
-    return params
+
+    def edit(params):
+        params["incoherence"]["timetravel"] = {"k": 1, "dev_stories": 1, "max_stories_per_split": None}
+
+    project_root(edit)
+    return settings.params()
 
 
 @pytest.fixture(autouse=True)

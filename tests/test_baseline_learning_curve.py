@@ -5,7 +5,6 @@ import json
 
 import numpy as np
 import pytest
-import yaml
 
 from cohbench.baseline.studies import learning_curve
 
@@ -32,14 +31,12 @@ def stories(rng, count, prefix, instances=2):
 
 
 @pytest.fixture
-def project(workspace, monkeypatch):
-    params = yaml.safe_load(open("params.yaml"))
-    params["baseline"] |= SMALL | {"train_configs": ["timetravel_dsd"]}
-    params["baseline"]["studies"]["learning_curve"] = ["timetravel_dsd"]
-    root = workspace / "project"
-    (root / "catalog").mkdir(parents=True)
-    (root / "params.yaml").write_text(yaml.safe_dump(params))
-    monkeypatch.setenv("COHBENCH_ROOT", str(root))
+def project(workspace, project_root):
+    def edit(params):
+        params["baseline"] |= SMALL | {"train_configs": ["timetravel_dsd"]}
+        params["baseline"]["studies"]["learning_curve"] = ["timetravel_dsd"]
+
+    root = project_root(edit)
     rng = np.random.default_rng(5)
     release = workspace / "release"
     write_config(release, "timetravel_dsd", "timetravel", {split: stories(rng, n, split[:2]) for split, n in

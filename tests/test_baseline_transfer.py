@@ -47,17 +47,16 @@ def summary(rng, index: int, prefix: str, length: int = 7, typed: bool = True, s
 
 
 @pytest.fixture
-def project(workspace, monkeypatch):
+def project(workspace, project_root):
     """A project root whose params run the study on this release: the target snac, one synthetic config."""
-    params = yaml.safe_load(open("params.yaml"))
-    params["baseline"]["sentence_features"] = {"train_configs": ["snac"], "l2": [1.0, 0.1], "folds": 3}
-    params["baseline"]["studies"]["transfer"] = {"target": "snac", "synthetic": ["timetravel_dsd"], "recipes": [],
-                                                 "narrative_window": 24, "max_stories": None, "instances": 1, "choose_on": ["train", "validation"],
-                                                 "max_records": 1000}
-    root = workspace / "project"
-    (root / "catalog").mkdir(parents=True)
-    (root / "params.yaml").write_text(yaml.safe_dump(params))
-    monkeypatch.setenv("COHBENCH_ROOT", str(root))
+
+    def edit(params):
+        params["baseline"]["sentence_features"] = {"train_configs": ["snac"], "l2": [1.0, 0.1], "folds": 3}
+        params["baseline"]["studies"]["transfer"] = {"target": "snac", "synthetic": ["timetravel_dsd"], "recipes": [],
+                                                     "narrative_window": 24, "max_stories": None, "instances": 1,
+                                                     "choose_on": ["train", "validation"], "max_records": 1000}
+
+    root = project_root(edit)
     rng = np.random.default_rng(3)
     release = workspace / "release"
     write_config(release, "snac", "snac", {split: [summary(rng, i + offset, split[:2]) for i in range(n)]
@@ -93,9 +92,7 @@ def test_a_type_snac_does_not_count_and_a_source_not_built_are_refused_in_one_li
     assert main(["study", "transfer", "--types", "CharE,GramE", "--release", str(release)]) == 1
     err = capsys.readouterr().err.strip()
     assert "GramE is no error type SNaC counts" in err and "\n" not in err
-    params = yaml.safe_load((root / "params.yaml").read_text())
-    params["baseline"]["studies"]["transfer"]["synthetic"] = ["fairytale_dsd"]
-    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    _study(root, synthetic=["fairytale_dsd"])
     with pytest.raises(BaselineError, match="^the transfer study needs fairytale_dsd; build it first$"):
         transfer(release=release, progress=False)
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
-from cohbench import settings
 from cohbench.registry import spec
 from cohbench.builders import fairytaleqa
 from cohbench.errors import ParseError
@@ -18,9 +16,8 @@ PATHS = {"story_meta": FIX / "story_meta.csv", **{f"{s}/{f}": FIX / s / f for s,
 
 
 @pytest.fixture(autouse=True)
-def project_params(tmp_path, monkeypatch):
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(settings.params()))
-    monkeypatch.setenv("COHBENCH_ROOT", str(tmp_path))
+def project_params(project_root):
+    project_root()
 
 
 def test_windows_follow_section_order_and_report_the_case_defect():

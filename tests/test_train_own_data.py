@@ -10,9 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
-from cohbench import cli, settings
+from cohbench import cli
 
 from release_fixture import record, write_config
 
@@ -39,15 +38,9 @@ def toy_release(root: Path) -> Path:
 
 
 @pytest.fixture
-def tiny_params(workspace, monkeypatch):
+def tiny_params(workspace, project_root):
     """The project's params.yaml with a baseline small enough to train in seconds (and the project's catalog)."""
-    params = settings.params()
-    params["baseline"] = params["baseline"] | TINY
-    root = workspace / "root"
-    root.mkdir()
-    (root / "params.yaml").write_text(yaml.safe_dump(params))
-    (root / "catalog").symlink_to(settings.catalog_dir())
-    monkeypatch.setenv("COHBENCH_ROOT", str(root))
+    project_root(lambda params: params["baseline"].update(TINY), catalog="project")
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
