@@ -95,7 +95,7 @@ def token_histogram_sql(config: str, boundaries: Iterable[str] = ("as_marked",))
         marks AS ({marks}),
         segment AS MATERIALIZED (  -- one row per segment, so that each span row carries its own text only
             SELECT record_id, segment, text, {_plain_text_sql('text')} AS plain
-            FROM (SELECT r.id AS record_id, u.i - 1 AS segment, u.text FROM {view} r, UNNEST(r.segments) WITH ORDINALITY AS u(text, i))
+            FROM (SELECT id AS record_id, generate_subscripts(segments, 1) - 1 AS segment, UNNEST(segments) AS text FROM {view})
         ),
         located AS MATERIALIZED (  -- materialised: the counts are computed once, not again inside later joins
             SELECT m.variant, m.record_id, m.segment, m.type_id, m.votes,
