@@ -234,7 +234,7 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, recipes
     folder = settings.catalog_dir() / "baseline"
     jsonout.write(folder / f"{target}_transfer.json", out)
     write_text(folder / f"{target}_transfer.md", table(out))
-    _heatmap(out, folder / f"{target}_transfer.png")
+    heatmap(out, folder / f"{target}_transfer.png")
     return out
 
 
@@ -257,20 +257,31 @@ def table(out: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _heatmap(out: dict, path: Path) -> None:
+def _heatmap_place(item: tuple[str, dict]) -> tuple:
+    """The heatmap's row order, a function of the saved figures (not of the order the study ran them): the model
+    trained on the target first, then the synthetic-only rows from the best choice AUC down, the untrained
+    reference last."""
+    name, row = item
+    if "choice" in row:
+        return 1, -(row["choice"]["all"]["auc"] or 0), name
+    return (0 if "l2" in row else 2), 0, name
+
+
+def heatmap(out: dict, path: Path) -> None:
+    """The study's figures (`out`, or its saved JSON) as a heatmap of AUCs, the chosen synthetic-only row boxed."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     chosen = (out["synthetic_only_model"] or {}).get("row")
-    rows = {n: row for n, row in out["results"].items() if "all" in row}
+    rows = dict(sorted(((n, row) for n, row in out["results"].items() if "all" in row), key=_heatmap_place))
     names = [f"{n}  [chosen]" if n == chosen else n for n in rows]
     on = "+".join(out["choose_on"])
     columns = [f"{on} (choice)", "test: all", *out["types"]]
     values = np.array([[100 * ((row["choice"]["all"]["auc"] if "choice" in row else None) or np.nan)]
                        + [100 * (row[c]["auc"] or np.nan) for c in ["all", *out["types"]]] for row in rows.values()])
-    fig, ax = plt.subplots(figsize=(1.3 * len(columns) + 3, 0.45 * len(names) + 1.5))
+    fig, ax = plt.subplots(figsize=(0.75 * len(columns) + 0.08 * max(map(len, names)) + 1.5, 0.45 * len(names) + 1.5))
     image = ax.imshow(values, cmap="RdYlGn", vmin=40, vmax=90)
     ax.set_xticks(range(len(columns)), columns, rotation=30, ha="right")
     ax.set_yticks(range(len(names)), names)
@@ -285,5 +296,5 @@ def _heatmap(out: dict, path: Path) -> None:
     fig.colorbar(image, ax=ax, fraction=0.03)
     fig.tight_layout()
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=120)
+        fig.savefig(tmp, format="png", dpi=120, bbox_inches="tight")  # no margin beside the longest row label
     plt.close(fig)
