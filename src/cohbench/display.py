@@ -1,11 +1,13 @@
 """How figures are shown to people, the same in every table: a proportion (accuracy, P/R/F1, AUC, rates; kept as
 fractions in JSON) as a percentage with one decimal, a coefficient (κ, τ, α) with three decimals, "-" where a figure
-is undefined; and how what a user gave is named in an error line (an id from their file, a path that is no file)."""
+is undefined; how what a user gave is named in an error line (an id from their file, a path that is no file); and
+how long work shows its progress (`progress_bar`)."""
 
 from __future__ import annotations
 
 import os
 import stat
+import sys
 
 
 def percent(value: float | None, signed: bool = False) -> str:
@@ -49,3 +51,36 @@ def not_a_file(path) -> str | None:
     kinds = {stat.S_ISFIFO: "a FIFO (a pipe)", stat.S_ISCHR: "a character device", stat.S_ISBLK: "a block device", stat.S_ISSOCK: "a socket"}
     kind = next((name for test, name in kinds.items() if test(mode)), "something else")
     return f"is {kind}, not a regular file"
+
+
+LOG_INTERVAL_S = 30  # in a log, a line of progress at most this often, and none for work shorter than this
+
+
+class _LogLines:
+    """tqdm's output made whole lines for a log: a terminal's carriage returns would pile every refresh onto one line
+    of the log, and its clearing of a finished bar would leave blank ones."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> None:
+        for line in text.replace("\r", "\n").split("\n"):
+            if line.strip():
+                self.stream.write(line.rstrip() + "\n")
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def progress_bar(iterable=None, *, shown: bool, **options):
+    """A tqdm progress bar on stderr for long work (`shown`: the command's progress switch): a bar on a terminal; in
+    a log (stderr is not a terminal, as under `make release > log`) a plain line every `LOG_INTERVAL_S` of work
+    that lasts longer."""
+    from tqdm import tqdm
+
+    if not shown:
+        return tqdm(iterable, disable=True, **options)
+    if sys.stderr.isatty():
+        return tqdm(iterable, file=sys.stderr, **options)
+    return tqdm(iterable, file=_LogLines(sys.stderr), delay=LOG_INTERVAL_S, mininterval=LOG_INTERVAL_S, ascii=True,
+                **options | {"dynamic_ncols": False})

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import numerics, settings
 from .atomic import atomic_path
+from .display import progress_bar
 from .encoder import encode
 
 FORMAT = 2  # bump when what `encoder.encode` computes changes
@@ -77,13 +78,11 @@ def sentence_vectors(sentences: Iterable[str], folder: Path | None = None, progr
 
 
 def _encode_vectors(folder: Path, sentences: list[str], progress: bool) -> None:
-    from tqdm import tqdm
-
     store = EmbeddingStore(folder)
     if progress:
         print(f"encoding {len(sentences)} sentence(s) with all-MiniLM-L6-v2 in float64", file=sys.stderr)
-    for sentence, vector, _ in tqdm(encode(sentences, tokens=False), total=len(sentences), disable=not progress,
-                                    file=sys.stderr, unit=" sentences"):
+    for sentence, vector, _ in progress_bar(encode(sentences, tokens=False), shown=progress, total=len(sentences),
+                                            unit=" sentences"):
         store.add(sentence, vector)
     store.write()
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tqdm import tqdm
 
 from . import settings
 from .atomic import atomic_path
+from .display import progress_bar
 from .errors import ErratumError
 from .registry import Corpus
 from .sources import resolve, sha256_of
@@ -25,7 +25,7 @@ def fetch(corpus: Corpus, *, mirrors=None, network=None, progress: bool = False)
     cache = settings.raw_cache_dir()
     # A corpus of many small files (FairytaleQA: ~280) gets one bar over its files, not one bar per file.
     single = len(corpus.sources) == 1
-    sources = tqdm(corpus.sources, desc=f"fetching {corpus.name}", unit="file", disable=not progress or single, leave=False)
+    sources = progress_bar(corpus.sources, shown=progress and not single, desc=f"fetching {corpus.name}", unit="file", leave=False)
     paths = {s.name: resolve(s, cache, mirrors=mirrors, network=network, progress=progress and single) for s in sources}
     for erratum in corpus.errata:
         repaired = erratum_path(corpus, erratum)

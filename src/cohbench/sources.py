@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from tqdm import tqdm
 
 from . import settings
 from .atomic import atomic_path, write_text
+from .display import progress_bar
 from .errors import SourceError
 
 _CHUNK = 1 << 20
@@ -75,8 +75,8 @@ def _mismatch(source: Source, where: str, actual: str, advice: str) -> SourceErr
 
 def _copy_verified(source: Source, reader, target: Path, where: str, progress: bool) -> None:
     """Stream `reader` into `target` while hashing; the file appears only if the hash matches."""
-    with atomic_path(target) as tmp, open(tmp, "wb") as out, tqdm(
-        total=source.size, unit="B", unit_scale=True, desc=source.filename, disable=not progress, leave=False
+    with atomic_path(target) as tmp, open(tmp, "wb") as out, progress_bar(
+        shown=progress, total=source.size, unit="B", unit_scale=True, desc=source.filename, leave=False
     ) as bar:
         actual = stream_sha256(reader, lambda chunk: (out.write(chunk), bar.update(len(chunk))))
         out.close()

@@ -21,16 +21,15 @@ import contextlib
 import copy
 import functools
 import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
-from tqdm import tqdm
 
 from .data import BaselineError, Example, mean_auc
+from ..display import progress_bar
 from ..encoder import default_device, encoder_path
 from .training_loop import length_batches, masked_loss, train_epochs
 
@@ -255,9 +254,8 @@ def predict(
     out = [np.full(len(e.sentences) - (e.task == "gaps"), np.nan) for e in examples]
     model.eval()
     with torch.no_grad(), _deterministic():
-        # a bar on a terminal only (disable=None): fit calls this every epoch
         batches = length_batches([len(x.ids) for x in inputs], batch_size, None)
-        for batch in tqdm(batches, desc="scoring", file=sys.stderr, leave=False, disable=None):
+        for batch in progress_bar(batches, shown=True, desc="scoring", leave=False):
             chunk = [inputs[i] for i in batch]
             with _autocast(dev):
                 sentence_logits, gap_logits = model(*_tensors(model, chunk, dev))

@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
-from tqdm import tqdm
+
+from ..display import progress_bar
 
 
 def masked_loss(logits: torch.Tensor, labels: torch.Tensor, loss_fn) -> torch.Tensor:
@@ -45,7 +46,7 @@ def train_epochs(
         model.train()
         drawn = batches()
         total = 0.0
-        for batch in tqdm(drawn, desc=f"epoch {epoch}", disable=not progress, file=sys.stderr, leave=False):
+        for batch in progress_bar(drawn, shown=progress, desc=f"epoch {epoch}", leave=False):
             total += step(batch)
         auc, per_config = dev_auc() if dev_auc is not None else (float("nan"), {})
         history.append({"epoch": epoch, "train_loss": round(total / max(len(drawn), 1), 4), "dev_auc": round(auc, 4)})

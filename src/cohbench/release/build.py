@@ -12,6 +12,7 @@ encoded."""
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from pathlib import Path
 
@@ -39,7 +40,7 @@ def build(config: str, *, corpus=None, release: Path | None = None, paths=None, 
     release = release or settings.release_dir()
     corpus = corpus or corpus_of(config)
     spec = corpus.config(config)
-    if not progress:
+    if not progress or not sys.stderr.isatty():  # a log gets the build's lines, not a bar per split and file
         datasets.disable_progress_bars()
     paths = {name: str(path) for name, path in (paths or fetch(corpus, progress=progress)).items()}
     options = spec.generator_options()

@@ -34,6 +34,7 @@ from ..builders import text_fingerprint
 from .._version import __version__
 from ..atomic import atomic_path, write_text
 from ..corruptions import engines, recipes
+from ..display import progress_bar
 from ..errors import CohbenchError, CorruptError
 from ..release.layout import write_config
 from ..schema import OK, SPLITS, empty_record
@@ -295,10 +296,8 @@ def _corrupt(input_path, out, options, resolved, config, previous, engine) -> di
     done = {n for n in range(len(partitions)) if (partial / f"part-{n:05d}.json").is_file()}
     todo = [(n, partitions[n]) for n in range(len(partitions)) if n not in done]
 
-    from tqdm import tqdm
-
-    bar = tqdm(total=len(usable), initial=sum(len(partitions[n]) for n in done), unit="record", file=sys.stderr,
-               desc=f"corrupt {recipe.name}", disable=not options.progress, dynamic_ncols=True)
+    bar = progress_bar(shown=options.progress, total=len(usable), initial=sum(len(partitions[n]) for n in done),
+                       unit="record", desc=f"corrupt {recipe.name}", dynamic_ncols=True)
 
     def finished(number: int, outputs: list[list[dict]]) -> None:
         _write_partition(partial, number, outputs, recipe.not_applicable)
