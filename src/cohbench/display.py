@@ -82,5 +82,6 @@ def progress_bar(iterable=None, *, shown: bool, **options):
         return tqdm(iterable, disable=True, **options)
     if sys.stderr.isatty():
         return tqdm(iterable, file=sys.stderr, **options)
-    return tqdm(iterable, file=_LogLines(sys.stderr), delay=LOG_INTERVAL_S, mininterval=LOG_INTERVAL_S, ascii=True,
-                **options | {"dynamic_ncols": False})
+    # maxinterval: tqdm's monitor thread would otherwise print a bar idle for 10 s again, with its count of then
+    return tqdm(iterable, file=_LogLines(sys.stderr), delay=LOG_INTERVAL_S, mininterval=LOG_INTERVAL_S,
+                maxinterval=float("inf"), ascii=True, **options | {"dynamic_ncols": False})
