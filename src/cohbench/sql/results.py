@@ -175,25 +175,42 @@ ROW_GROUP_ROWS, ROW_GROUP_BYTES = 122_880, 64 << 20
 
 
 def _write_parquet(relation, con: duckdb.DuckDBPyConnection, path: Path) -> int:
-    """The relation's batches to a Parquet file by pyarrow's writer; returns the row count. Read on this thread like
-    csv and json, so Ctrl-C interrupts `con` alone (a second connection's COPY reading this one's stream sometimes
-    hung on the interrupt)."""
+    """The relation's batches to a Parquet file by pyarrow's writer; returns the row count. The result is read on
+    this thread like csv and json, so Ctrl-C interrupts `con` alone (a second connection's COPY reading this one's
+    stream sometimes hung on the interrupt); a row group is compressed and written on another thread while the next
+    one is read."""
+    from concurrent.futures import ThreadPoolExecutor
+
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows, group, group_rows, group_bytes = 0, [], 0, 0
+    rows = 0
     with query_errors(con, also=(pa.ArrowException, OSError)):
         reader = relation.to_arrow_reader(BATCH_ROWS)
-        with pq.ParquetWriter(path, reader.schema) as writer:
-            for batch in _read_all(reader):
-                group.append(batch)
-                rows, group_rows, group_bytes = rows + batch.num_rows, group_rows + batch.num_rows, group_bytes + batch.nbytes
-                if group_rows >= ROW_GROUP_ROWS or group_bytes >= ROW_GROUP_BYTES:
-                    writer.write_table(pa.Table.from_batches(group, reader.schema), row_group_size=ROW_GROUP_ROWS)
-                    group, group_rows, group_bytes = [], 0, 0
-            if group:
-                writer.write_table(pa.Table.from_batches(group, reader.schema), row_group_size=ROW_GROUP_ROWS)
+        with pq.ParquetWriter(path, reader.schema) as writer, ThreadPoolExecutor(1) as writing:
+            written = None
+            for group in _row_groups(_read_all(reader)):
+                if written is not None:
+                    written.result()  # one group in writing at a time: memory stays two groups at most
+                table = pa.Table.from_batches(group, reader.schema)
+                written = writing.submit(writer.write_table, table, row_group_size=ROW_GROUP_ROWS)
+                rows += table.num_rows
+            if written is not None:
+                written.result()
     return rows
+
+
+def _row_groups(batches):
+    """Lists of consecutive batches of at most `ROW_GROUP_ROWS` rows or `ROW_GROUP_BYTES` bytes (one batch at least)."""
+    group, group_rows, group_bytes = [], 0, 0
+    for batch in batches:
+        group.append(batch)
+        group_rows, group_bytes = group_rows + batch.num_rows, group_bytes + batch.nbytes
+        if group_rows >= ROW_GROUP_ROWS or group_bytes >= ROW_GROUP_BYTES:
+            yield group
+            group, group_rows, group_bytes = [], 0, 0
+    if group:
+        yield group
 
 
 def _holds_decimals(kind) -> bool:
