@@ -36,3 +36,18 @@ def test_in_a_log_work_shorter_than_the_interval_prints_nothing(monkeypatch):
 def test_a_terminal_gets_a_redrawn_bar_and_a_switched_off_bar_prints_nothing(monkeypatch):
     assert "\r" in run_bar(monkeypatch, Terminal())
     assert run_bar(monkeypatch, Terminal(), shown=False) == ""
+
+
+def test_hf_datasets_bars_are_off_in_a_log_and_restored_after(monkeypatch):
+    import datasets
+
+    datasets.enable_progress_bars()
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    with display.datasets_bars(shown=True):
+        assert not datasets.is_progress_bar_enabled()  # "Creating parquet from Arrow format" would write refreshes
+    assert datasets.is_progress_bar_enabled()  # a caller's own setting is left as it was
+    monkeypatch.setattr("sys.stderr", Terminal())
+    with display.datasets_bars(shown=True):
+        assert datasets.is_progress_bar_enabled()
+    with display.datasets_bars(shown=False):
+        assert not datasets.is_progress_bar_enabled()

@@ -5,6 +5,7 @@ how long work shows its progress (`progress_bar`)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
@@ -85,3 +86,19 @@ def progress_bar(iterable=None, *, shown: bool, **options):
     # maxinterval: tqdm's monitor thread would otherwise print a bar idle for 10 s again, with its count of then
     return tqdm(iterable, file=_LogLines(sys.stderr), delay=LOG_INTERVAL_S, mininterval=LOG_INTERVAL_S,
                 maxinterval=float("inf"), ascii=True, **options | {"dynamic_ncols": False})
+
+
+@contextlib.contextmanager
+def datasets_bars(shown: bool):
+    """HF datasets' own bars (a split generated, a Parquet file written) within the block only where `progress_bar`
+    would draw a bar; restored after, for a caller in the same process."""
+    import datasets
+
+    enabled = datasets.is_progress_bar_enabled()
+    if not shown or not sys.stderr.isatty():
+        datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if enabled:
+            datasets.enable_progress_bars()

@@ -12,11 +12,11 @@ encoded."""
 
 from __future__ import annotations
 
-import sys
 import tempfile
 from pathlib import Path
 
 from .. import settings
+from ..display import datasets_bars
 from ..builders import HELD_OUT_FINGERPRINT, held_out_fingerprints
 from ..errors import ReleaseError
 from ..embedding_store import kept_embeddings
@@ -40,11 +40,9 @@ def build(config: str, *, corpus=None, release: Path | None = None, paths=None, 
     release = release or settings.release_dir()
     corpus = corpus or corpus_of(config)
     spec = corpus.config(config)
-    if not progress or not sys.stderr.isatty():  # a log gets the build's lines, not a bar per split and file
-        datasets.disable_progress_bars()
     paths = {name: str(path) for name, path in (paths or fetch(corpus, progress=progress)).items()}
     options = spec.generator_options()
-    with tempfile.TemporaryDirectory(prefix="cohbench-hf-") as cache, \
+    with tempfile.TemporaryDirectory(prefix="cohbench-hf-") as cache, datasets_bars(progress), \
             cached_splits(settings.project_root() / SPLIT_CACHE), kept_embeddings():
         builder = builder_for(corpus)(config_name=config, cache_dir=cache, paths=paths, options=options)
         try:

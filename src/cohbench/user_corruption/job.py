@@ -34,7 +34,7 @@ from ..builders import text_fingerprint
 from .._version import __version__
 from ..atomic import atomic_path, write_text
 from ..corruptions import engines, recipes
-from ..display import progress_bar
+from ..display import datasets_bars, progress_bar
 from ..errors import CohbenchError, CorruptError
 from ..release.layout import write_config
 from ..schema import OK, SPLITS, empty_record
@@ -329,6 +329,7 @@ def _corrupt(input_path, out, options, resolved, config, previous, engine) -> di
         "notes": dict(sorted(notes.items())),
     }
     splits = _by_split(partial, len(partitions), list(options.splits))
-    summary = write_config(out, config, splits, described, row_group=ROW_GROUP)
+    with datasets_bars(options.progress):
+        summary = write_config(out, config, splits, described, row_group=ROW_GROUP)
     shutil.rmtree(partial)
     return summary
