@@ -170,8 +170,8 @@ def stream_to(sql: str, sink, fmt: str, con: duckdb.DuckDBPyConnection | None = 
     return _write_json(_batches(relation, con), sink)
 
 
-# A Parquet row group gathers batches up to this many rows or bytes: DuckDB's own row group size, bounded for wide rows
-ROW_GROUP_ROWS, ROW_GROUP_BYTES = 122_880, 64 << 20
+# A Parquet row group gathers whole batches up to this many rows (about DuckDB's own 122,880) or bytes (wide rows)
+ROW_GROUP_ROWS, ROW_GROUP_BYTES = 12 * BATCH_ROWS, 64 << 20
 
 
 def _write_parquet(relation, con: duckdb.DuckDBPyConnection, path: Path) -> int:
@@ -193,7 +193,7 @@ def _write_parquet(relation, con: duckdb.DuckDBPyConnection, path: Path) -> int:
                 if written is not None:
                     written.result()  # one group in writing at a time: memory stays two groups at most
                 table = pa.Table.from_batches(group, reader.schema)
-                written = writing.submit(writer.write_table, table, row_group_size=ROW_GROUP_ROWS)
+                written = writing.submit(writer.write_table, table)  # one row group
                 rows += table.num_rows
             if written is not None:
                 written.result()
@@ -201,7 +201,7 @@ def _write_parquet(relation, con: duckdb.DuckDBPyConnection, path: Path) -> int:
 
 
 def _row_groups(batches):
-    """Lists of consecutive batches of at most `ROW_GROUP_ROWS` rows or `ROW_GROUP_BYTES` bytes (one batch at least)."""
+    """Runs of consecutive batches, each closed once it holds `ROW_GROUP_ROWS` rows or `ROW_GROUP_BYTES` bytes."""
     group, group_rows, group_bytes = [], 0, 0
     for batch in batches:
         group.append(batch)
