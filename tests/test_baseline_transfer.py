@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-import yaml
 
 from cohbench.baseline import BaselineError
 from cohbench.baseline.transfer import heatmap, recipe_examples, transfer
@@ -89,12 +88,12 @@ def test_transfer_scores_each_source_alone_overall_and_per_type_beside_ft_and_th
     assert table.startswith("| trained on | records | snac train+validation AUC [95% CI] | snac test AUC [95% CI] | CharE | SceneE | RefE | InconE | R@P70 |")
 
 
-def test_a_type_snac_does_not_count_and_a_source_not_built_are_refused_in_one_line(project, capsys):
-    root, release = project
+def test_a_type_snac_does_not_count_and_a_source_not_built_are_refused_in_one_line(project, capsys, project_root):
+    _, release = project
     assert main(["study", "transfer", "--types", "CharE,GramE", "--release", str(release)]) == 1
     err = capsys.readouterr().err.strip()
     assert "GramE is no error type SNaC counts" in err and "\n" not in err
-    _study(root, synthetic=["fairytale_dsd"])
+    _study(project_root, synthetic=["fairytale_dsd"])
     with pytest.raises(BaselineError, match="^the transfer study needs fairytale_dsd; build it first$"):
         transfer(release=release, progress=False)
 
@@ -108,15 +107,14 @@ def test_a_recipe_that_makes_nothing_is_counted_by_reason_not_a_crash():
     assert [e.sentence_labels for e in made] == [[-1, 1], [-1, 0]] and not dropped
 
 
-def _study(root, **changes) -> None:
-    params = yaml.safe_load((root / "params.yaml").read_text())
-    params["baseline"]["studies"]["transfer"].update(changes)
-    (root / "params.yaml").write_text(yaml.safe_dump(params))
+def _study(project_root, **changes) -> None:
+    """The study's params of this test's project root changed (on top of the fixture's)."""
+    project_root(lambda params: params["baseline"]["studies"]["transfer"].update(changes))
 
 
-def test_pooled_recipes_train_on_both_recipes_records_each_named_with_what_it_dropped(mirror, project, capsys):
+def test_pooled_recipes_train_on_both_recipes_records_each_named_with_what_it_dropped(mirror, project, capsys, project_root):
     root, release = project
-    _study(root, synthetic=[], narrative_window=8, max_stories=2, instances=2)
+    _study(project_root, synthetic=[], narrative_window=8, max_stories=2, instances=2)
     assert main(["study", "transfer", "--release", str(release), "--json",
                  "--recipes", "goyal_coref,goyal_next_sentence,goyal_coref+goyal_next_sentence"]) == 0
     rows = json.loads((root / "catalog/baseline/snac_transfer.json").read_text())["results"]
@@ -129,23 +127,23 @@ def test_pooled_recipes_train_on_both_recipes_records_each_named_with_what_it_dr
     assert "unknown recipe 'no_such_recipe'" in err and "\n" not in err
 
 
-def test_a_recipe_that_makes_no_record_is_named_with_its_count_in_the_study_not_a_crash(mirror, project):
+def test_a_recipe_that_makes_no_record_is_named_with_its_count_in_the_study_not_a_crash(mirror, project, project_root):
     root, release = project
-    _study(root, synthetic=[], narrative_window=2, max_stories=1, recipes=["goyal_coref"])  # 2 sentences: too short
+    _study(project_root, synthetic=[], narrative_window=2, max_stories=1, recipes=["goyal_coref"])  # 2 sentences: too short
     row = transfer(release=release, progress=False)["results"]["recipe goyal_coref"]
     assert row["records"] == 0 and row["why"] == "made no labelled record"
     assert row["dropped"] == {"goyal_coref": {"too_short_for_recipe": row["narratives"]}} and row["narratives"] > 0
     assert "| recipe goyal_coref | 0 | made no labelled record |" in (root / "catalog/baseline/snac_transfer.md").read_text()
 
 
-def test_the_synthetic_only_model_is_the_row_highest_on_train_and_validation_whatever_the_test_says(project):
+def test_the_synthetic_only_model_is_the_row_highest_on_train_and_validation_whatever_the_test_says(project, project_root):
     """Two synthetic configs, one teaching strangers (CharE), one the jumps to the sea (SceneE); SNaC train and
     validation hold more strangers, so the first is chosen. A test split of jumps only ranks the second first on
     test: the choice, and every train+validation figure, stay as they were."""
     root, release = project
     rng = np.random.default_rng(5)
     write_config(release, "fairytale_dsd", "fairytale", {"train": [summary(rng, i, "ft", 5, strangers=False) for i in range(40)]})
-    _study(root, synthetic=["timetravel_dsd", "fairytale_dsd"])
+    _study(project_root, synthetic=["timetravel_dsd", "fairytale_dsd"])
     before = transfer(release=release, progress=False)
     rows = before["results"]
     assert "choice" not in rows["FT (snac train)"]  # it trains on train+validation: not a candidate
@@ -165,9 +163,9 @@ def test_the_synthetic_only_model_is_the_row_highest_on_train_and_validation_wha
     assert "| **timetravel_dsd** (chosen) |" in table and table.count("(chosen)") == 1
 
 
-def test_a_choice_on_test_is_refused_in_one_line(project):
-    root, release = project
-    _study(root, choose_on=["validation", "test"])
+def test_a_choice_on_test_is_refused_in_one_line(project, project_root):
+    _, release = project
+    _study(project_root, choose_on=["validation", "test"])
     with pytest.raises(BaselineError, match="^baseline.studies.transfer.choose_on must name snac's splits other than test "
                                             r"\(train, validation\); it names validation, test$"):
         transfer(release=release, progress=False)

@@ -215,8 +215,7 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, recipes
     reference_rows = {}
     for name, predictions in lines.items():
         by_unit = {x["id"]: x["score"] for x in predictions}
-        scores = [float(by_unit[e.id][i]) for e in test for i, label in enumerate(e.sentence_labels) if label >= 0]
-        reference_rows[f"untrained {name}"] = {"records": 0} | _score(test_units, scores, types)
+        reference_rows[f"untrained {name}"] = {"records": 0} | _score(test_units, _labelled(test, [by_unit[e.id] for e in test]), types)
     if reference_rows:
         best = max(reference_rows, key=lambda n: reference_rows[n]["all"]["auc"] or 0)
         rows[f"best reference: {best.removeprefix('untrained ')}"] = reference_rows[best]
