@@ -4,12 +4,13 @@
     out = GENERATORS["remove_sentences"](batch, seed=13, k=1)       # batch: dict of lists
 
 Generators: shuffle, repetition, ne_bigram (SNaC App. B); remove_sentences (MSD) and discordant_replace (DSD)
-(Cai et al. §3); entity_first_mention and next_sentence_swap (SNaC §5.1).
+(Cai et al. §3); entity_first_mention and next_sentence_swap (SNaC §5.1); goyal_coref and goyal_next_sentence
+(Goyal et al. §5.1 as written); contradiction, unintroduced_reference and scene_jump (SNaC's InconE, RefE, SceneE).
 """
 
 from __future__ import annotations
 
-from . import dsd, goyal, msd, character_and_scene, surface  # noqa: F401  (modules register their generators)
+from . import dsd, goyal, msd, character_and_scene, snac_errors, surface  # noqa: F401  (modules register their generators)
 from .registry import GENERATORS, CorruptionError, generator, record_rng
 
 

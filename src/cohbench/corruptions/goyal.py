@@ -18,10 +18,10 @@ from __future__ import annotations
 import functools
 from collections import Counter
 
-from ..schema import ERROR, NO_LABEL, OK
+from ..schema import ERROR, OK
 from ..text import load_pipeline, pipe
 from .character_and_scene import first_and_second_mentions
-from .registry import count, derived, generator, record_rng, sentence_id, span, to_columns, to_records
+from .registry import context_pair, count, generator, record_rng, sentence_id, to_columns, to_records
 
 ENTITY_TYPES = {"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART"}
 TITLES = {"mr", "mrs", "ms", "miss", "dr", "sir", "madam", "mister", "lady", "lord", "st", "saint", "king", "queen",
@@ -44,17 +44,6 @@ def _mentions(doc) -> list[tuple[str, frozenset[str]]]:
         if names:
             out.append((text, names))
     return out
-
-
-def _triple(source: dict, name: str, seed: int, variant: str, context: list[str], sentence: str, label: int,
-            error_type: str, mention: str, position: int, inserted: list[str]) -> dict:
-    sentences = [*context, sentence]
-    record = derived(source, name, seed, variant=variant, sentences=sentences,
-                     sentence_labels=[NO_LABEL] * len(context) + [label],
-                     spans=[span(len(context), mention, error_type)] if label == ERROR else [],
-                     positions=[position], inserted_ids=inserted)
-    record["label"] = label
-    return record
 
 
 @generator("goyal_coref")
@@ -80,9 +69,9 @@ def goyal_coref(batch: dict[str, list], *, seed: int, instances: int = 1, droppe
         rng = record_rng(seed, "goyal_coref", record["id"])
         for n, (i, j, mention) in enumerate(sorted(rng.sample(options, min(instances, len(options))))):
             without = sentences[:i] + sentences[i + 1 : j]
-            out.append(_triple(record, "goyal_coref", seed, f"goyal_coref{n}", without, sentences[j], ERROR, "CharE",
+            out.append(context_pair(record, "goyal_coref", seed, f"goyal_coref{n}", without, sentences[j], ERROR, "CharE",
                                mention, j - 1, []))
-            out.append(_triple(record, "goyal_coref", seed, f"goyal_coref{n}:coherent", sentences[:j], sentences[j], OK,
+            out.append(context_pair(record, "goyal_coref", seed, f"goyal_coref{n}:coherent", sentences[:j], sentences[j], OK,
                                "CharE", mention, j, []))
     return to_columns(out)
 
@@ -101,8 +90,8 @@ def goyal_next_sentence(batch: dict[str, list], *, seed: int, instances: int = 1
         rng = record_rng(seed, "goyal_next_sentence", record["id"])
         for n, i in enumerate(sorted(rng.sample(lengths, min(instances, len(lengths))))):
             j = rng.randrange(i + 1, len(sentences))  # 0-based index of s_j, j > i + 1 counted from 1
-            out.append(_triple(record, "goyal_next_sentence", seed, f"goyal_next_sentence{n}", sentences[:i], sentences[j],
+            out.append(context_pair(record, "goyal_next_sentence", seed, f"goyal_next_sentence{n}", sentences[:i], sentences[j],
                                ERROR, "SceneE", sentences[j], i, [sentence_id(record["id"], j)]))
-            out.append(_triple(record, "goyal_next_sentence", seed, f"goyal_next_sentence{n}:coherent", sentences[:i],
+            out.append(context_pair(record, "goyal_next_sentence", seed, f"goyal_next_sentence{n}:coherent", sentences[:i],
                                sentences[i], OK, "SceneE", sentences[i], i, []))
     return to_columns(out)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from ..names import Registry
 from ..schema import NO_LABEL, OK, empty_record
 from .dsd import ConfounderPool, plan_replacements, replace_planned
-from .registry import GENERATORS, CorruptionError, to_columns, to_records
+from .registry import GENERATORS, CorruptionError, record_rng, to_columns, to_records
 from .retrieval import RETRIEVERS
 from .surface import top_bigrams
 
@@ -107,11 +107,16 @@ class Resolved:
 
 
 def _arrived(name: str, params: dict) -> Resolved:
-    return Resolved(RECIPES[name], params)
+    return Resolved(lookup(name), params)
+
+
+def lookup(name: str) -> Recipe:
+    """A registered recipe, or the mixture a name such as `goyal_coref:0.5+scene_jump:0.5` writes out."""
+    return mixture(name, proportions(name)) if ":" in name else RECIPES[name]
 
 
 def resolve(name: str, given: dict) -> Resolved:
-    recipe = RECIPES[name]
+    recipe = lookup(name)
     return Resolved(recipe, parameters(recipe, given))
 
 
@@ -201,6 +206,23 @@ _generator_recipe(
     "followed by a later sentence of the same text, and by its own next one (balanced).", ("instances",),
     lambda p: 3, "too_short_for_next_sentence", lambda p: {"instances": p["instances"]})
 
+_generator_recipe(
+    "contradiction", "contradiction", "SNaC InconE: an earlier sentence of the context restated with one fact turned "
+    "round (negated, an opposite or another number), after the context; and the text's own next sentence (balanced).",
+    ("instances",), lambda p: 3, "nothing_to_contradict", lambda p: {"instances": p["instances"]})
+
+_generator_recipe(
+    "unintroduced_reference", "unintroduced_reference", "SNaC RefE: a sentence's indefinite first mention of a thing "
+    "made definite (\"a wheel\" -> \"the wheel\") after a context that never introduced it; and the sentence as "
+    "written (balanced).", ("instances",), lambda p: 2, "no_first_mention_to_make_definite",
+    lambda p: {"instances": p["instances"]})
+
+_generator_recipe(
+    "scene_jump", "scene_jump", "SNaC SceneE: the context cut off and followed by a sentence of a later scene (8 or "
+    "more sentences on) that opens without a transition and names only the context's characters; and the text's own "
+    "next sentence (balanced).", ("instances",), lambda p: 10, "no_later_scene_with_the_same_characters",
+    lambda p: {"instances": p["instances"]})
+
 register(Recipe(
     "ne_bigram", "SNaC App. B degenerate text: the text's named entities followed by the corpus's 200 most frequent "
     "bigrams (GramE).", (), lambda p: 1, "not_applicable",
@@ -251,6 +273,66 @@ register(Recipe(
     make=_make_synthetic, prepare=pools,
     plan=lambda batch, shared, params, device=None: _plan_dsd(batch, shared, {**params, "k": 1}, device, min_position=1),
     on_device=True))
+
+
+# Mixtures: each story goes to one recipe, drawn with the mixture's proportions from (seed, story id) alone, so a
+# story's recipe does not depend on the batch, and the records a mixture makes from a story are exactly those its
+# recipe makes from it (the transfer study assembles mixtures from each recipe's records with `assigned`).
+MIXED = "its_recipe_made_nothing"  # the drop reason of a story whose drawn recipe made nothing from it
+
+
+def proportions(spec: str) -> dict[str, float]:
+    """`a:0.5+b:0.5` as {recipe: proportion}, checked: known recipes made per story (no shared pool), each once,
+    proportions finite, non-negative and summing to 1."""
+    parts = {}
+    for part in spec.split("+"):
+        name, _, value = part.partition(":")
+        try:
+            share = float(value)
+        except ValueError:
+            raise CorruptionError(f"mixture {spec!r}: {part!r} is not RECIPE:PROPORTION (e.g. goyal_coref:0.5)") from None
+        if name in parts:
+            raise CorruptionError(f"mixture {spec!r} names {name} twice")
+        recipe = RECIPES[name]  # an unknown name lists the registered ones
+        if recipe.prepare or recipe.plan:
+            raise CorruptionError(f"mixture {spec!r}: {name} shares a pool across stories and cannot be mixed per story")
+        if not math.isfinite(share) or share < 0:
+            raise CorruptionError(f"mixture {spec!r}: the proportion of {name} must be a number of at least 0, got {value}")
+        parts[name] = share
+    if abs(sum(parts.values()) - 1) > 1e-9:
+        raise CorruptionError(f"mixture {spec!r}: the proportions sum to {sum(parts.values()):g}, not 1")
+    return {name: share for name, share in sorted(parts.items()) if share > 0}
+
+
+def assigned(seed: int, record_id: str, shares: dict[str, float]) -> str:
+    """The recipe of a mixture that a story goes to: one uniform draw per (seed, story), the same for every mixture,
+    placed on the recipes' cumulative proportions in name order."""
+    draw, total = record_rng(seed, "mixture", record_id).random(), 0.0
+    for name, share in shares.items():
+        total += share
+        if draw < total:
+            return name
+    return name  # a draw above a total rounded below 1
+
+
+def mixture(name: str, shares: dict[str, float], description: str = "") -> Recipe:
+    """A recipe that gives each story to one of `shares`' recipes (`assigned`) and keeps what that recipe makes."""
+    parts = {recipe: RECIPES[recipe] for recipe in shares}
+
+    def make(batch, plans, shared, params, device=None):
+        out = [[] for _ in batch]
+        for recipe, part in parts.items():
+            members = [n for n, r in enumerate(batch) if assigned(params["seed"], r["id"], shares) == recipe
+                       and len(r["sentences"]) >= part.min_sentences(params)]
+            made = part.make([batch[n] for n in members], None, None, params, device) if members else []
+            for n, records in zip(members, made):
+                out[n] = records
+        return out
+
+    options = tuple(sorted({option for part in parts.values() for option in part.options}))
+    text = description or "A mixture: each story goes to one recipe, drawn with these proportions: "
+    return Recipe(name, text + ", ".join(f"{r} {share:g}" for r, share in shares.items()), options,
+                  lambda p: min(part.min_sentences(p) for part in parts.values()), MIXED, make)
 
 
 TOO_SHORT = "too_short_for_recipe"  # the drop reason of a record with fewer sentences than the recipe needs

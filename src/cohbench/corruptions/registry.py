@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 
 from ..errors import CohbenchError
 from ..names import Registry
-from ..schema import CATEGORIES, ERROR, FIELDS, ERROR_TYPES, category_of, empty_record
+from ..schema import CATEGORIES, ERROR, FIELDS, ERROR_TYPES, NO_LABEL, category_of, empty_record
 
 
 class CorruptionError(CohbenchError):
@@ -102,6 +102,18 @@ def derived(source: dict, generator_name: str, seed: int, variant: str | None = 
         corruption={"generator": generator_name, "seed": seed, "source_id": source["id"], **provenance},
     )
     record.update(fields)
+    return record
+
+
+def context_pair(source: dict, name: str, seed: int, variant: str, context: list[str], sentence: str, label: int,
+                 error_type: str, mention: str, position: int, inserted: list[str], antecedents: tuple[str, ...] = ()) -> dict:
+    """One half of a balanced (context, sentence, label) pair (Goyal et al. §5.1): the context unlabelled (-1), the
+    sentence labelled, with a span of `error_type` on `mention` where it is the error."""
+    record = derived(source, name, seed, variant=variant, sentences=[*context, sentence],
+                     sentence_labels=[NO_LABEL] * len(context) + [label],
+                     spans=[span(len(context), mention, error_type, antecedents)] if label == ERROR else [],
+                     positions=[position], inserted_ids=inserted)
+    record["label"] = label
     return record
 
 
