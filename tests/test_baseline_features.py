@@ -4,7 +4,8 @@ bytes on a second run."""
 
 import numpy as np
 
-from cohbench.baseline import feature_model, features
+from cohbench import sentence_cues
+from cohbench.baseline import feature_model
 from cohbench.baseline.data import Example
 from cohbench.embedding_store import sentence_key
 
@@ -39,20 +40,20 @@ def corpus(seed=0):
             v = vectors_rng.standard_normal(8)
             vectors[sentence_key(s)] = np.round(v / np.linalg.norm(v), 5).astype(np.float32)
     sentences = [s for split in examples.values() for e in split for s in e.sentences]
-    return examples, vectors, features.analyse(sentences)
+    return examples, vectors, sentence_cues.analyse(sentences)
 
 
 def test_features_read_each_sentence_against_the_sentences_before_it_only():
     sentences = ["Anna is a clerk.", "Boris sold the horse.", "He left."]
     later = ["Anna is a clerk.", "Boris sold the horse.", "Anna and Boris met Clara."]
-    analyses = features.analyse(sentences + later)
+    analyses = sentence_cues.analyse(sentences + later)
     v = np.eye(3, 8, dtype=np.float32)
-    first, second = features.text_features(sentences, analyses, v), features.text_features(later, analyses, v)
+    first, second = sentence_cues.text_features(sentences, analyses, v), sentence_cues.text_features(later, analyses, v)
     assert np.array_equal(first[:2], second[:2])  # what comes after a sentence never changes its row
-    new = features.NAMES.index("has_new_name")
+    new = sentence_cues.NAMES.index("has_new_name")
     assert list(first[:, new]) == [1.0, 1.0, 0.0] and second[2, new] == 1.0  # Boris new at 2; Clara new at 3
-    assert first[2, features.NAMES.index("opens_with_pronoun")] == 1.0
-    assert first.shape == (3, features.WIDTH)
+    assert first[2, sentence_cues.NAMES.index("opens_with_pronoun")] == 1.0
+    assert first.shape == (3, sentence_cues.WIDTH)
 
 
 def test_the_head_learns_unintroduced_names_chooses_l2_by_cross_validation_and_repeats_its_bytes():

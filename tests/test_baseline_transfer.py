@@ -50,7 +50,7 @@ def project(workspace, project_root):
     """A project root whose params run the study on this release: the target snac, one synthetic config."""
 
     def edit(params):
-        params["baseline"]["sentence_features"] = {"train_configs": ["snac"], "l2": [1.0, 0.1], "folds": 3}
+        params["baseline"]["sentence_features"] = {"train_configs": ["snac"], "l2": [1.0, 0.1], "folds": 3, "synthetic_l2": 1.0}
         params["baseline"]["studies"]["transfer"] = {"target": "snac", "synthetic": ["timetravel_dsd"], "recipes": [],
                                                      "narrative_window": 24, "max_stories": None, "instances": 1,
                                                      "choose_on": ["train", "validation"], "max_records": 1000}
@@ -88,6 +88,23 @@ def test_transfer_scores_each_source_alone_overall_and_per_type_beside_ft_and_th
     assert table.startswith("| trained on | records | snac train+validation AUC [95% CI] | snac test AUC [95% CI] | CharE | SceneE | RefE | InconE | R@P70 |")
 
 
+def test_syn_plus_ft_pools_the_chosen_row_with_the_human_data_at_a_weight_chosen_on_its_folds(project, project_root):
+    root, release = project
+    _study(project_root, synthetic_weights=[0, 0.3, 1])
+    out = transfer(release=release, progress=False)
+    combined = out["synthetic_plus_human"]
+    assert combined["synthetic"] == out["synthetic_only_model"]["row"] == "timetravel_dsd"
+    assert combined["synthetic_weight"] in (0, 0.3, 1) and combined["row"] in out["results"]
+    for name in ("all", "CharE", "SceneE"):
+        paired_diff = combined["minus_ft_on_test"][name]
+        low, high = paired_diff["ci"]
+        assert low <= paired_diff["difference"] <= high
+    # weight 0 alone is FT itself: the same scores, a difference of exactly 0
+    _study(project_root, synthetic_weights=[0])
+    again = transfer(release=release, progress=False)["synthetic_plus_human"]
+    assert again["synthetic_weight"] == 0 and again["minus_ft_on_test"]["all"] == {"difference": 0.0, "ci": [0.0, 0.0]}
+
+
 def test_a_type_snac_does_not_count_and_a_source_not_built_are_refused_in_one_line(project, capsys, project_root):
     _, release = project
     assert main(["study", "transfer", "--types", "CharE,GramE", "--release", str(release)]) == 1
@@ -102,9 +119,9 @@ def test_a_recipe_that_makes_nothing_is_counted_by_reason_not_a_crash():
     r = empty_record()
     r.update(id="n1", corpus="x", config="x", split="train", doc_id="d1", sentences=["A dog ran.", "A cat sat.", "It rained."])
     made, dropped = recipe_examples("goyal_coref", [r], seed=0, instances=1)
-    assert made == [] and dropped == {"no_entity_named_twice": 1}
+    assert made == [[]] and dropped == {"no_entity_named_twice": 1}
     made, dropped = recipe_examples("goyal_next_sentence", [r], seed=0, instances=1)
-    assert [e.sentence_labels for e in made] == [[-1, 1], [-1, 0]] and not dropped
+    assert [e.sentence_labels for e in made[0]] == [[-1, 1], [-1, 0]] and not dropped
 
 
 def _study(project_root, **changes) -> None:

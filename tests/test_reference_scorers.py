@@ -84,7 +84,7 @@ def test_an_unknown_or_inapplicable_scorer_is_refused_with_the_known_names(works
     err = capsys.readouterr().err
     assert "unknown reference scorer 'bm25'" in err and "embedding_dissimilarity" in err and "Traceback" not in err
     assert main(["evaluate", "timetravel_dsd", "--scorer", "tfidf_gap_drop"]) == 1
-    assert "scorers for sentences units: position_prior, tfidf_dissimilarity, embedding_dissimilarity, entity_cue" in capsys.readouterr().err
+    assert "scorers for sentences units: position_prior, tfidf_dissimilarity, embedding_dissimilarity, embedding_closest_dissimilarity, novelty_count, entity_cue" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv", [["--sizes", "abc"], ["--sizes", "0"], ["--seeds", "x"], ["--token-sizes", "-5"]])

@@ -71,7 +71,7 @@ def test_an_unintroduced_reference_differs_from_its_counterpart_in_one_article()
         assert not any(noun in s.lower() for s in positive["sentences"][:-1])  # never introduced before
 
 
-def test_a_scene_jump_takes_a_later_sentence_with_no_new_character_and_no_transition():
+def test_a_scene_jump_takes_a_later_sentence_and_neither_side_names_a_new_character():
     made = corrupt("scene_jump", [story("c")], seed=2, instances=3)
     assert made
     for negative, positive in pairs(made):
@@ -80,7 +80,6 @@ def test_a_scene_jump_takes_a_later_sentence_with_no_new_character_and_no_transi
         assert positive["sentences"] == TALE[: i + 1]
         j = TALE.index(negative["sentences"][-1])
         assert j >= i + 8 and negative["corruption"]["inserted_ids"] == [f"c#s{j}"]
-        assert negative["sentences"][-1].split()[0].lower() not in ("then", "later", "meanwhile", "at", "the")
 
 
 def test_the_same_records_whatever_the_batches_and_what_cannot_be_made_is_counted():

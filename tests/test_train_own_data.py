@@ -13,7 +13,7 @@ import pytest
 
 from cohbench import cli
 
-from release_fixture import record, write_config
+from release_fixture import record, snac_like, write_config
 
 STORIES = Path(__file__).parent / "fixtures" / "corrupt" / "stories.jsonl"
 TINY = {"train_configs": ["timetravel_dsd"], "max_train_records": None, "max_sentences": 16, "d_model": 16, "layers": 1,
@@ -132,3 +132,38 @@ def test_index_reads_a_folder_mixing_a_generated_and_a_release_config(workspace,
     assert "made by `cohbench corrupt` from 1 input file(s)" in croissant["rai:dataCollection"]
     code, out, err = run(capsys, "verify", "--quiet", "--release", mixed)
     assert code == 0, err + out
+
+
+def test_sentence_labelled_own_data_trains_the_sentence_feature_head_that_scores_snac_as_the_transfer_study_does(
+        workspace, tiny_params, capsys):
+    from cohbench.baseline import feature_model
+    from cohbench.baseline.data import examples_of, folder_data, training_sets
+    from cohbench.embedding_store import sentence_vectors
+    from cohbench.release.layout import read_config
+    from cohbench import numerics, sentence_cues, settings
+
+    release = toy_release(workspace / "release")
+    snac = {split: [snac_like(f"{split}{i}", f"{split}{i}") for i in range(n)] for split, n in (("train", 4), ("validation", 2), ("test", 3))}
+    write_config(release, "snac", "snac", snac)
+    mine = workspace / "mine"
+    code, _, err = run(capsys, "corrupt", STORIES, "--recipe", "unintroduced_reference", "--instances", "3", "--out", mine,
+                       "--keep-test-overlap", "--splits", "train=0.8,validation=0.2")
+    assert code == 0, err
+    code, out, err = run(capsys, "train", "--train-data", mine, "--output", workspace / "run", "--json")
+    assert code == 0, err
+    head = json.loads(out)["sentence_features"]
+    data, tasks, _ = folder_data([mine])
+    train, dev = training_sets(data, tasks, ["unintroduced_reference"], settings.params()["baseline"] | {"max_train_records": None})
+    assert head["scores"] == ["snac"] and head["trained_on"] == {"unintroduced_reference": len(train) + len(dev)}
+
+    # the study's model for a synthetic-only row (its strong L2): fitted on the same records, the same SNaC scores
+    splits = read_config(release, "snac").splits
+    scored = examples_of("snac", [r for split in ("validation", "test") for r in splits[split]], "sentences")
+    sentences = {s for e in train + dev + scored for s in e.sentences}
+    vectors, analyses = sentence_vectors(sentences), sentence_cues.analyse(sorted(sentences))
+    with numerics.training_arithmetic():
+        study_params = feature_model.for_other_text(settings.params()["baseline"]["sentence_features"] | {"seed": 0})
+        fitted = feature_model.fit(train, dev, vectors, analyses, study_params)
+        expected = {e.id: [round(float(v), 6) for v in p] for e, p in zip(scored, feature_model.predict(fitted, scored, vectors, analyses))}
+    shipped = [json.loads(line) for line in (workspace / "run/predictions/baseline/snac.jsonl").read_text().splitlines()]
+    assert {line["id"]: line["score"] for line in shipped} == expected

@@ -1,4 +1,4 @@
-"""The baseline's sentence-feature head: a logistic regression over `features.NAMES` (standardised) beside the
+"""The baseline's sentence-feature head: a logistic regression over `sentence_cues.NAMES` (standardised) beside the
 MiniLM sentence vector, each sentence read against the sentences before it (SNaC §5), trained on the train splits of
 `baseline.sentence_features.train_configs` (SNaC) and scoring those configs.
 
@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from ..embedding_store import sentence_key
-from . import features
+from .. import sentence_cues
 from .data import BaselineError, Example
 
 ITERATIONS = 100  # L-BFGS steps: the loss is convex and settles long before (checked on SNaC)
@@ -36,12 +36,12 @@ class FeatureHead:
 
 
 def sentence_matrix(examples: list[Example], vectors: dict, analyses: dict) -> list[np.ndarray]:
-    """Per example, len(sentences) x (features.WIDTH + vector width) float32 rows: the features of each sentence
+    """Per example, len(sentences) x (sentence_cues.WIDTH + vector width) float32 rows: the features of each sentence
     read against the sentences before it, then its vector."""
     out = []
     for e in examples:
         v = np.stack([vectors[sentence_key(s)] for s in e.sentences])
-        out.append(np.hstack([features.text_features(e.sentences, analyses, v), v]).astype(np.float32))
+        out.append(np.hstack([sentence_cues.text_features(e.sentences, analyses, v), v]).astype(np.float32))
     return out
 
 
@@ -55,7 +55,8 @@ def _labelled(examples: list[Example], rows: list[np.ndarray]) -> tuple[np.ndarr
     return np.vstack(x), np.array(y, dtype=np.float32), np.array(group)
 
 
-def _fit(x: np.ndarray, y: np.ndarray, l2: float, seed: int) -> tuple[torch.Tensor, ...]:
+def _fit(x: np.ndarray, y: np.ndarray, l2: float, seed: int, rows: np.ndarray | None = None) -> tuple[torch.Tensor, ...]:
+    """`rows`: each row's weight in the loss (a weighted mean), or None for a plain mean."""
     torch.manual_seed(seed)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
     mean, scale = xt.mean(0), xt.std(0).clamp(min=1e-6)
@@ -63,7 +64,12 @@ def _fit(x: np.ndarray, y: np.ndarray, l2: float, seed: int) -> tuple[torch.Tens
     weight = torch.zeros(z.shape[1], requires_grad=True)
     bias = torch.zeros(1, requires_grad=True)
     optimiser = torch.optim.LBFGS([weight, bias], max_iter=ITERATIONS, line_search_fn="strong_wolfe")
-    loss_fn = torch.nn.BCEWithLogitsLoss()
+    if rows is None:
+        loss_fn = torch.nn.BCEWithLogitsLoss()
+    else:
+        share = torch.from_numpy((rows / rows.sum()).astype(np.float32))
+        loss_fn = lambda logits, target: (torch.nn.functional.binary_cross_entropy_with_logits(  # noqa: E731
+            logits, target, reduction="none") * share).sum()
 
     def closure():
         optimiser.zero_grad()
@@ -111,6 +117,50 @@ def fit(train_set: list[Example], dev_set: list[Example], vectors: dict, analyse
     return FeatureHead(*_fit(x, y, l2, p["seed"]), l2=l2, cross_validation={"folds": p["folds"], "mean_auc_by_l2": by_l2})
 
 
+def for_other_text(params: dict) -> dict:
+    """The head's parameters for training on other text than it scores (synthetic data, one's own data): the one
+    strong L2 penalty `synthetic_l2` instead of the cross-validated grid (params.yaml says why)."""
+    if not isinstance(params.get("synthetic_l2"), (int, float)):
+        raise BaselineError("params.yaml has no number for baseline.sentence_features.synthetic_l2; restore it from the repository")
+    return params | {"l2": [float(params["synthetic_l2"])]}
+
+
+def fit_with_synthetic(human: list[Example], synthetic: list[Example], vectors: dict, analyses: dict, p: dict,
+                       weights: list[float]) -> FeatureHead:
+    """SYN+FT: the head trained on `human` (the target's train + validation) pooled with `synthetic`, each synthetic
+    row weighing `w` against a human row's 1. `w` (from `weights`) and the L2 strength are chosen together by the
+    mean AUC over `p["folds"]` document-grouped folds of the human rows alone (the synthetic rows always train);
+    `w` = 0 is FT itself, so the choice can say that the synthetic data does not help."""
+    from ..evaluation import metrics
+
+    hx, hy, groups = _labelled(human, sentence_matrix(human, vectors, analyses))
+    sx, sy, _ = _labelled(synthetic, sentence_matrix(synthetic, vectors, analyses))
+    fold = _folds(groups, p["folds"])
+
+    def fitted(keep: np.ndarray, w: float, l2: float):
+        if not w:  # FT exactly: the human rows alone, a plain mean
+            return _fit(hx[keep], hy[keep], l2, p["seed"])
+        rows = np.concatenate([np.ones(int(keep.sum())), np.full(len(sy), float(w))])
+        return _fit(np.vstack([hx[keep], sx]), np.concatenate([hy[keep], sy]), l2, p["seed"], rows)
+
+    by_setting = {}
+    for w, l2 in ((w, l2) for w in weights for l2 in p["l2"]):
+        aucs = []
+        for k in range(p["folds"]):
+            train, held = fold != k, fold == k
+            if held.any() and train.any() and 0 < hy[held].sum() < held.sum():
+                aucs.append(metrics.roc_auc(hy[held].tolist(), _scores(fitted(train, w, l2), hx[held]).tolist()))
+        by_setting[(w, l2)] = round(float(np.mean(aucs)), 4) if aucs else None
+    defined = {key: auc for key, auc in by_setting.items() if auc is not None}
+    if not defined:
+        raise BaselineError("the SYN+FT head's cross-validation has no fold with both classes")
+    w, l2 = max(defined, key=lambda key: (defined[key], -key[0], key[1]))  # ties: less synthetic, stronger penalty
+    head = fitted(np.ones(len(hy), dtype=bool), w, l2)
+    return FeatureHead(*head, l2=l2, cross_validation={
+        "folds": p["folds"], "synthetic_weight": w,
+        "mean_auc_by_weight_and_l2": {f"{key[0]}/{key[1]}": auc for key, auc in by_setting.items()}})
+
+
 def predict(head: FeatureHead, examples: list[Example], vectors: dict, analyses: dict) -> list[np.ndarray]:
     """Per example, P(error) of each sentence, read against the sentences before it only."""
     parts = (head.mean, head.scale, head.weight, head.bias)
@@ -119,4 +169,4 @@ def predict(head: FeatureHead, examples: list[Example], vectors: dict, analyses:
 
 def weights(head: FeatureHead) -> dict[str, float]:
     """The features' weights (per standard deviation), for the card: what the head learned."""
-    return {name: round(float(w), 4) for name, w in zip(features.NAMES, head.weight[: features.WIDTH])}
+    return {name: round(float(w), 4) for name, w in zip(sentence_cues.NAMES, head.weight[: sentence_cues.WIDTH])}

@@ -34,7 +34,8 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     from ..evaluation import evaluate, judged_on_preceding, protocols as declared
     from ..evaluation import references as reference_scorers
     from .. import published
-    from . import feature_model, features, margins
+    from .. import sentence_cues
+    from . import feature_model, margins
     from . import sentence_level_fit as fit
 
     release = release or settings.release_dir()
@@ -46,7 +47,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     if own:
         out_dir = _outside(output, train_data, release)
         trained, trained_tasks, folders = folder_data(train_data)
-        p = {k: v for k, v in p.items() if k != "sentence_features"} | {"train_configs": sorted(trained)}
+        p = p | {"train_configs": sorted(trained)}
         if evaluate_on == "own":
             data, protocols, tasks = trained, dict(trained_tasks), dict(trained_tasks)  # a protocol per task, of its name
         else:
@@ -65,8 +66,16 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
             f"{', '.join(unknown)} has no sentence or gap labels to train on; configs the baseline can train on: "
             f"{', '.join(trained_tasks)}"
         )
+    # The sentence-feature head scores the configs it is declared for (SNaC) and learns from their train + validation
+    # splits, or from every sentence-labelled config of one's own data: the model `study transfer` trains on synthetic
+    # data, so a user's figure and the study's mean the same thing.
     head_configs = list((p.get("sentence_features") or {}).get("train_configs") or [])
-    missing = [c for c in [*p["train_configs"], *head_configs] if c not in trained]
+    if own:
+        head_configs = [c for c in head_configs if c in tasks and evaluate_on == "release"]
+        head_sources = [c for c, task in trained_tasks.items() if task == "sentences"] if head_configs else []
+    else:
+        head_sources = head_configs
+    missing = [c for c in [*p["train_configs"], *head_sources] if c not in trained]
     if missing:
         raise BaselineError(f"{', '.join(missing)} (baseline.train_configs or sentence_features) is not built in {release}; "
                             f"build it first or take it out of params.yaml")
@@ -75,7 +84,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
         raise BaselineError(f"{', '.join(unlabelled)} has no sentence labels for the sentence-feature head to train on")
     train_configs = list(p["train_configs"])
     train_set, dev_set = training_sets(trained, trained_tasks, train_configs, p)
-    head_train, head_dev = training_sets(data, tasks, head_configs, p | {"max_train_records": None}) if head_configs else ([], [])
+    head_train, head_dev = training_sets(trained, trained_tasks, head_sources, p | {"max_train_records": None}) if head_sources else ([], [])
     # configs that are only trained on (no split but train) have nothing to score
     scored = {c: task for c, task in tasks.items() if set(data[c]) - set(TRAIN_SPLITS)}
     scored_examples = {
@@ -85,7 +94,8 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     timings = {}
     started = time.perf_counter()
     # spaCy before any training thread starts: long lists go to forked workers
-    analyses = features.analyse([s for c in head_configs for rows in data[c].values() for r in rows for s in r["sentences"]]) if head_configs else {}
+    analyses = sentence_cues.analyse([s for e in head_train + head_dev for s in e.sentences] + [
+        s for c in head_configs for rows in data[c].values() for r in rows for s in r["sentences"]]) if head_sources else {}
     vectors = release_vectors(data, tasks, progress)
     if trained is not data:
         vectors |= release_vectors(trained, trained_tasks, progress)
@@ -104,16 +114,19 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     started = time.perf_counter()
     model, selection = fit.fit(train_set, dev_set, vectors, p, progress)
     head = None
-    if head_configs:
+    if head_sources:
         with numerics.training_arithmetic():
-            head = feature_model.fit(head_train, head_dev, vectors, analyses, p["sentence_features"] | {"seed": p["seed"]})
+            head_params = p["sentence_features"] | {"seed": p["seed"]}
+            if own:  # trained on other text than it scores, as the transfer study's synthetic-only rows
+                head_params = feature_model.for_other_text(head_params)
+            head = feature_model.fit(head_train, head_dev, vectors, analyses, head_params)
     timings["training"] = time.perf_counter() - started
     # test-only configs (no dev split to tune on) take each head's threshold from the training configs' dev splits
     head_thresholds = fit.dev_thresholds(model, dev_set, vectors, p["max_sentences"])
     scores, margin = {}, {}
     for config, task in scored.items():
         examples = scored_examples[config]
-        if config in head_configs:  # each sentence read against the sentences before it, as SNaC judges it
+        if head is not None and config in head_configs:  # each sentence read against the sentences before it, as SNaC judges it
             with numerics.training_arithmetic():
                 predicted = feature_model.predict(head, examples, vectors, analyses)
         else:  # SNaC judges each sentence given the preceding summary only; the other protocols see the whole text
@@ -142,7 +155,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
         "selection": selection,
         "sentence_features": head and {
             "model": "logistic regression over sentence features and the all-MiniLM-L6-v2 vector (baseline/feature_model.py)",
-            "scores": head_configs, "trained_on": {c: sum(1 for e in head_train + head_dev if e.config == c) for c in head_configs},
+            "scores": head_configs, "trained_on": {c: sum(1 for e in head_train + head_dev if e.config == c) for c in head_sources},
             "l2": head.l2, "cross_validation": head.cross_validation, "feature_weights": feature_model.weights(head)},
         "scores": scores,
         "references": references,

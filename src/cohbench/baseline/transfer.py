@@ -54,13 +54,29 @@ def sentence_types(record: dict) -> list[set[str]]:
     return out
 
 
-def recipe_examples(recipe: str, narratives: list[dict], seed: int, instances: int) -> tuple[list[Example], Counter]:
-    """The recipe's records over the narratives, as sentence examples, and what it could not make, by reason."""
+def recipe_examples(recipe: str, narratives: list[dict], seed: int, instances: int) -> tuple[list[list[Example]], Counter]:
+    """The recipe's records made from each narrative, as sentence examples, and what it could not make, by reason."""
     from ..corruptions import recipes
 
     outputs, dropped = recipes.run(recipe, narratives, {"seed": seed, "instances": instances})
-    made = [r for out in outputs for r in out]
-    return examples_of(recipe, made, "sentences"), dropped
+    return [examples_of(recipe, out, "sentences") for out in outputs], dropped
+
+
+def mixture_examples(entry: str, made: dict[str, list[list[Example]]], narratives: list[dict], seed: int) -> list[Example]:
+    """A mixture's records (`a:0.5+b:0.5`), exactly as `cohbench corrupt --recipe` makes them from the narratives:
+    each narrative's records from the one recipe it is drawn to (`recipes.assigned`)."""
+    from ..corruptions import recipes
+
+    shares = recipes.proportions(entry)
+    return [e for n, story in enumerate(narratives) for e in made[recipes.assigned(seed, story["id"], shares)][n]]
+
+
+def components(entry: str) -> list[str]:
+    """The recipes of a `recipes` entry: `a+b` pools a's and b's records (each at most `max_records`); `a:0.4+b:0.6`
+    is a mixture, each narrative given to one recipe with those proportions (`mixture_examples`)."""
+    from ..corruptions import recipes
+
+    return list(recipes.proportions(entry)) if ":" in entry else pooled(entry)
 
 
 def narratives(study: dict) -> list[dict]:
@@ -106,6 +122,33 @@ def choice_splits(study: dict, target_splits: dict) -> list[str]:
     return list(splits)
 
 
+def _masks(units, types) -> dict[str, np.ndarray]:
+    """The units each AUC is taken over: all, and per type that type's errors with the clean units."""
+    gold, _, types_of = units
+    clean = np.asarray(gold) == 0
+    return {"all": np.ones(len(gold), dtype=bool)} | {t: clean | np.array([t in ts for ts in types_of], dtype=bool) for t in types}
+
+
+def paired(units, scores_a, scores_b, types) -> dict:
+    """B's AUC minus A's, overall and per type, with a 95% CI from resampling the same documents for both."""
+    from ..evaluation import bootstrap, metrics
+
+    gold, document, _ = units
+    gold, document = np.asarray(gold), np.asarray(document)
+    a, b = np.asarray(scores_a, dtype=float), np.asarray(scores_b, dtype=float)
+    masks = _masks(units, types)
+    statistics = [bootstrap.auc_statistic(gold[m], side[m], document[m]) for side in (a, b) for m in masks.values()]
+    values = bootstrap.resample(statistics, [int(document.max()) + 1], samples=SAMPLES, seed=0)
+    out = {}
+    for k, (name, m) in enumerate(masks.items()):
+        sides = [metrics.roc_auc(gold[m].tolist(), side[m].tolist()) for side in (a, b)]
+        if None in sides:  # no error of this type among the units: no figure, no difference
+            out[name] = {"difference": None, "ci": None}
+            continue
+        out[name] = {"difference": sides[1] - sides[0], "ci": bootstrap.percentile_interval(values[len(masks) + k] - values[k])}
+    return out
+
+
 def _score(units, scores, types) -> dict:
     """AUC overall and per type with 95% CIs over resampled documents, and recall at P=0.70, of `units` (`_units`)."""
     from ..evaluation import bootstrap, metrics
@@ -113,8 +156,7 @@ def _score(units, scores, types) -> dict:
     gold, document, types_of = units
     gold, scores, document = np.asarray(gold), np.asarray(scores, dtype=float), np.asarray(document)
     report = {"all": {"units": int(len(gold)), "errors": int(gold.sum())} | metrics.ranking_report(gold, scores)}
-    clean = gold == 0
-    masks = {"all": np.ones(len(gold), dtype=bool)} | {t: clean | np.array([t in ts for ts in types_of]) for t in types}
+    masks = _masks(units, types)
     statistics = [bootstrap.auc_statistic(gold[m], scores[m], document[m]) for m in masks.values()]
     intervals = bootstrap.resample(statistics, [int(document.max()) + 1], samples=SAMPLES, seed=0)
     order = np.argsort(-scores, kind="stable")
@@ -132,6 +174,13 @@ def _score(units, scores, types) -> dict:
     return report
 
 
+def _capped(made: list[Example], limit: int, rng: np.random.Generator) -> list[Example]:
+    """At most `limit` of `made`, drawn with the study's generator (in the order rows are made)."""
+    if len(made) <= limit:
+        return made
+    return [made[i] for i in sorted(rng.choice(len(made), limit, replace=False))]
+
+
 def pooled(entry: str) -> list[str]:
     """The recipes of a `recipes` entry: `a+b` trains on a's and b's records together (cohbench's pooling; Goyal et al.
     train one model per method), each recipe's at most `max_records`."""
@@ -140,19 +189,22 @@ def pooled(entry: str) -> list[str]:
 
 def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, recipes: list[str] | None = None,
              progress: bool = True) -> dict:
+    from ..corruptions import recipes as recipes_module
     from ..corruptions.recipes import RECIPES
     from ..evaluation import references
-    from . import feature_model, features
+    from .. import sentence_cues
+    from . import feature_model
     from .. import numerics
 
     types = check_types(types)
     release = release or settings.release_dir()
     study = _study()
     entries = study["recipes"] if recipes is None else recipes
-    for recipe in {r for entry in entries for r in pooled(entry)}:
-        RECIPES[recipe]  # an unknown name is refused before the narratives are read
+    for recipe in {r for entry in entries for r in components(entry)}:
+        RECIPES[recipe]  # an unknown name, or a mixture that does not add up, is refused before the narratives are read
     p = baseline_params()
     head_params = p["sentence_features"] | {"seed": seed}
+    synthetic_params = feature_model.for_other_text(head_params)
     data, protocols, tasks = release_data(release)
     target = study["target"]
     for config in [target, *study["synthetic"]]:
@@ -172,24 +224,28 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, recipes
         train, _ = training_sets(data, tasks, [config], p | {"max_train_records": study["max_records"]})
         sources[config] = (train, {})
     stories = narratives(study) if entries else []
-    made_by: dict[str, tuple[list[Example], Counter]] = {}  # each recipe run once, whichever rows pool it
+    per_story: dict[str, list[list[Example]]] = {}  # each recipe run once, whichever rows pool or mix it
+    made_by: dict[str, tuple[list[Example], Counter]] = {}
     for entry in entries:
-        for recipe in pooled(entry):
+        for recipe in components(entry):
             if recipe not in made_by:
-                made, dropped = recipe_examples(recipe, stories, seed, study["instances"])
-                if len(made) > study["max_records"]:
-                    made = [made[i] for i in sorted(rng.choice(len(made), study["max_records"], replace=False))]
-                made_by[recipe] = made, dropped
-        sources[f"recipe {entry}"] = ([e for r in pooled(entry) for e in made_by[r][0]],
-                                      {"narratives": len(stories), "dropped": {r: dict(made_by[r][1]) for r in pooled(entry)}})
+                per_story[recipe], dropped = recipe_examples(recipe, stories, seed, study["instances"])
+                made_by[recipe] = _capped([e for out in per_story[recipe] for e in out], study["max_records"], rng), dropped
+        account = {"narratives": len(stories), "dropped": {r: dict(made_by[r][1]) for r in components(entry)}}
+        if ":" in entry:
+            examples = _capped(mixture_examples(entry, per_story, stories, seed), study["max_records"], rng)
+            account["proportions"] = recipes_module.proportions(entry)
+        else:
+            examples = [e for r in pooled(entry) for e in made_by[r][0]]
+        sources[f"recipe {entry}"] = (examples, account)
     from ..embedding_store import sentence_vectors
 
     sentences = {s for examples, _ in sources.values() for e in examples for s in e.sentences} | {s for e in test + choice for s in e.sentences}
     vectors = sentence_vectors(sentences, progress=progress)
-    analyses = features.analyse(sorted(sentences))
+    analyses = sentence_cues.analyse(sorted(sentences))
     by_id = {r["id"]: r for split in ["test", *choose_on] for r in data[target][split]}
     test_units, choice_units = _units(test, by_id), _units(choice, by_id)
-    rows = {}
+    rows, test_scores = {}, {}
     for name, (examples, account) in sources.items():
         classes = {label for e in examples for label in e.sentence_labels if label >= 0}
         if classes != {0, 1}:
@@ -200,13 +256,14 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, recipes
             continue
         synthetic_only = name != ft_row  # FT trains on the choice splits: a figure there would be in-sample
         with numerics.training_arithmetic():
-            head = feature_model.fit(examples, [], vectors, analyses, head_params)
+            head = feature_model.fit(examples, [], vectors, analyses, head_params if name == ft_row else synthetic_params)
             predicted = feature_model.predict(head, test, vectors, analyses)
             on_choice = feature_model.predict(head, choice, vectors, analyses) if synthetic_only else None
         rows[name] = account | {"records": len(examples), "l2": head.l2}
         if synthetic_only:
             rows[name]["choice"] = _score(choice_units, _labelled(choice, on_choice), types)
-        rows[name] |= _score(test_units, _labelled(test, predicted), types)
+        test_scores[name] = _labelled(test, predicted)
+        rows[name] |= _score(test_units, test_scores[name], types)
         if progress:
             print(f"{name}: {target} test AUC {percent(rows[name]['all']['auc'])}", file=sys.stderr)
     lines = {n: references.predictions(n, data[target], protocols[target], vectors)
@@ -222,6 +279,11 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, recipes
     stories_used = f"FairytaleQA train stories ({study['max_stories'] or 'all'}) in windows of {study['narrative_window']} sentences"
     candidates = [n for n, row in rows.items() if "choice" in row and row["choice"]["all"]["auc"] is not None]
     chosen = max(candidates, key=lambda n: rows[n]["choice"]["all"]["auc"]) if candidates else None  # first of a tie
+    combined = chosen and study.get("synthetic_weights") and _synthetic_plus_human(
+        chosen, sources, own_train + own_dev, test, test_units, test_scores[ft_row], vectors, analyses, head_params,
+        study["synthetic_weights"], types)
+    if combined:
+        rows[combined["row"]] = combined.pop("result")
     out = {"seed": seed, "target": target, "types": list(types), "model": "the baseline's sentence-feature head",
            "narratives": stories_used, "choose_on": choose_on,
            "synthetic_only_model": chosen and {
@@ -229,12 +291,33 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, recipes
                "choice_auc": rows[chosen]["choice"]["all"]["auc"], "choice_auc_ci": rows[chosen]["choice"]["all"]["auc_ci"],
                "test_auc": rows[chosen]["all"]["auc"], "test_auc_ci": rows[chosen]["all"]["auc_ci"],
                "test_recall_at_p70": rows[chosen]["all"]["recall_at_p70"]},
-           "results": rows}
+           "synthetic_plus_human": combined or None, "results": rows}
     folder = settings.catalog_dir() / "baseline"
     jsonout.write(folder / f"{target}_transfer.json", out)
     write_text(folder / f"{target}_transfer.md", table(out))
     heatmap(out, folder / f"{target}_transfer.png")
     return out
+
+
+def _synthetic_plus_human(chosen, sources, human, test, test_units, ft_scores, vectors, analyses, head_params, weights,
+                          types) -> dict:
+    """SYN+FT: the head trained on the target's train + validation pooled with the chosen synthetic-only row's records,
+    their weight chosen by cross-validation on the human folds (`feature_model.fit_with_synthetic`, where weight 0 is
+    FT), scored on test beside FT with a paired CI over the same resampled documents, overall and per type."""
+    from .. import numerics
+    from . import feature_model
+
+    with numerics.training_arithmetic():
+        head = feature_model.fit_with_synthetic(human, sources[chosen][0], vectors, analyses, head_params, weights)
+        scores = _labelled(test, feature_model.predict(head, test, vectors, analyses))
+    row = f"SYN+FT ({chosen.removeprefix('recipe ')} + FT)"
+    weight = head.cross_validation["synthetic_weight"]
+    return {"row": row, "synthetic": chosen, "synthetic_weight": weight, "weights_tried": list(weights),
+            "chosen_on": "document-grouped folds of the target's train + validation (weight 0 is FT)",
+            "cross_validation": head.cross_validation["mean_auc_by_weight_and_l2"],
+            "minus_ft_on_test": paired(test_units, ft_scores, scores, types),
+            "result": {"records": len(human) + len(sources[chosen][0]), "l2": head.l2, "synthetic_weight": weight}
+            | _score(test_units, scores, types)}
 
 
 def table(out: dict) -> str:

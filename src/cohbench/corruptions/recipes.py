@@ -219,8 +219,8 @@ _generator_recipe(
 
 _generator_recipe(
     "scene_jump", "scene_jump", "SNaC SceneE: the context cut off and followed by a sentence of a later scene (8 or "
-    "more sentences on) that opens without a transition and names only the context's characters; and the text's own "
-    "next sentence (balanced).", ("instances",), lambda p: 10, "no_later_scene_with_the_same_characters",
+    "more sentences on) that names only the context's characters; and the text's own next sentence, which names no one "
+    "new either (balanced).", ("instances",), lambda p: 10, "no_later_scene_with_the_same_characters",
     lambda p: {"instances": p["instances"]})
 
 register(Recipe(

@@ -10,8 +10,9 @@
   introduced previously"): a sentence's indefinite first mention of a thing ("a spinning wheel") made definite ("the
   spinning wheel"); its counterpart is the sentence as written, after the same context. The two differ in one word.
 - `scene_jump` (SceneE, "a sudden shift in the narrative"): the context cut off and followed by a sentence from a
-  later scene of the same text (at least `jump` sentences on) that opens with no transition and names no character the
-  context has not named (the characters stay, the scene changes); its counterpart is the text's own next sentence.
+  later scene of the same text (at least `jump` sentences on) that names no character the context has not named (the
+  characters stay, the scene changes); its counterpart is the text's own next sentence, which names no one new either,
+  so that the pair differs in its scene, not in its names.
 
 `instances` pairs are drawn per text with the seed; a text that offers none is counted by reason.
 """
@@ -46,12 +47,6 @@ _WORD = re.compile(r"[A-Za-z]+")
 # Nouns after "a" that refer to no thing ("once upon a time", "for a while"): never made definite.
 _NOT_REFERENTIAL = {"time", "while", "moment", "bit", "lot", "few", "little", "number", "kind", "sort", "way", "word",
                     "day", "night", "year", "week", "minute", "hour", "second", "deal", "long", "great", "good", "half"}
-# Openings that mark a change of scene as one (SceneE is a jump *without* them).
-TRANSITIONS = {"then", "later", "meanwhile", "after", "afterwards", "afterward", "eventually", "finally", "when", "soon",
-               "next", "suddenly", "once", "now", "at", "in", "on", "one", "the", "that", "years", "days", "months",
-               "while", "as", "before", "by", "during", "since", "until", "so"}
-
-
 def _cased(word: str, like: str) -> str:
     return word.capitalize() if like[:1].isupper() else word
 
@@ -170,17 +165,12 @@ def unintroduced_reference(batch: dict[str, list], *, seed: int, instances: int 
     return to_columns(out)
 
 
-def _first_word(sentence: str) -> str:
-    match = _WORD.search(sentence)
-    return match.group().lower() if match else ""
-
-
 @generator("scene_jump")
 def scene_jump(batch: dict[str, list], *, seed: int, instances: int = 1, jump: int = 8,
                dropped: Counter | None = None) -> dict[str, list]:
-    """Per text, up to `instances` context lengths i >= 1: s_0..s_{i-1} followed by a sentence s_j at least `jump`
-    sentences on (j >= i + `jump`) that opens without a transition and names only characters the context named
-    (SceneE), and by s_i. Texts too short for a jump: `too_short_for_scene_jump`; none that qualifies:
+    """Per text, up to `instances` context lengths i >= 1 where s_i names only characters s_0..s_{i-1} named:
+    that context followed by a sentence s_j at least `jump` sentences on (j >= i + `jump`) that names only those
+    characters too (SceneE), and by s_i. Texts too short for a jump: `too_short_for_scene_jump`; none that qualifies:
     `no_later_scene_with_the_same_characters`."""
     records = to_records(batch)
     flat = [s for r in records for s in r["sentences"]]
@@ -196,8 +186,9 @@ def scene_jump(batch: dict[str, list], *, seed: int, instances: int = 1, jump: i
         options = []
         for i in range(1, len(sentences) - jump):
             named = set().union(*names[:i])
-            later = [j for j in range(i + jump, len(sentences))
-                     if names[j] <= named and _first_word(sentences[j]) not in TRANSITIONS]
+            if not names[i] <= named:  # the counterpart names no one new either: the pair differs in scene alone
+                continue
+            later = [j for j in range(i + jump, len(sentences)) if names[j] <= named]
             if later:
                 options.append((i, later))
         if not options:

@@ -94,6 +94,10 @@ for _scorer in (
                         frozenset({"labelled_train"})),
         ReferenceScorer("tfidf_dissimilarity", SENTENCE, "1 - TF-IDF cosine of a sentence to its context", unit.tfidf_dissimilarity, modules=("sklearn",)),
         ReferenceScorer("embedding_dissimilarity", SENTENCE, "1 - all-MiniLM-L6-v2 cosine of a sentence to its context", unit.embedding_dissimilarity, modules=("torch",)),
+        ReferenceScorer("embedding_closest_dissimilarity", SENTENCE, "1 - all-MiniLM-L6-v2 cosine of a sentence to the "
+                        "closest sentence of its context", unit.embedding_closest_dissimilarity, modules=("torch",)),
+        ReferenceScorer("novelty_count", SENTENCE, "new names, PERSON and other entities, names absent from the last two "
+                        "sentences and new definites a sentence brings", unit.novelty_count, modules=("spacy",)),
         ReferenceScorer("entity_cue", SENTENCE, "new capitalised names (+ half per new definite reference) a sentence introduces",
                         unit.entity_cue, modules=("sklearn",)),
         ReferenceScorer("tfidf_gap_drop", GAP, "TF-IDF similarity drop across a gap", unit.tfidf_gap_drop, modules=("sklearn",)),

@@ -120,6 +120,24 @@ def _dissimilarity(vectors_of: Callable) -> Callable[[Scored], list[list[float]]
     return score
 
 
+def _closest_dissimilarity(vectors_of: Callable) -> Callable[[Scored], list[list[float]]]:
+    """1 - the highest cosine of each sentence to any one sentence of its context (the other, or preceding, ones): a
+    sentence with no close neighbour stands out, where a mean over the context blurs it."""
+
+    def score(data: Scored) -> list[list[float]]:
+        out = []
+        for rows, _ in zip(vectors_of(data), data.texts):
+            x = _dense(rows)
+            n = len(x)
+            similarity = _cosine(x[:, None, :], x[None, :, :])  # elementwise, never a BLAS product: the same bytes anywhere
+            others = ~np.eye(n, dtype=bool) if not data.prefix_only else np.tri(n, k=-1, dtype=bool)
+            closest = np.where(others, similarity, -np.inf).max(axis=1, initial=-np.inf) if n else np.zeros(0)
+            out.append([0.0 if v == -np.inf else float(1.0 - v) for v in closest])  # no context: nothing to stand out from
+        return out
+
+    return score
+
+
 def _similarity_drop(vectors_of: Callable) -> Callable[[Scored], list[list[float]]]:
     """Per gap k: mean cosine of the record's adjacent sentence pairs minus the cosine of pair (k, k+1)."""
 
@@ -168,6 +186,17 @@ def entity_cue(data: Scored) -> list[list[float]]:
     return out
 
 
+def novelty_count(data: Scored) -> list[list[float]]:
+    """The sum of five counts of what a sentence brings that the sentences before it have not set up (new names, names
+    absent from the last two sentences, new PERSON and other entities, new definite references; spaCy's tagger and
+    NER, `sentence_cues.NOVELTY`): the baseline head's own cues with no weight learnt."""
+    from ..sentence_cues import analyse, novelty
+
+    analyses = analyse([s for t in data.texts for s in t])
+    return [[float(v) for v in novelty(text, analyses)] for text in data.texts]
+
+
 embedding_dissimilarity = _dissimilarity(_embedding_vectors)
+embedding_closest_dissimilarity = _closest_dissimilarity(_embedding_vectors)
 tfidf_gap_drop = _similarity_drop(_tfidf_vectors)
 embedding_gap_drop = _similarity_drop(_embedding_vectors)

@@ -50,7 +50,7 @@ class Analysis:
 
 @functools.lru_cache(maxsize=1)
 def _pipeline():
-    from ..text import load_pipeline
+    from .text import load_pipeline
 
     return load_pipeline(exclude=["parser", "lemmatizer", "senter"])
 
@@ -80,7 +80,7 @@ def _analyse(doc) -> Analysis:
 
 def analyse(sentences: Sequence[str]) -> dict[str, Analysis]:
     """sentence -> its Analysis, each distinct sentence run through spaCy once."""
-    from ..text import pipe
+    from .text import pipe
 
     distinct = sorted(set(sentences))
     return dict(zip(distinct, pipe(_pipeline, distinct, _analyse, 256)))
@@ -135,3 +135,16 @@ def text_features(sentences: Sequence[str], analyses: dict[str, Analysis], vecto
         seen_names |= a.names
         context_sum = context_sum + v if i else v.copy()
     return np.round(np.array(rows, dtype=np.float64).reshape(len(sentences), WIDTH), DECIMALS)
+
+
+# What a sentence brings that the text before it has not set up, as five of the counts above (CharE, RefE): their sum
+# is the untrained `novelty_count` reference scorer, the head's cues without a learned weight.
+NOVELTY = ("new_names", "names_new_to_last_two", "new_persons", "new_other_entities", "new_definites")
+
+
+def novelty(sentences: Sequence[str], analyses: dict[str, Analysis]) -> np.ndarray:
+    """Per sentence, the sum of the NOVELTY counts, read against the sentences before it (no vector is read: the
+    cosines come out 0 and are not summed)."""
+    rows = text_features(sentences, analyses, np.zeros((len(sentences), 1)))
+    return rows[:, [NAMES.index(name) for name in NOVELTY]].sum(axis=1)
+
