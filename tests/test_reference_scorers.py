@@ -26,11 +26,32 @@ def scored(texts, task="sentences", prefix_only=False, train_texts=(), train_lab
                             unit=task, records=list(records))
 
 
-@pytest.mark.parametrize("name", ["tfidf_dissimilarity", "embedding_dissimilarity"])
+@pytest.mark.parametrize("name", ["tfidf_dissimilarity", "embedding_dissimilarity", "embedding_closest_dissimilarity"])
 def test_dissimilarity_scorers_rank_the_discordant_sentence_first(name, workspace):
     story = GARDEN[:2] + [SPACE] + GARDEN[3:]
     scores = reference.REFERENCES[name].score(scored([story], train_texts=[GARDEN, [SPACE]]))[0]
     assert len(scores) == 5 and int(np.argmax(scores)) == 2
+
+
+def test_the_closest_sentence_dissimilarity_reads_the_one_nearest_sentence_not_the_context_s_mean(workspace):
+    # a space sentence repeated after a garden story: far from the context's mean, but its twin is in the context
+    story = GARDEN[:3] + [SPACE] + GARDEN[3:] + [SPACE]
+    closest = reference.REFERENCES["embedding_closest_dissimilarity"].score(scored([story], prefix_only=True))[0]
+    mean = reference.REFERENCES["embedding_dissimilarity"].score(scored([story], prefix_only=True))[0]
+    assert closest[0] == 0.0 and closest[-1] == pytest.approx(0.0, abs=1e-9) and mean[-1] > 0.3
+    assert int(np.argmax(closest)) == 3  # the first space sentence, with no twin before it
+
+
+def test_the_novelty_count_sums_the_head_s_five_novelty_cues_read_against_the_sentences_before(workspace):
+    from cohbench import sentence_cues
+
+    story = ["Anna lived in Kiev with her father.", "She baked bread every morning.",
+             "Count Orlov arrived with the ambassador.", "Anna served them bread."]
+    counts = reference.REFERENCES["novelty_count"].score(scored([story], prefix_only=True))[0]
+    rows = sentence_cues.text_features(story, sentence_cues.analyse(story), np.zeros((4, 1)))
+    columns = [sentence_cues.NAMES.index(n) for n in sentence_cues.NOVELTY]
+    assert counts == [float(v) for v in rows[:, columns].sum(axis=1)]
+    assert counts[2] > counts[3] and counts[1] == 0.0  # strangers and a new definite; a pronoun and known names
 
 
 @pytest.mark.parametrize("name", ["tfidf_gap_drop", "embedding_gap_drop"])

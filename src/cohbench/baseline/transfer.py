@@ -336,6 +336,13 @@ def table(out: dict) -> str:
         choice = cell(row["choice"]["all"]) if "choice" in row else ""
         lines.append(f"| {label} | {row['records']} | {choice} | {cell(row['all'])} | " + " | ".join(cell(row[t]) for t in out["types"])
                      + f" | {percent(row['all']['recall_at_p70'])} |")
+    combined = out.get("synthetic_plus_human")
+    if combined:
+        signed = lambda d: "no figure" if d["difference"] is None else (  # noqa: E731
+            f"{percent(d['difference'], signed=True)} [{percent(d['ci'][0], signed=True)}, {percent(d['ci'][1], signed=True)}]")
+        lines += ["", f"{combined['row']} minus FT on {out['target']} test (paired, the same resampled documents; synthetic "
+                  f"weight {combined['synthetic_weight']} of {combined['weights_tried']}, chosen on {combined['chosen_on']}): "
+                  + "; ".join(f"{name} {signed(d)}" for name, d in combined["minus_ft_on_test"].items()) + "."]
     return "\n".join(lines) + "\n"
 
 
