@@ -161,6 +161,9 @@ BAD_INPUTS = {
     "a text holding a lone surrogate": (lambda d: _write(d / "a.jsonl", b'{"id": "x", "sentences": ["A.", "B\\udfff."]}\n'),
                                         "a.jsonl line 1 (id 'x'): the 'sentences' holds a lone surrogate (U+DFFF at character 1)"),
     "a boolean id": (lambda d: _write(d / "a.jsonl", b'{"id": true, "text": "A. B."}\n'), "a.jsonl line 1 has no usable 'id'"),
+    "a mixture summing to 1.1": (lambda d: STORIES, "the proportions sum to 1.1, not 1", "--recipe", "goyal_coref:0.6+scene_jump:0.5"),
+    "a mixture with a negative share": (lambda d: STORIES, "must be a number of at least 0", "--recipe", "goyal_coref:-1+scene_jump:2"),
+    "a mixture naming an unknown recipe": (lambda d: STORIES, "unknown recipe 'typo'", "--recipe", "typo:0.5+scene_jump:0.5"),
 }
 
 
@@ -173,6 +176,16 @@ def test_bad_input_is_refused_in_one_line_and_nothing_is_written(workspace, caps
     err = capsys.readouterr().err
     assert err.startswith("cohbench: error: ") and err.count("\n") == 1 and expected in err
     assert not out.exists()
+
+
+def test_a_mixture_written_out_makes_a_config_named_mixture_with_its_proportions_recorded(workspace):
+    out = workspace / "out"
+    spec = "goyal_next_sentence:0.5+unintroduced_reference:0.5"
+    assert corrupt(STORIES, "--recipe", spec, "--out", out, "--instances", "2") == 0
+    stats = summary(out, "mixture")
+    assert stats["recipe"] == spec and "goyal_next_sentence 0.5, unintroduced_reference 0.5" in stats["description"]
+    made = {r["corruption"]["generator"] for f in stats["files"].values() if f["rows"] for r in pq.read_table(out / f["path"]).to_pylist()}
+    assert made == {"goyal_next_sentence", "unintroduced_reference"}
 
 
 def test_sentences_longer_than_the_splitter_takes_are_refused_at_the_splitter_s_own_limit():

@@ -22,7 +22,7 @@ def _recipe_options():
 
 @command("corrupt", "make synthetic training data (MSD, DSD, SNaC-style, ...) from your own narratives",
          argument("input", help="JSONL or Parquet file, a folder of them, or a folder saved by datasets"),
-         argument("--recipe", required=True, help="a registered recipe: msd, dsd, synthetic, shuffle, ... (an unknown name lists them)"),
+         argument("--recipe", required=True, help="a registered recipe: msd, dsd, synthetic, shuffle, snac_mixture, ... (an unknown name lists them), or a mixture such as goyal_coref:0.4+unintroduced_reference:0.6"),
          argument("--out", required=True, help="a new or empty folder (or an unfinished run's, with --resume)"),
          argument("--id-column", default="id", help="column of unique story ids (default id)"),
          argument("--text-column", help="column of texts or of lists of sentences (default: sentences, else text)"),
@@ -30,7 +30,7 @@ def _recipe_options():
          _recipe_options,
          argument("--splits", default="train=0.8,validation=0.1,test=0.1", help="split ratios, assigned by a hash of the story id"),
          argument("--corpus", default="custom", help="value of the corpus column (default custom)"),
-         argument("--config", help="value of the config column and the output's name (default: the recipe)"),
+         argument("--config", help="value of the config column and the output's name (default: the recipe; `mixture` for a mixture written out)"),
          argument("--keep-test-overlap", action="store_true", help="keep stories that are in a cohbench test split"),
          argument("--engine", choices=("local", "ray"), default="local", help="run in this process (default) or on Ray"),
          argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where the encoder runs: the GPU where there is one (auto), "

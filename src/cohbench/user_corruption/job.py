@@ -252,7 +252,7 @@ def _by_split(partial: Path, count: int, splits) -> dict:
 def corrupt(input_path: Path, out: Path, options: CorruptRequest) -> dict:
     """Run a recipe over the narratives at `input_path` into `out`; returns the summary written to stats/."""
     resolved = recipes.resolve(options.recipe, options.params)
-    config = options.config or options.recipe
+    config = options.config or (options.recipe if ":" not in options.recipe else "mixture")  # a spec names no file
     check_config_name(config)
     check_splits(options.splits)
     if options.partition_size < 1:
