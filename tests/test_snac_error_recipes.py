@@ -123,3 +123,13 @@ def test_a_mixture_that_does_not_add_up_is_refused_in_one_line_before_anything_r
 def test_an_unknown_recipe_in_a_mixture_is_refused_naming_the_known_ones():
     with pytest.raises(RegistryError, match="unknown recipe 'no_such'; known: .*scene_jump"):
         recipes.resolve("no_such:0.5+scene_jump:0.5", {})
+
+
+def test_snac_mixture_is_the_mixture_the_transfer_study_chose():
+    import json
+    from pathlib import Path
+
+    study = json.loads((Path(__file__).parents[1] / "catalog/baseline/snac_transfer.json").read_text())
+    chosen = study["synthetic_only_model"]["row"].removeprefix("recipe ")
+    assert recipes.lookup("snac_mixture").description.endswith(
+        ", ".join(f"{name} {share:g}" for name, share in recipes.proportions(chosen).items()))
