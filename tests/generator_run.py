@@ -4,8 +4,16 @@ through recipes)."""
 from __future__ import annotations
 
 from cohbench.corruptions.registry import GENERATORS, to_columns, to_records
+from cohbench.schema import empty_record
 
 
 def corrupt(name: str, records: list[dict], *, seed: int, **params) -> list[dict]:
     """Generator `name` over `records` as one batch."""
     return to_records(GENERATORS[name](to_columns(records), seed=seed, **params)) if records else []
+
+
+def narrative(record_id: str, sentences) -> dict:
+    """A coherent train-split record of `sentences`, its own document."""
+    r = empty_record()
+    r.update(id=record_id, corpus="x", config="x", split="train", doc_id=record_id, sentences=list(sentences))
+    return r

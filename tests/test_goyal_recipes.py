@@ -3,8 +3,8 @@ coref-based negative is s_j after its context without the entity's introduction 
 later sentence of the same text after s_1..s_i; the same records whatever the batches, in the schema."""
 
 from cohbench.corruptions import recipes
-from generator_run import corrupt
-from cohbench.schema import ERROR_TYPES, FEATURES, empty_record
+from generator_run import corrupt, narrative
+from cohbench.schema import ERROR_TYPES, FEATURES
 
 TEXT = ["Anna lived in Kiev with her father.", "She had a grey cat.", "One winter the cat ran off.",
         "Anna searched the whole town.", "Her father Pyotr helped her.", "Pyotr found the cat by the river.",
@@ -12,9 +12,7 @@ TEXT = ["Anna lived in Kiev with her father.", "She had a grey cat.", "One winte
 
 
 def story(record_id: str, sentences=TEXT) -> dict:
-    r = empty_record()
-    r.update(id=record_id, corpus="x", config="x", split="train", doc_id=record_id, sentences=list(sentences))
-    return r
+    return narrative(record_id, sentences)
 
 
 def pairs(records):

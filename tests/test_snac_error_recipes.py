@@ -8,8 +8,8 @@ import pytest
 from cohbench.corruptions import recipes
 from cohbench.corruptions.registry import CorruptionError
 from cohbench.errors import RegistryError
-from cohbench.schema import ERROR_TYPES, FEATURES, empty_record
-from generator_run import corrupt
+from cohbench.schema import ERROR_TYPES, FEATURES
+from generator_run import corrupt, narrative
 
 TALE = ["Once upon a time a miller lived by the river with his three sons.", "The miller was old and poor.",
         "His eldest son was called Hans.", "One morning Hans found a golden feather in the yard.",
@@ -23,9 +23,7 @@ TALE = ["Once upon a time a miller lived by the river with his three sons.", "Th
 
 
 def story(record_id: str, sentences=TALE) -> dict:
-    r = empty_record()
-    r.update(id=record_id, corpus="x", config="x", split="train", doc_id=record_id, sentences=list(sentences))
-    return r
+    return narrative(record_id, sentences)
 
 
 def pairs(records):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..schema import ERROR, NO_LABEL
-from .nlp import analyse
+from .nlp import per_sentence
 from .registry import count, derived, generator, per_record, record_rng, sentence_id, span, to_columns, to_records
 
 TITLES = {"mr", "mrs", "ms", "miss", "dr", "sir", "madam", "mister", "lady", "lord", "st", "saint"}
@@ -52,11 +52,9 @@ def entity_first_mention(batch: dict[str, list], *, seed: int, dropped: Counter 
     in two sentences (`no_character_named_twice`), or where s_j would open the text (`second_mention_opens_text`),
     yield nothing."""
     records = to_records(batch)
-    flat = [s for r in records for s in r["sentences"]]
-    mentions = iter(analyse(flat, character_mentions) if flat else [])
     out = []
-    for record in records:
-        mentioned_twice = first_and_second_mentions([next(mentions) for _ in record["sentences"]])
+    for record, mentions in zip(records, per_sentence(records, character_mentions)):
+        mentioned_twice = first_and_second_mentions(mentions)
         options = [(i, j, text) for i, j, text in mentioned_twice if j >= 2]
         if not options:
             count(dropped, "second_mention_opens_text" if mentioned_twice else "no_character_named_twice")

@@ -15,22 +15,16 @@ or context lengths are drawn per text with the seed; each gives one negative and
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
 
 from ..schema import ERROR, OK
-from ..text import load_pipeline, pipe
 from .character_and_scene import first_and_second_mentions
+from .nlp import per_sentence
 from .registry import context_pair, count, generator, record_rng, sentence_id, to_columns, to_records
 
 ENTITY_TYPES = {"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART"}
 TITLES = {"mr", "mrs", "ms", "miss", "dr", "sir", "madam", "mister", "lady", "lord", "st", "saint", "king", "queen",
           "prince", "princess", "the"}
-
-
-@functools.lru_cache(maxsize=1)
-def _ner():
-    return load_pipeline(exclude=["parser", "lemmatizer", "senter"])
 
 
 def _mentions(doc) -> list[tuple[str, frozenset[str]]]:
@@ -52,12 +46,10 @@ def goyal_coref(batch: dict[str, list], *, seed: int, instances: int = 1, droppe
     (j >= 2): a CharE negative and its positive each. Texts without one: `no_entity_named_twice`, or
     `second_mention_opens_text` when every second mention is in the first two sentences."""
     records = to_records(batch)
-    flat = [s for r in records for s in r["sentences"]]
-    mentions = iter(pipe(_ner, flat, _mentions, 256) if flat else [])
     out = []
-    for record in records:
+    for record, mentions in zip(records, per_sentence(records, _mentions)):
         sentences = record["sentences"]
-        chains = first_and_second_mentions([next(mentions) for _ in sentences])
+        chains = first_and_second_mentions(mentions)
         pairs = {}  # entities introduced and named again in the same sentences make the same triple: one each
         for i, j, text in chains:
             if j >= 2:

@@ -24,7 +24,7 @@ from collections import Counter
 
 from ..schema import ERROR, OK
 from .character_and_scene import character_mentions
-from .nlp import analyse
+from .nlp import per_sentence
 from .registry import context_pair, count, generator, record_rng, sentence_id, to_columns, to_records
 
 # Auxiliaries and copulas whose predicate a "not" turns round ("was" -> "was not", "could not" -> "could").
@@ -134,17 +134,14 @@ def unintroduced_reference(batch: dict[str, list], *, seed: int, instances: int 
     context never used: s_j with "the X" (RefE) and s_j as written, each after s_0..s_{j-1}. Texts without one:
     `no_first_mention_to_make_definite`."""
     records = to_records(batch)
-    flat = [s for r in records for s in r["sentences"]]
-    found = iter(analyse(flat, _indefinites) if flat else [])
     out = []
-    for record in records:
+    for record, indefinites in zip(records, per_sentence(records, _indefinites)):
         sentences = record["sentences"]
-        per_sentence = [next(found) for _ in sentences]
         seen: set[str] = set()
         options = []
         for j, sentence in enumerate(sentences):
             if j >= 1:
-                options += [(j, *found_here) for found_here in per_sentence[j] if found_here[-1] not in seen]
+                options += [(j, *found) for found in indefinites[j] if found[-1] not in seen]
             seen |= {w.lower() for w in _WORD.findall(sentence)}
         if not options:
             count(dropped, "no_first_mention_to_make_definite")
@@ -173,12 +170,10 @@ def scene_jump(batch: dict[str, list], *, seed: int, instances: int = 1, jump: i
     characters too (SceneE), and by s_i. Texts too short for a jump: `too_short_for_scene_jump`; none that qualifies:
     `no_later_scene_with_the_same_characters`."""
     records = to_records(batch)
-    flat = [s for r in records for s in r["sentences"]]
-    mentions = iter(analyse(flat, character_mentions) if flat else [])
     out = []
-    for record in records:
+    for record, mentions in zip(records, per_sentence(records, character_mentions)):
         sentences = record["sentences"]
-        names = [set().union(*(tokens for _, tokens in next(mentions))) for _ in sentences]
+        names = [set().union(*(tokens for _, tokens in found)) for found in mentions]
         if len(sentences) < jump + 2:
             count(dropped, "too_short_for_scene_jump")
             continue
