@@ -105,6 +105,16 @@ def test_a_mixture_gives_each_story_to_one_recipe_and_keeps_exactly_what_it_make
     assert set(drawn) == set(shares) and drawn.count("unintroduced_reference") > drawn.count("scene_jump")
 
 
+def test_a_story_a_mixture_made_nothing_from_is_dropped_with_the_reason_of_the_recipe_it_was_drawn_to():
+    spec = "goyal_coref:0.5+scene_jump:0.5"
+    nameless = [story(f"n{n}", ["A dog ran to the river.", "It was cold.", "The dog swam.", "It rained."] * 2) for n in range(30)]
+    outputs, dropped = recipes.run(spec, nameless, {"seed": 4})
+    drawn = [recipes.assigned(4, s["id"], recipes.proportions(spec)) for s in nameless]
+    assert not any(outputs)  # no name for goyal_coref to follow; eight sentences, too short for scene_jump's ten
+    assert dropped == {"goyal_coref:no_entity_named_twice": drawn.count("goyal_coref"),
+                       "scene_jump:too_short_for_recipe": drawn.count("scene_jump")}
+
+
 @pytest.mark.parametrize("spec,message", [
     ("goyal_coref:0.6+scene_jump:0.5", "sum to 1.1, not 1"),
     ("goyal_coref:-0.5+scene_jump:1.5", "must be a number of at least 0"),

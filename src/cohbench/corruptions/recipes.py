@@ -40,6 +40,13 @@ class Recipe:
     plan: Callable[..., list] | None = None
     # whether plan and make use the device (BM25, the encoder, BERTScore's matching): only then do they go to GPUs
     on_device: bool = False
+    # the drop reason of a record made nothing from, where it depends on the record (a mixture: that of the recipe the
+    # story was drawn to); None: `not_applicable`
+    reason: Callable[[dict, dict], str] | None = None
+
+    def made_nothing(self, record: dict, params: dict) -> str:
+        """Why the recipe made nothing from `record`."""
+        return self.reason(record, params) if self.reason else self.not_applicable
 
 
 RECIPES: Registry[Recipe] = Registry("recipe")
@@ -277,8 +284,8 @@ register(Recipe(
 
 # Mixtures: each story goes to one recipe, drawn with the mixture's proportions from (seed, story id) alone, so a
 # story's recipe does not depend on the batch, and the records a mixture makes from a story are exactly those its
-# recipe makes from it (the transfer study assembles mixtures from each recipe's records with `assigned`).
-MIXED = "its_recipe_made_nothing"  # the drop reason of a story whose drawn recipe made nothing from it
+# recipe makes from it (the transfer study assembles mixtures from each recipe's records with `assigned`). A story
+# its recipe made nothing from is dropped with that recipe's reason, `<recipe>:<reason>`.
 
 
 def proportions(spec: str) -> dict[str, float]:
@@ -315,7 +322,7 @@ def assigned(seed: int, record_id: str, shares: dict[str, float]) -> str:
     return name  # a draw above a total rounded below 1
 
 
-def mixture(name: str, shares: dict[str, float], description: str = "") -> Recipe:
+def mixture(name: str, shares: dict[str, float], prefix: str = "A mixture") -> Recipe:
     """A recipe that gives each story to one of `shares`' recipes (`assigned`) and keeps what that recipe makes."""
     parts = {recipe: RECIPES[recipe] for recipe in shares}
 
@@ -323,23 +330,28 @@ def mixture(name: str, shares: dict[str, float], description: str = "") -> Recip
         out = [[] for _ in batch]
         for recipe, part in parts.items():
             members = [n for n, r in enumerate(batch) if assigned(params["seed"], r["id"], shares) == recipe
-                       and len(r["sentences"]) >= part.min_sentences(params)]
+                       and long_enough(part, params, r)]
             made = part.make([batch[n] for n in members], None, None, params, device) if members else []
             for n, records in zip(members, made):
                 out[n] = records
         return out
 
+    def reason(record, params):
+        drawn = assigned(params["seed"], record["id"], shares)
+        part = parts[drawn]
+        return f"{drawn}:{part.made_nothing(record, params) if long_enough(part, params, record) else TOO_SHORT}"
+
     options = tuple(sorted({option for part in parts.values() for option in part.options}))
-    text = description or "A mixture: each story goes to one recipe, drawn with these proportions: "
+    text = f"{prefix}: each story goes to one recipe, drawn with these proportions: "
     return Recipe(name, text + ", ".join(f"{r} {share:g}" for r, share in shares.items()), options,
-                  lambda p: min(part.min_sentences(p) for part in parts.values()), MIXED, make)
+                  lambda p: min(part.min_sentences(p) for part in parts.values()), "its_recipe_made_nothing", make,
+                  reason=reason)
 
 
 # The mixture `cohbench study transfer` chose on SNaC train + validation (catalog/baseline/snac_transfer.md, seed 2:
 # 72.2 there, 69.5 on test), under one name for `cohbench corrupt --recipe` and the README's loop.
 register(mixture("snac_mixture", proportions("goyal_coref:0.2+unintroduced_reference:0.8"),
-                 "SNaC-style training pairs, the mixture the transfer study chose on SNaC train + validation: each story "
-                 "goes to one recipe, drawn with these proportions: "))
+                 "SNaC-style training pairs, the mixture the transfer study chose on SNaC train + validation"))
 
 
 TOO_SHORT = "too_short_for_recipe"  # the drop reason of a record with fewer sentences than the recipe needs
@@ -369,5 +381,5 @@ def apply(resolved: Resolved, records: Sequence[dict], shared=None, device: str 
     plans = recipe.plan(usable, shared, params, device) if recipe.plan else None
     made = iter(recipe.make(usable, plans, shared, params, device) if usable else [])
     outputs = [next(made) if ok else [] for ok in fits]
-    dropped[recipe.not_applicable] += sum(1 for out, ok in zip(outputs, fits) if ok and not out)
+    dropped.update(recipe.made_nothing(r, params) for r, out, ok in zip(records, outputs, fits) if ok and not out)
     return outputs, +dropped

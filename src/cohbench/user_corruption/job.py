@@ -211,7 +211,8 @@ def source_records(stories, options: CorruptRequest, config: str, dropped: Count
     return records
 
 
-def _write_partition(partial: Path, number: int, outputs: list[list[dict]], reason: str) -> None:
+def _write_partition(partial: Path, number: int, sources: list[dict], outputs: list[list[dict]], why) -> None:
+    """A partition's records and its tally: what it made, and each source made nothing from by `why(source)`."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -220,7 +221,7 @@ def _write_partition(partial: Path, number: int, outputs: list[list[dict]], reas
     made = [r for out in outputs for r in out]
     with atomic_path(partial / f"part-{number:05d}.parquet") as tmp:
         pq.write_table(pa.Table.from_pylist(made, schema=ARROW_SCHEMA), tmp)
-    tally = {"sources": len(outputs), "dropped": {reason: sum(1 for out in outputs if not out)},
+    tally = {"sources": len(outputs), "dropped": Counter(why(source) for source, out in zip(sources, outputs) if not out),
              "records": len(made), "by_generator": dict(Counter(r["corruption"]["generator"] for r in made if r["corruption"]))}
     write_text(partial / f"part-{number:05d}.json", json.dumps(tally, sort_keys=True))  # written last: marks it done
 
@@ -300,7 +301,7 @@ def _corrupt(input_path, out, options, resolved, config, previous, engine) -> di
                        unit="record", desc=f"corrupt {recipe.name}", dynamic_ncols=True)
 
     def finished(number: int, outputs: list[list[dict]]) -> None:
-        _write_partition(partial, number, outputs, recipe.not_applicable)
+        _write_partition(partial, number, partitions[number], outputs, lambda source: recipe.made_nothing(source, params))
         bar.update(len(outputs))
 
     if todo:
@@ -311,10 +312,11 @@ def _corrupt(input_path, out, options, resolved, config, previous, engine) -> di
         engine.run(todo, shared, finished)
     bar.close()
 
-    made, by_generator = 0, Counter()
+    made, by_generator, made_nothing = 0, Counter(), 0
     for n in range(len(partitions)):
         tally = _partial_json(partial / f"part-{n:05d}.json", ("dropped", "records", "by_generator"))
         dropped.update(tally["dropped"])
+        made_nothing += sum(tally["dropped"].values())
         made += tally["records"]
         by_generator.update(tally["by_generator"])
     described = {
@@ -323,7 +325,7 @@ def _corrupt(input_path, out, options, resolved, config, previous, engine) -> di
         **{k: run[k] for k in ("cohbench", "parameters", "sentences_per_record", "inputs")},
         "split_ratios": options.splits, "upstream_records": len(stories), "input_stories": len(stories),
         "source_records": len(records),
-        "sources_used": len(usable) - sum(v for k, v in dropped.items() if k == recipe.not_applicable),
+        "sources_used": len(usable) - made_nothing,
         "built_records": made, "records_by_generator": dict(sorted(by_generator.items())),
         "dropped": dict(sorted((k, v) for k, v in dropped.items() if v)),
         "notes": dict(sorted(notes.items())),
