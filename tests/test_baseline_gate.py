@@ -117,6 +117,16 @@ def test_a_scored_config_without_a_margin_is_listed_as_not_validated_with_its_re
     assert not check(release=rel, floors={}, margins={}, not_validated={})["ok"]
 
 
+def test_training_data_without_a_test_split_named_as_not_validated_is_listed_with_its_figure(workspace):
+    rel = toy_release(workspace / "release")
+    write_config(rel, "snac_synthetic", "fairytaleqa", {"train": stories(np.random.default_rng(1), 12, "sy")})
+    train(release=rel, params=PARAMS, progress=False)
+    why = {"snac_synthetic": "teaches SNaC 68.5, below entity_cue's 70.2", "rocstories_dsd": "not built here"}
+    gate = check(release=rel, floors={}, margins=MARGINS, not_validated=why)
+    assert gate["ok"] and "not validated snac_synthetic: teaches SNaC 68.5, below entity_cue's 70.2" in gate["lines"]
+    assert gate["lines"][-1].endswith("; not validated: snac_synthetic")  # a config the release lacks is not listed
+
+
 def test_the_best_reference_scorer_in_the_baselines_place_fails_the_margin(workspace):
     rel = toy_release(workspace / "release")
     metrics = train(release=rel, params=PARAMS, progress=False)

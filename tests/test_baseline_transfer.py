@@ -52,7 +52,7 @@ def project(workspace, project_root):
     def edit(params):
         params["baseline"]["sentence_features"] = {"train_configs": ["snac"], "l2": [1.0, 0.1], "folds": 3, "synthetic_l2": 1.0}
         params["baseline"]["studies"]["transfer"] = {"target": "snac", "synthetic": ["timetravel_dsd"], "recipes": [],
-                                                     "narrative_window": 24, "max_stories": None, "instances": 1,
+                                                     "narratives": "snac_synthetic", "max_stories": None,
                                                      "choose_on": ["train", "validation"], "max_records": 1000}
 
     root = project_root(edit)
@@ -124,14 +124,20 @@ def test_a_recipe_that_makes_nothing_is_counted_by_reason_not_a_crash():
     assert [e.sentence_labels for e in made[0]] == [[-1, 1], [-1, 0]] and not dropped
 
 
-def _study(project_root, **changes) -> None:
-    """The study's params of this test's project root changed (on top of the fixture's)."""
-    project_root(lambda params: params["baseline"]["studies"]["transfer"].update(changes))
+def _study(project_root, window=None, instances=None, **changes) -> None:
+    """The study's params of this test's project root changed (on top of the fixture's), and the windows and
+    instances of the config whose narratives the recipes run over."""
+    def edit(params):
+        params["baseline"]["studies"]["transfer"].update(changes)
+        narratives = params["incoherence"]["snac_synthetic"]
+        narratives.update({k: v for k, v in (("window", window), ("instances", instances)) if v is not None})
+
+    project_root(edit)
 
 
 def test_pooled_recipes_train_on_both_recipes_records_each_named_with_what_it_dropped(mirror, project, capsys, project_root):
     root, release = project
-    _study(project_root, synthetic=[], narrative_window=8, max_stories=2, instances=2)
+    _study(project_root, synthetic=[], window=8, max_stories=2, instances=2)
     assert main(["study", "transfer", "--release", str(release), "--json",
                  "--recipes", "goyal_coref,goyal_next_sentence,goyal_coref+goyal_next_sentence"]) == 0
     rows = json.loads((root / "catalog/baseline/snac_transfer.json").read_text())["results"]
@@ -146,7 +152,7 @@ def test_pooled_recipes_train_on_both_recipes_records_each_named_with_what_it_dr
 
 def test_a_recipe_that_makes_no_record_is_named_with_its_count_in_the_study_not_a_crash(mirror, project, project_root):
     root, release = project
-    _study(project_root, synthetic=[], narrative_window=2, max_stories=1, recipes=["goyal_coref"])  # 2 sentences: too short
+    _study(project_root, synthetic=[], window=2, max_stories=1, recipes=["goyal_coref"])  # 2 sentences: too short
     row = transfer(release=release, progress=False)["results"]["recipe goyal_coref"]
     assert row["records"] == 0 and row["why"] == "made no labelled record"
     assert row["dropped"] == {"goyal_coref": {"too_short_for_recipe": row["narratives"]}} and row["narratives"] > 0

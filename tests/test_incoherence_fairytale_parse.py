@@ -60,3 +60,28 @@ def test_a_story_file_with_another_header_is_a_clear_error():
     bad = {**PATHS, "test/bee-story.csv": FIX / "bad/bee-story.csv"}
     with pytest.raises(ParseError, match="bee-story.csv must have the header `section,text`"):
         fairytaleqa.windows(bad, "fairytale_msd", spec("fairytale_msd").generator_options(), FILES)
+
+
+def test_snac_synthetic_pairs_come_from_train_and_validation_stories_only_with_every_window_accounted(project_root):
+    from cohbench.corruptions import recipes
+    from cohbench.schema import ERROR_TYPES
+
+    project_root(lambda params: params["incoherence"]["snac_synthetic"].update(window=8, instances=2))
+    options = spec("snac_synthetic").generator_options()
+    parsed = fairytaleqa.parse(PATHS, "snac_synthetic", options, FILES)
+    # five windows (fox 2, hare, owl, bee 1 each), each able to give two pairs of two records
+    assert parsed.upstream_records == 5 * 4 and parsed.dropped["test_story_never_training_data"] == 4
+    assert {r["split"] for r in parsed.records} <= {"train", "validation"} and "bee" not in {r["doc_id"] for r in parsed.records}
+    shares = recipes.proportions("goyal_coref:0.2+unintroduced_reference:0.8")
+    for reason in set(parsed.dropped) - {"test_story_never_training_data"}:
+        assert reason.split(":")[0] in shares  # a window its recipe gave less: that recipe's own reason
+    negatives = parsed.records[0::2]
+    assert negatives and all(r["label"] == 1 and r["config"] == "snac_synthetic" for r in negatives)
+    for negative, positive in zip(negatives, parsed.records[1::2]):
+        assert positive["id"] == f"{negative['id']}:coherent" and positive["label"] == 0
+        # a minimal pair: the same context with another sentence (RefE), or the same sentence after another context (CharE)
+        same_context, same_sentence = (positive["sentences"][:-1] == negative["sentences"][:-1],
+                                       positive["sentences"][-1] == negative["sentences"][-1])
+        assert same_context != same_sentence and negative["sentences"][:-1]
+        assert negative["corruption"]["generator"] == recipes.assigned(options.seed, negative["corruption"]["source_id"], shares)
+        assert [ERROR_TYPES[s["type"]] for s in negative["spans"]] == [{"goyal_coref": "CharE", "unintroduced_reference": "RefE"}[negative["corruption"]["generator"]]]

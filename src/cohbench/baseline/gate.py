@@ -9,7 +9,8 @@ minus the best reference scorer's, over the same resampled documents (`margins.m
 release ships), must exceed m; so a release whose labels a heuristic predicts as well as the trained model, or
 within the noise of a small test split, cannot pass, whatever the floors. Every other scored config with a test split
 must be named in `baseline.not_validated` with the reason it cannot be validated, and is listed as not validated;
-one named nowhere fails the gate. The verdict is also written to
+one named nowhere fails the gate. Training data without a test split named there (a synthetic config, judged by its
+transfer to the config it is made for) is listed with its reason as well. The verdict is also written to
 `<release>/baseline/gate.json` (the release card stage depends on it)."""
 
 from __future__ import annotations
@@ -83,11 +84,13 @@ def _margin_checks(margins: dict, release: Path, built: dict) -> list[dict]:
     return checks
 
 
-def _coverage_checks(scores: dict, margins: dict, not_validated: dict) -> list[dict]:
+def _coverage_checks(scores: dict, margins: dict, not_validated: dict, built) -> list[dict]:
     """Every scored config with a test split is validated by a margin or named with the reason it cannot be
-    (`baseline.not_validated`): never left out in silence."""
+    (`baseline.not_validated`): never left out in silence. A built config without a test split named there (training
+    data, judged by what it teaches another config) is listed with its reason too."""
     checks = []
-    for config in sorted(c for c, result in scores.items() if "test" in result.get("splits", {}) and c not in margins):
+    tested = {c for c, result in scores.items() if "test" in result.get("splits", {})}
+    for config in sorted((tested | (set(not_validated) & set(built))) - set(margins)):
         entry = {"config": config, "metric": "test", "kind": "coverage", "value": None, "floor": None}
         if reason := not_validated.get(config):
             checks.append(entry | {"status": "not validated", "why": reason})
@@ -122,7 +125,7 @@ def check(*, release: Path | None = None, floors: dict | None = None, margins: d
     metrics = json.loads(path.read_text(encoding="utf-8"))
     built = built_configs(release)
     checks = (_floor_checks(floors, metrics["scores"], built) + _margin_checks(margins, release, built)
-              + _coverage_checks(metrics["scores"], margins, not_validated))
+              + _coverage_checks(metrics["scores"], margins, not_validated, built))
     failed = [c for c in checks if c["status"] == "FAILED"]
     unvalidated = [c["config"] for c in checks if c["status"] == "not validated"]
     counted = [c for c in checks if c["status"] != "not validated"]

@@ -79,20 +79,19 @@ def components(entry: str) -> list[str]:
     return list(recipes.proportions(entry)) if ":" in entry else pooled(entry)
 
 
-def narratives(study: dict) -> list[dict]:
-    """Coherent train-split narratives for the recipes: FairytaleQA's stories (the first `max_stories` of its stable
-    order, null: all) cut into windows of `narrative_window` sentences (public-domain books, the nearest to SNaC's
-    book summaries in the mirror)."""
+def narratives(study: dict) -> tuple[list[dict], int]:
+    """Coherent train-split narratives for the recipes, and the instances asked of each: the train windows of the
+    `narratives` config (FairytaleQA's stories, the first `max_stories` of their stable order, null: all, cut into
+    longer windows; public-domain books, the nearest to SNaC's book summaries in the mirror)."""
     import dataclasses
 
-    from ..builders.fairytaleqa import FairytaleOptions, windows
     from ..fetch import fetch
-    from ..registry import lookup
+    from ..registry import lookup, spec
 
-    options = dataclasses.replace(FairytaleOptions.from_params(settings.params()), window=study["narrative_window"],
-                                  max_stories_per_split=study["max_stories"])
-    records, _, _, _ = windows(fetch(lookup("fairytaleqa")), "transfer", options)
-    return [r for r in records if r["split"] == "train"]
+    options = spec(study["narratives"]).generator_options()
+    options = dataclasses.replace(options, fairytale=dataclasses.replace(options.fairytale, max_stories_per_split=study["max_stories"]))
+    records, _, _, _ = options.narratives(fetch(lookup(study["narratives"])), "transfer")
+    return [r for r in records if r["split"] == "train"], options.instances
 
 
 def _units(examples: list[Example], records: dict[str, dict]) -> tuple[list[int], list[int], list[set[str]]]:
@@ -223,13 +222,13 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, recipes
     for config in study["synthetic"]:
         train, _ = training_sets(data, tasks, [config], p | {"max_train_records": study["max_records"]})
         sources[config] = (train, {})
-    stories = narratives(study) if entries else []
+    stories, instances = narratives(study) if entries else ([], 0)
     per_story: dict[str, list[list[Example]]] = {}  # each recipe run once, whichever rows pool or mix it
     made_by: dict[str, tuple[list[Example], Counter]] = {}
     for entry in entries:
         for recipe in components(entry):
             if recipe not in made_by:
-                per_story[recipe], dropped = recipe_examples(recipe, stories, seed, study["instances"])
+                per_story[recipe], dropped = recipe_examples(recipe, stories, seed, instances)
                 made_by[recipe] = _capped([e for out in per_story[recipe] for e in out], study["max_records"], rng), dropped
         account = {"narratives": len(stories), "dropped": {r: dict(made_by[r][1]) for r in components(entry)}}
         if ":" in entry:
@@ -276,7 +275,7 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, recipes
     if reference_rows:
         best = max(reference_rows, key=lambda n: reference_rows[n]["all"]["auc"] or 0)
         rows[f"best reference: {best.removeprefix('untrained ')}"] = reference_rows[best]
-    stories_used = f"FairytaleQA train stories ({study['max_stories'] or 'all'}) in windows of {study['narrative_window']} sentences"
+    stories_used = f"the train windows of {study['narratives']} (FairytaleQA stories: {study['max_stories'] or 'all'}), {instances} instances each"
     candidates = [n for n, row in rows.items() if "choice" in row and row["choice"]["all"]["auc"] is not None]
     chosen = max(candidates, key=lambda n: rows[n]["choice"]["all"]["auc"]) if candidates else None  # first of a tie
     combined = chosen and study.get("synthetic_weights") and _synthetic_plus_human(

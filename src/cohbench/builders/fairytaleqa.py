@@ -1,6 +1,8 @@
 """FairytaleQA story texts (Xu et al., ACL 2022): public-domain fairy tales, as narrative incoherence detection
 data (Cai et al. 2020, §3) in windows of N = 8 consecutive sentences with K = 2 altered (25%):
-`fairytale_msd` (two non-adjacent inner sentences removed) and `fairytale_dsd` (two sentences replaced).
+`fairytale_msd` (two non-adjacent inner sentences removed) and `fairytale_dsd` (two sentences replaced); and as
+SNaC-style training pairs, `snac_synthetic`: the recipe `cohbench study transfer` chose on SNaC train + validation
+run over the train and validation stories in longer windows (never a test story).
 
 Upstream quirks handled here and nowhere else:
 - each story is a CSV of human-segmented sections (`section,text`) with hard line breaks inside paragraphs:
@@ -23,8 +25,9 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import ParseError
-from ..registry import Corpus, Parsed, register
-from ..schema import OK, empty_record
+from ..corruptions import recipes
+from ..registry import ConfigSpec, Corpus, Parsed, register
+from ..schema import ERROR_TYPES, OK, empty_record
 from ..text import split_sentences
 from . import incoherence as inc
 from . import pinned
@@ -136,7 +139,67 @@ PAIR = inc.CorruptedPair(
 )
 
 
-def parse(paths: Mapping[str, Path], config: str, opts: FairytaleOptions, files=FILES) -> Parsed:
+@dataclasses.dataclass(frozen=True)
+class SnacSyntheticOptions(inc.GeneratorOptions):
+    recipe: str  # the registered recipe (a mixture) that makes the pairs
+    window: int  # sentences per narrative the recipe reads (the stories cut as `fairytale` says, in longer windows)
+    instances: int  # pairs asked of each narrative
+    fairytale: FairytaleOptions
+
+    SECTION = "snac_synthetic"
+
+    def narratives(self, paths: Mapping[str, Path], config: str, files=FILES) -> tuple[list[dict], int, Counter, dict]:
+        """The coherent windows the recipe runs over, of every split (`windows`)."""
+        return windows(paths, config, dataclasses.replace(self.fairytale, window=self.window), files)
+
+
+SNAC_SYNTHETIC = ConfigSpec(
+    name="snac_synthetic", protocol="sentences", options=SnacSyntheticOptions,
+    description="SNaC-style (context, sentence, label, error type) training pairs for CharE and RefE, balanced, made by the "
+                "recipe the transfer study chose on SNaC train + validation (snac_mixture) from FairytaleQA's train and "
+                "validation stories; no test split.")
+EVALUATION_ONLY = "test"  # the upstream split whose stories training data never holds
+NEVER_TRAINING = "test_story_never_training_data"
+
+
+def snac_synthetic(paths: Mapping[str, Path], config: str, opts: SnacSyntheticOptions, files=FILES) -> Parsed:
+    """Accounting unit: a record a window can give (`instances` pairs of a negative and its coherent counterpart).
+    Windows of test stories give none; a window its recipe could make fewer pairs from counts the rest by the
+    reason of the recipe it was drawn to."""
+    narratives, cut, before, stats = opts.narratives(paths, config, files)
+    per_window = 2 * opts.instances
+    dropped = Counter({reason: n * per_window for reason, n in before.items()})
+    training = [r for r in narratives if r["split"] != EVALUATION_ONLY]
+    dropped[NEVER_TRAINING] = per_window * (len(narratives) - len(training))
+    recipe = recipes.lookup(opts.recipe)
+    params = opts.recipe_params(opts.recipe)
+    outputs, _ = recipes.run(opts.recipe, training, params)
+    records = []
+    for window, out in zip(training, outputs):
+        if len(out) < per_window:
+            dropped[recipe.made_nothing(window, params)] += per_window - len(out)
+        for record in out:
+            record["config"] = config
+        records += out
+    labels = Counter((r["split"], "negative" if r["label"] == 1 else "positive") for r in records)
+    notes = {
+        "windows_by_split": dict(sorted(Counter(r["split"] for r in narratives).items())),
+        "records_by_split_and_label": {split: {label: n for (s, label), n in sorted(labels.items()) if s == split}
+                                       for split in sorted({s for s, _ in labels})},
+        "negatives_by_recipe": dict(sorted(Counter(r["corruption"]["generator"] for r in records if r["label"] == 1).items())),
+        "targeted_types": dict(sorted(Counter(ERROR_TYPES[s["type"]] for r in records for s in r["spans"]).items())),
+        # the stories' cut is the window above; of the fairytale options, only which stories and windows are read
+        "parameters": {**{k: v for k, v in opts.recorded(opts.recipe).items() if k != "fairytale"},
+                       "max_stories_per_split": opts.fairytale.max_stories_per_split,
+                       "max_windows_per_story": opts.fairytale.max_windows_per_story},
+        **stats,
+    }
+    return Parsed(records=records, upstream_records=per_window * cut, dropped=dict(+dropped), notes=notes)
+
+
+def parse(paths: Mapping[str, Path], config: str, opts, files=FILES) -> Parsed:
+    if config == SNAC_SYNTHETIC.name:
+        return snac_synthetic(paths, config, opts, files)
     coherent, cut, dropped, stats = windows(paths, config, opts, files)
     return PAIR.parsed(config, opts, coherent, cut, dropped, **stats,
                        upstream_splits={ours: theirs for theirs, ours in UPSTREAM_SPLITS.items()})
@@ -148,7 +211,8 @@ CORPUS = register(
         description=(
             "Public-domain fairy tales of FairytaleQA (Xu et al., 2022) cut into 8-sentence windows and turned into "
             "narrative incoherence detection instances as in Cai et al. (2020): two sentences removed (MSD) or "
-            "replaced by confounders (DSD)."
+            "replaced by confounders (DSD); and made into SNaC-style training pairs (Goyal et al., 2022) by the "
+            "recipe mixture that transfers best to SNaC."
         ),
         citation=CITATION,
         licence=LICENCE,
@@ -156,7 +220,7 @@ CORPUS = register(
         licence_id="apache-2.0",
         licence_url="https://github.com/uci-soe/FairytaleQAData",
         sources=(*STORY_SOURCES, META_SOURCE),
-        configs=PAIR.configs,
+        configs=(*PAIR.configs, SNAC_SYNTHETIC),
         parse=parse,
         held_out_texts=held_out_texts,
     )
