@@ -19,6 +19,8 @@ with each other in both H and P, so they add no pairs). P here is in coherence p
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import bootstrap
@@ -83,6 +85,20 @@ def _weighted_mean(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray,
     return mean, (~defined & (weights > 0)).sum(1)
 
 
+def _system_means(m: np.ndarray, values: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(B, S) mean of each system's valid scores, document d counted m[b, d] times, and where there is one. Each sum
+    is exact (`math.fsum` of the multiset), then rounded once: means that the data make equal (a permutation of one
+    set of ratings) are equal floats, so tau counts a tie, whatever the summation order of a BLAS kernel."""
+    counts = m.astype(np.int64)
+    means = np.full((len(m), values.shape[1]), np.nan)
+    for s in range(values.shape[1]):
+        scores, times = values[valid[:, s], s], counts[:, valid[:, s]]
+        for b in range(len(m)):
+            if total := int(times[b].sum()):
+                means[b, s] = math.fsum(np.repeat(scores, times[b]).tolist()) / total
+    return means, ~np.isnan(means)
+
+
 class Comparisons:
     """Pair matrices of one (gold, pred) grid, computed once; `evaluate(m, c)` for count weights m (B, D), c (B, S)."""
 
@@ -103,11 +119,8 @@ class Comparisons:
         self.agreed_wins = (wins & (_signs(pred, valid) > 0)).astype(float)
 
     def _sys(self, m, c):
-        weights = m @ self.valid  # (B, S): documents behind each system mean
-        with np.errstate(invalid="ignore", divide="ignore"):
-            gold_means = (m @ np.where(self.valid, self.gold, 0.0)) / weights
-            pred_means = (m @ np.where(self.valid, self.pred, 0.0)) / weights
-        has_mean = weights > 0
+        gold_means, has_mean = _system_means(m, self.gold, self.valid)
+        pred_means, _ = _system_means(m, self.pred, self.valid)
         parts = _tau_parts(_signs(gold_means, has_mean), _signs(pred_means, has_mean))
         return _tau(*(np.einsum("bs,bst,bt->b", c, part, c) for part in parts))
 
