@@ -152,13 +152,16 @@ def test_a_pull_onto_a_full_disk_says_so_before_copying(repo, workspace, monkeyp
 
 
 def test_a_terminated_pull_leaves_no_temporary_folder_and_a_killed_one_is_cleaned_by_the_next(repo, workspace, monkeypatch):
-    """The remote answers the listing at once and then stalls, so that the pull is caught while it copies."""
+    """The remote answers the listings and the checks of each file at once and then stalls, so that the pull is
+    caught while it copies."""
     _release(repo, [0, 1], "1.0.0", monkeypatch)
     assert main(["push", "--repo", str(repo)]) == 0
     store = workspace / "store"
 
     class Stalling(_Quiet):
         def do_GET(self):
+            if self.path.endswith(".dir"):
+                return super().do_GET()
             time.sleep(60)
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Stalling, directory=str(store)))

@@ -2,40 +2,39 @@
 manifest records that release), its data in a DVC remote (the release store).
 
 The committed part of a release (card, manifest, stats, summaries, scores) is in git at the tag; its Parquet files
-and the baseline's predictions are DVC outputs whose objects `cohbench push` (`make release`) sends to the store,
+(one DVC output per config) and the baseline's predictions are DVC outputs whose objects `cohbench push` (`make
+release`) sends to the store,
 a local folder by default (`../cohbench-store` beside the checkout, `.dvc/config`; any DVC remote such as S3, GCS or
 SSH with `dvc remote modify store url ...`). `cohbench publish TARGET` copies the data of chosen releases to another
 remote: a folder (laid out as DVC's store, so that any web server can serve it as an HTTP remote) or any DVC remote URL.
 `cohbench pull VERSION [--remote URL]` restores that release's exact bytes into a new folder and verifies every one
 of them against its manifest before the folder appears; before it asks DVC, it checks that the remote is reachable
-and holds the release's objects (regular files, for a folder), and that the disk has room for them.
+and holds every object of the release (regular files, for a folder), and that the disk has room for them.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import json
 import os
+import posixpath
 import re
 import shutil
 import signal
 import subprocess
 import sys
 import tarfile
-import tempfile
 import threading
 from pathlib import Path
 
 from .. import settings
 from ..atomic import atomic_dir, remove_orphans
 from ..errors import ReleaseError
+from .store_objects import check_md5, check_remote, in_folder
 from .verify import verify
 
 RELEASE_FOLDER = "cohbench"  # the release inside a checkout
-DVC_OUTPUTS = ("data", "baseline/predictions")  # what the store holds; the rest of a release is in git
-REMOTE = "cohbench-remote"  # the name a remote given by URL has for DVC (never written into the checkout)
 TAG = re.compile(r"^v?(\d+\.\d+\.\d+)$")
 
 
@@ -47,11 +46,17 @@ def _tool(name: str) -> str:
     return found
 
 
+def _dvc_python() -> str:
+    """The Python DVC runs in (it may be installed apart from cohbench, e.g. by pipx), for its Python API."""
+    python = Path(_tool("dvc")).parent / "python"
+    return str(python if python.exists() else sys.executable)
+
+
 def _run(repo: Path, *args: str, what: str, shown: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run git or dvc; a failure is one line naming `what`, with each path of `shown` (a temporary folder) replaced by
-    the one the user knows."""
+    """Run git, dvc or a script in DVC's Python ("python"); a failure is one line naming `what`, with each path of
+    `shown` (a temporary folder) replaced by the one the user knows."""
     env = {**os.environ, "DVC_NO_ANALYTICS": "1", "GIT_TERMINAL_PROMPT": "0"}
-    run = subprocess.run([_tool(args[0]), *args[1:]], cwd=repo, capture_output=True, env=env)
+    run = subprocess.run([_dvc_python() if args[0] == "python" else _tool(args[0]), *args[1:]], cwd=repo, capture_output=True, env=env)
     if run.returncode != 0:
         detail = next((line.strip() for line in run.stderr.decode("utf-8", "replace").splitlines()[::-1]
                        if line.strip() and not line.startswith("Having any troubles")), "no message")
@@ -59,7 +64,7 @@ def _run(repo: Path, *args: str, what: str, shown: dict[str, str] | None = None)
             detail = detail.replace(hidden, known)
         if "[Errno 28]" in detail or "No space left on device" in detail:  # DVC calls a full disk "unexpected"
             raise ReleaseError(f"{what} failed: no space left on the device; free some space, or write elsewhere")
-        raise ReleaseError(f"{what} failed ({args[0]}: {detail[:300]})")
+        raise ReleaseError(f"{what} failed ({'dvc' if args[0] == 'python' else args[0]}: {detail[:300]})")
     return run
 
 
@@ -129,6 +134,21 @@ def _committed_part(repo: Path, tag: str, target: Path) -> None:
         tar.extractall(target, members=members, filter="data")  # no links, no paths outside the target
 
 
+# The release's outputs at a revision, from the remote `url`, in one DVC process (a `dvc get` each costs seconds of
+# start-up per config). The remote is named in a config of its own, never written into the checkout (`dvc get
+# --remote-config url=` would merge the URL into the store's local-folder settings, which an http remote refuses).
+PULL = """import sys
+from dvc.api import DVCFileSystem
+repo, revision, url, folder, target, *outputs = sys.argv[1:]
+fs = DVCFileSystem(repo, rev=revision, config={"remote": {"cohbench-remote": {"url": url}}}, remote="cohbench-remote")
+for output in outputs:
+    try:
+        fs.get(f"{folder}/{output}", f"{target}/{output}", recursive=True)
+    except FileNotFoundError as error:  # DVC: "No storage files available: 'cohbench/data/snac/test.parquet'"
+        sys.exit(f"the remote holds no object for {str(error.filename).removeprefix(folder + '/')}")
+"""
+
+
 def pull(version: str, out: Path, repo: Path | None = None, remote: str | None = None) -> dict:
     """Restore release `version` into `out` (new or empty): git's part at its revision, the data from `remote` (a URL
     or folder; default: the configured store), every file checked against the manifest before `out` appears. Returns
@@ -141,45 +161,55 @@ def pull(version: str, out: Path, repo: Path | None = None, remote: str | None =
         raise ReleaseError(f"{out} exists and is not empty; pull into a new or empty folder")
     url = _remote_url(repo, remote)
     outputs = _outputs_at(repo, revision)
-    _check_remote(url, outputs, version)
+    check_remote(url, outputs, version)
     remove_orphans(target.parent)  # what a killed pull left there
-    with _terminated_as_exit(), atomic_dir(target) as tmp, tempfile.TemporaryDirectory(prefix="cohbench-remote-") as config:
+    with _terminated_as_exit(), atomic_dir(target) as tmp:
         _committed_part(repo, revision, tmp)
         if not (tmp / "manifest.json").is_file():
             raise ReleaseError(f"{tag} holds no release manifest (cohbench/manifest.json); it is not a release tag")
         _check_room(tmp, outputs, out)
-        # the remote just checked, named in a config file of its own (`dvc get --remote-config url=` would merge the
-        # URL into the store's local-folder settings, which an http remote refuses)
-        Path(config, "config").write_text(f'[remote "{REMOTE}"]\n    url = {url}\n', encoding="utf-8")
-        for output in outputs:
-            _run(repo, "dvc", "get", str(repo), f"{RELEASE_FOLDER}/{output}", "--rev", revision, "-o", str(tmp / output), "--force",
-                 "--config", str(Path(config, "config")), "--remote", REMOTE, shown={str(tmp): str(out)},
-                 what=f"getting {output} of {tag} from {url}")
+        if outputs:
+            _run(repo, "python", "-c", PULL, str(repo), revision, url, RELEASE_FOLDER, str(tmp), *outputs,
+                 shown={str(tmp): str(out)}, what=f"getting the data of {tag} from {url}")
         checked = verify(tmp, raw=False)
         bad = [r for r in checked["files"] if not r["ok"]]
         if bad:
             where = Path(bad[0]["path"]).relative_to(tmp).as_posix() if Path(bad[0]["path"]).is_relative_to(tmp) else bad[0]["path"]
+            problem = "missing" if bad[0]["problem"].startswith("missing") else bad[0]["problem"].replace(str(tmp), str(out))
             raise ReleaseError(f"{url} gave a damaged copy of {tag}: {len(bad)} file(s) do not match the release manifest, e.g. "
-                               f"{where} ({bad[0]['problem'].replace(str(tmp), str(out))}); nothing was written")
+                               f"{where} ({problem}); the remote's copy is damaged: publish {version} there again (`cohbench "
+                               f"publish TARGET {version}`; `cohbench push` for the builder's own store); nothing was written")
     return {"release": version, "revision": revision, "path": str(target), "files": len(checked["files"]), "remote": url}
 
 
 def _outputs_at(repo: Path, revision: str) -> dict[str, dict]:
-    """The release's DVC outputs at `revision` (an older release may have no baseline predictions): output -> its
-    entry in dvc.lock or its .dvc file (md5 of the folder's listing, size)."""
+    """The release's DVC outputs at `revision`, by path in the release (`data/snac`, `baseline/predictions`): each
+    one's entry in dvc.lock or in a .dvc file (md5 of the file or of a folder's listing, size). Outputs git holds
+    (`cache: false`: stats, card, manifest) are not in the store, and neither is anything outside the release."""
     import yaml
 
+    def at_revision(path: str):
+        shown = subprocess.run([_tool("git"), "show", f"{revision}:{path}"], cwd=repo, capture_output=True)
+        return (yaml.safe_load(shown.stdout) or {}) if shown.returncode == 0 else {}
+
+    committed = _run(repo, "git", "ls-tree", "-r", "--name-only", revision, "--", RELEASE_FOLDER,
+                     what=f"listing the release at {revision}").stdout.decode().splitlines()
     found = {}
-    lock = subprocess.run([_tool("git"), "show", f"{revision}:dvc.lock"], cwd=repo, capture_output=True)
-    stages = (yaml.safe_load(lock.stdout) or {}).get("stages", {}) if lock.returncode == 0 else {}
-    for stage in stages.values():
-        for entry in stage.get("outs", []):
-            found[entry["path"]] = entry
-    for output in DVC_OUTPUTS:
-        pointer = subprocess.run([_tool("git"), "show", f"{revision}:{RELEASE_FOLDER}/{output}.dvc"], cwd=repo, capture_output=True)
-        if pointer.returncode == 0:
-            found[f"{RELEASE_FOLDER}/{output}"] = (yaml.safe_load(pointer.stdout) or {}).get("outs", [{}])[0]
-    return {output: found[f"{RELEASE_FOLDER}/{output}"] for output in DVC_OUTPUTS if f"{RELEASE_FOLDER}/{output}" in found}
+    # dvc.lock keeps the entries of stages dvc.yaml no longer has (a renamed stage's old md5), so only the declared
+    # stages count; a foreach stage's entries are NAME@KEY
+    declared = at_revision("dvc.yaml").get("stages") or {}
+    for name, stage in (at_revision("dvc.lock").get("stages") or {}).items():
+        if name.split("@")[0] in declared:
+            found.update((entry["path"], entry) for entry in stage.get("outs") or [])
+    uncached = {path for stage in declared.values() if isinstance(stage, dict) for kind in ("outs", "metrics", "plots")
+                for item in stage.get(kind) or [] if isinstance(item, dict)
+                for path, flags in item.items() if isinstance(flags, dict) and flags.get("cache") is False}
+    for pointer in (p for p in committed if p.endswith(".dvc")):  # `dvc add` (an older layout: cohbench/data.dvc)
+        for entry in at_revision(pointer).get("outs") or []:
+            found[posixpath.normpath(posixpath.join(posixpath.dirname(pointer), entry["path"]))] = entry
+    return {path.removeprefix(f"{RELEASE_FOLDER}/"): entry for path, entry in sorted(found.items())
+            if path.startswith(f"{RELEASE_FOLDER}/") and "md5" in entry and path not in uncached
+            and not any(c == path or c.startswith(f"{path}/") for c in committed)}
 
 
 def _remote_url(repo: Path, remote: str | None) -> str:
@@ -190,57 +220,6 @@ def _remote_url(repo: Path, remote: str | None) -> str:
         remote = _run(repo, "dvc", "config", f"remote.{name}.url", what="finding the release store").stdout.decode().strip()
         return remote if "://" in remote or Path(remote).is_absolute() else str((repo / ".dvc" / remote).resolve())
     return remote if "://" in remote else str(Path(remote).expanduser().resolve())
-
-
-def _object(folder: str, md5: str) -> str:
-    return f"{folder.rstrip('/')}/files/md5/{md5[:2]}/{md5[2:]}"
-
-
-def _check_remote(url: str, outputs: dict[str, dict], version: str) -> None:
-    """One line saying which, before DVC is asked: the remote cannot be reached, does not hold the release, or holds
-    a damaged object. A folder's objects must be regular files (a FIFO would hang the copy); over HTTP, each output's
-    listing must be there."""
-    from urllib.error import HTTPError, URLError
-    from urllib.request import Request, urlopen
-
-    for output, entry in outputs.items():
-        listing = _object(url, entry["md5"])
-        if url.startswith(("http://", "https://")):
-            try:
-                urlopen(Request(listing, method="HEAD"), timeout=30).close()
-            except HTTPError as error:
-                if error.code == 404:
-                    raise ReleaseError(f"the remote {url} does not hold release {version} (no {output} listing {entry['md5']}); "
-                                       "publish it there with `cohbench publish`") from None
-                raise ReleaseError(f"the remote {url} refused {output} of release {version} (HTTP {error.code})") from None
-            except (URLError, OSError) as error:
-                raise ReleaseError(f"the remote {url} cannot be reached ({getattr(error, 'reason', error)})") from None
-        elif "://" not in url:
-            if not Path(url).is_dir():
-                raise ReleaseError(f"the release store {url} does not exist; give the remote that holds the release with --remote URL")
-            members = [(output, entry["md5"])]
-            members += [(f"{output}/{m.get('relpath')}", m.get("md5", "")) for m in _listing(Path(listing), output, version, url)]
-            for what, md5 in members:
-                path = Path(_object(url, md5))
-                if not path.exists():
-                    raise ReleaseError(f"the release store {url} does not hold release {version} ({what} is missing); "
-                                       "push it there with `cohbench push` or `cohbench publish`")
-                if not path.is_file():
-                    raise ReleaseError(f"the release store {url} holds a damaged object for {what} of release {version} "
-                                       f"({path} is not a regular file)")
-
-
-def _listing(path: Path, output: str, version: str, url: str) -> list[dict]:
-    """A folder's DVC listing (a JSON list of {md5, relpath}), refused in one line when it is not one."""
-    if not path.is_file():
-        return []  # missing or not a file: the caller says which
-    try:
-        members = json.loads(path.read_bytes()[:64 << 20])
-        if isinstance(members, list) and all(isinstance(m, dict) and isinstance(m.get("md5"), str) for m in members):
-            return members
-    except (ValueError, RecursionError):
-        pass
-    raise ReleaseError(f"the release store {url} holds a damaged object for {output} of release {version} ({path} is not a DVC listing)")
 
 
 def _check_room(folder: Path, outputs: dict[str, dict], out: Path) -> None:
@@ -288,18 +267,27 @@ def _check_writable(folder: Path) -> None:
 
 
 PUBLISH = """import json, sys
+from dvc.exceptions import DownloadError
 from dvc.repo import Repo
-repo_path, url, revisions = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+repo_path, step, url, plan = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])  # plan: [[revision, [output, ...]], ...]
 repo = Repo(repo_path, config={"remote": {"cohbench-remote": {"url": url}}})
-repo.fetch(revs=revisions, workspace=False)  # what the local cache lacks, from the configured store
-print(repo.push(remote="cohbench-remote", revs=revisions, workspace=False))
+if step == "fetch":  # what the local cache lacks, from the configured store; the caller then sees what is still missing
+    for revision, outputs in plan:
+        try:
+            repo.fetch(targets=outputs, revs=[revision], workspace=False)
+        except DownloadError:
+            pass
+    print(repo.cache.local_cache_dir)
+else:  # only the releases' own outputs: not the upstream files (raw/) nor other commits' data
+    print(sum(repo.push(targets=outputs, remote="cohbench-remote", revs=[revision], workspace=False) for revision, outputs in plan))
 """
 
 
 def publish(target: str, versions: list[str] | None = None, repo: Path | None = None) -> dict:
     """Copy the data of `versions` (default: every release the checkout knows) to `target`: a folder, laid out as a DVC
-    store that any web server can serve (`pull --remote http://HOST/PATH`), or any DVC remote URL. A folder's objects
-    are then checked against their md5 names."""
+    store that any web server can serve (`pull --remote http://HOST/PATH`), or any DVC remote URL. Only the releases'
+    own objects are sent, after checking that the builder's store (or DVC cache) holds every one of them; a folder's
+    objects are then checked against their md5 names."""
     repo = repository(repo)
     known = releases(repo)
     chosen = [revision_of(repo, v)[0] for v in versions] if versions else list(known)
@@ -310,40 +298,25 @@ def publish(target: str, versions: list[str] | None = None, repo: Path | None = 
         if Path(url).exists() and not Path(url).is_dir():
             raise ReleaseError(f"{target} exists and is not a folder; publish into a new folder or a DVC store")
         _check_writable(Path(url))
-    python = Path(_tool("dvc")).parent / "python"
-    revisions = [known[v] for v in chosen]
-    env = {**os.environ, "DVC_NO_ANALYTICS": "1"}
-    run = subprocess.run([str(python if python.exists() else sys.executable), "-c", PUBLISH, str(repo), url, json.dumps(revisions)],
-                         cwd=repo, capture_output=True, env=env)
-    if run.returncode != 0:
-        detail = next((line for line in run.stderr.decode("utf-8", "replace").splitlines()[::-1] if line.strip()), "no message")
-        raise ReleaseError(f"publishing {', '.join(chosen)} to {url} failed ({detail.strip()[:300]}); the configured store "
-                           "must hold what this checkout's DVC cache lacks")
+    outputs = {version: _outputs_at(repo, known[version]) for version in chosen}
+    plan = json.dumps([[known[v], [f"{RELEASE_FOLDER}/{o}" for o in outputs[v]]] for v in chosen if outputs[v]])
+    what = f"publishing {', '.join(chosen)} to {url}"
+    cache = _run(repo, "python", "-c", PUBLISH, str(repo), "fetch", url, plan, what=what).stdout.decode().strip().splitlines()[-1]
+    for version in chosen:  # DVC would send a partial release without a word: say which release the store lacks first
+        for where, _, path in in_folder(cache, outputs[version], version, f"the DVC cache {cache}"):
+            if not path.is_file():
+                others = "" if versions else ", or name the releases to publish (`cohbench publish TARGET VERSION ...`)"
+                raise ReleaseError(f"the release store {_remote_url(repo, None)} does not hold release {version} ({where} is "
+                                   f"missing, and so is this checkout's DVC cache); push it there from the checkout that built "
+                                   f"it (`cohbench push`){others}")
+    pushed = _run(repo, "python", "-c", PUBLISH, str(repo), "push", url, plan, what=what).stdout.decode().strip().splitlines()
     checked = 0
     if "://" not in url:
-        for version, revision in zip(chosen, revisions):
-            outputs = _outputs_at(repo, revision)
-            _check_remote(url, outputs, version)
-            checked += _check_md5(url, outputs, version)
-    last = (run.stdout.decode().strip().splitlines() or ["0"])[-1]  # the count push returned, printed last
-    return {"remote": url, "releases": dict(zip(chosen, revisions)), "objects_pushed": int(last) if last.isdigit() else 0,
+        for version in chosen:
+            check_remote(url, outputs[version], version)
+            checked += check_md5(url, outputs[version], version)
+    return {"remote": url, "releases": {v: known[v] for v in chosen}, "objects_pushed": int(pushed[-1]) if pushed and pushed[-1].isdigit() else 0,
             "objects_checked": checked}
-
-
-def _check_md5(url: str, outputs: dict[str, dict], version: str) -> int:
-    """Every object of the releases' outputs in the folder `url` against the md5 it is named by."""
-    count = 0
-    for output, entry in outputs.items():
-        for what, md5 in [(output, entry["md5"])] + [(f"{output}/{m['relpath']}", m["md5"])
-                                                     for m in _listing(Path(_object(url, entry["md5"])), output, version, url)]:
-            digest = hashlib.md5()
-            with open(_object(url, md5), "rb") as handle:
-                for block in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(block)
-            if digest.hexdigest() != md5.removesuffix(".dir"):
-                raise ReleaseError(f"the published copy of {what} of release {version} in {url} is damaged (md5 {digest.hexdigest()})")
-            count += 1
-    return count
 
 
 def releases_with(config: str, version: str, repo: Path | None = None) -> list[str]:
