@@ -93,6 +93,18 @@ def test_the_same_records_whatever_the_batches_and_what_cannot_be_made_is_counte
     assert recipes.run("contradiction", [story("e", TALE[:2])], {"seed": 1})[1] == {"too_short_for_recipe": 1}
 
 
+def test_a_contradiction_turns_whole_words_round_never_the_start_of_another_word():
+    import random
+
+    from cohbench.corruptions.snac_errors import contradicted
+
+    for sentence in ("The dog ran down the hill.", "A wasp stung him.", "The island lay west."):
+        turned = contradicted(sentence, random.Random(0))
+        assert turned is None or turned[1] in ("East", "east")  # "do", "was", "is" inside a word are no auxiliaries
+    assert contradicted("She cannot swim.", random.Random(0)) == ("She can swim.", "can")
+    assert contradicted("They don't know.", random.Random(0)) == ("They do know.", "do")
+
+
 def test_a_mixture_gives_each_story_to_one_recipe_and_keeps_exactly_what_it_makes():
     stories = [story(f"m{n}") for n in range(40)]
     spec = "contradiction:0.25+scene_jump:0.25+unintroduced_reference:0.5"

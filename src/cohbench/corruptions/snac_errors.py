@@ -27,9 +27,10 @@ from .character_and_scene import character_mentions
 from .nlp import per_sentence
 from .registry import context_pair, count, generator, record_rng, sentence_id, to_columns, to_records
 
-# Auxiliaries and copulas whose predicate a "not" turns round ("was" -> "was not", "could not" -> "could").
-_AUXILIARY = re.compile(r"\b(was|were|is|are|had|has|have|could|would|should|will|can|did|does|do|must|might)"
-                        r"( not\b|n't\b)?", re.IGNORECASE)
+# Auxiliaries and copulas whose predicate a "not" turns round ("was" -> "was not", "could not" -> "could", "cannot" ->
+# "can"); whole words only, so "down" and "island" hold no "do" or "is".
+_AUXILIARY = re.compile(r"\b(?:(can)not|(was|were|is|are|had|has|have|could|would|should|will|can|did|does|do|must|might)"
+                        r"( not|n't)?)\b", re.IGNORECASE)
 # Opposites of attributes, states and outcomes common in narratives; each pair read both ways.
 _OPPOSITES = dict(pair for a, b in (
     ("big", "small"), ("old", "young"), ("rich", "poor"), ("happy", "sad"), ("alive", "dead"), ("good", "bad"),
@@ -57,8 +58,8 @@ def contradicted(sentence: str, rng) -> tuple[str, str] | None:
     number changed."""
     options = []
     if match := _AUXILIARY.search(sentence):
-        verb, negation = match.group(1), match.group(2)
-        turned = verb if negation else f"{verb} not"
+        negated, verb, negation = match.groups()
+        turned = negated or (verb if negation else f"{verb} not")
         options.append((match.start(), match.end(), turned))
     for match in _WORD.finditer(sentence):
         if (opposite := _OPPOSITES.get(match.group().lower())) is not None:
