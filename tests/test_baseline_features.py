@@ -71,3 +71,30 @@ def test_the_head_learns_unintroduced_names_chooses_l2_by_cross_validation_and_r
                                   examples["test"], vectors, analyses)
     assert all(a.tobytes() == b.tobytes() for a, b in zip(scores, again))
 
+
+
+def test_a_head_for_other_text_keeps_the_novelty_prior_where_its_data_teach_nothing():
+    """Trained on other text than it scores, the head is pulled towards the untrained novelty sum, not towards zero:
+    labels that say nothing about names leave it finding the names a summary never introduced."""
+    import pytest
+
+    from cohbench.baseline.data import BaselineError
+    from cohbench.evaluation import metrics
+
+    examples, vectors, analyses = corpus()
+    rng = np.random.default_rng(3)
+    noise = [Example(e.config, e.id, e.split, e.task, e.sentences, [int(v) for v in rng.integers(0, 2, len(e.sentences))],
+                     e.gap_labels) for e in examples["train"]]
+    own = feature_model.for_other_text({"folds": 3, "seed": 0, "synthetic_l2": 100, "synthetic_prior": 1.0})
+    assert own["l2"] == [100.0] and own["prior"] == 1.0
+    gold = [label for e in examples["test"] for label in e.sentence_labels]
+
+    def auc(prior: float) -> float:
+        head = feature_model.fit(noise, [], vectors, analyses, own | {"prior": prior})
+        return metrics.roc_auc(gold, [float(x) for s in feature_model.predict(head, examples["test"], vectors, analyses) for x in s])
+
+    novelty = metrics.roc_auc(gold, [float(x) for e in examples["test"] for x in sentence_cues.novelty(e.sentences, analyses)])
+    centred, plain = auc(1.0), auc(0.0)
+    assert novelty > 0.8 and centred >= novelty - 0.01 and plain < novelty - 0.1
+    with pytest.raises(BaselineError, match="synthetic_prior"):
+        feature_model.for_other_text({"synthetic_l2": 100})

@@ -50,7 +50,7 @@ def project(workspace, project_root):
     """A project root whose params run the study on this release: the target snac, one synthetic config."""
 
     def edit(params):
-        params["baseline"]["sentence_features"] = {"train_configs": ["snac"], "l2": [1.0, 0.1], "folds": 3, "synthetic_l2": 1.0}
+        params["baseline"]["sentence_features"] = {"train_configs": ["snac"], "l2": [1.0, 0.1], "folds": 3, "synthetic_l2": 1.0, "synthetic_prior": 0.03}
         params["baseline"]["studies"]["transfer"] = {"target": "snac", "synthetic": ["timetravel_dsd"], "recipes": [],
                                                      "narratives": "snac_synthetic", "max_stories": None,
                                                      "choose_on": ["train", "validation"], "max_records": 1000}

@@ -55,13 +55,25 @@ def _labelled(examples: list[Example], rows: list[np.ndarray]) -> tuple[np.ndarr
     return np.vstack(x), np.array(y, dtype=np.float32), np.array(group)
 
 
-def _fit(x: np.ndarray, y: np.ndarray, l2: float, seed: int, rows: np.ndarray | None = None) -> tuple[torch.Tensor, ...]:
-    """`rows`: each row's weight in the loss (a weighted mean), or None for a plain mean."""
+def novelty_centre(scale: torch.Tensor, length: float) -> torch.Tensor:
+    """The untrained `novelty_count` reference as weights on the standardised features: the direction of the sum of the
+    `sentence_cues.NOVELTY` counts (a count's standardised weight is its standard deviation), at `length`."""
+    centre = torch.zeros_like(scale)
+    columns = [sentence_cues.NAMES.index(name) for name in sentence_cues.NOVELTY]
+    centre[columns] = scale[columns]
+    return centre * (length / centre.norm())
+
+
+def _fit(x: np.ndarray, y: np.ndarray, l2: float, seed: int, rows: np.ndarray | None = None,
+         prior: float = 0.0) -> tuple[torch.Tensor, ...]:
+    """`rows`: each row's weight in the loss (a weighted mean), or None for a plain mean. `prior`: the L2 penalty pulls
+    the weights towards `novelty_centre` at this length instead of towards zero (0: towards zero)."""
     torch.manual_seed(seed)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
     mean, scale = xt.mean(0), xt.std(0).clamp(min=1e-6)
     z = (xt - mean) / scale
-    weight = torch.zeros(z.shape[1], requires_grad=True)
+    centre = novelty_centre(scale, prior) if prior else torch.zeros(z.shape[1])
+    weight = centre.clone().requires_grad_(True)
     bias = torch.zeros(1, requires_grad=True)
     optimiser = torch.optim.LBFGS([weight, bias], max_iter=ITERATIONS, line_search_fn="strong_wolfe")
     if rows is None:
@@ -73,7 +85,7 @@ def _fit(x: np.ndarray, y: np.ndarray, l2: float, seed: int, rows: np.ndarray | 
 
     def closure():
         optimiser.zero_grad()
-        loss = loss_fn(z @ weight + bias, yt) + l2 * (weight @ weight) / 2
+        loss = loss_fn(z @ weight + bias, yt) + l2 * ((weight - centre) @ (weight - centre)) / 2
         loss.backward()
         return loss
 
@@ -108,21 +120,24 @@ def fit(train_set: list[Example], dev_set: list[Example], vectors: dict, analyse
         for k in range(p["folds"]):
             train, held = fold != k, fold == k
             if held.any() and train.any() and 0 < y[held].sum() < held.sum():
-                aucs.append(metrics.roc_auc(y[held].tolist(), _scores(_fit(x[train], y[train], l2, p["seed"]), x[held]).tolist()))
+                aucs.append(metrics.roc_auc(y[held].tolist(), _scores(_fit(x[train], y[train], l2, p["seed"], prior=p.get("prior", 0.0)),
+                                                                      x[held]).tolist()))
         by_l2[l2] = round(float(np.mean(aucs)), 4) if aucs else None
     defined = {l2: auc for l2, auc in by_l2.items() if auc is not None}
     if not defined:
         raise BaselineError("the sentence-feature head's cross-validation has no fold with both classes")
     l2 = max(defined, key=lambda v: (defined[v], v))  # ties: the stronger penalty
-    return FeatureHead(*_fit(x, y, l2, p["seed"]), l2=l2, cross_validation={"folds": p["folds"], "mean_auc_by_l2": by_l2})
+    return FeatureHead(*_fit(x, y, l2, p["seed"], prior=p.get("prior", 0.0)), l2=l2, cross_validation={"folds": p["folds"], "mean_auc_by_l2": by_l2})
 
 
 def for_other_text(params: dict) -> dict:
     """The head's parameters for training on other text than it scores (synthetic data, one's own data): the one
-    strong L2 penalty `synthetic_l2` instead of the cross-validated grid (params.yaml says why)."""
-    if not isinstance(params.get("synthetic_l2"), (int, float)):
-        raise BaselineError("params.yaml has no number for baseline.sentence_features.synthetic_l2; restore it from the repository")
-    return params | {"l2": [float(params["synthetic_l2"])]}
+    strong L2 penalty `synthetic_l2` instead of the cross-validated grid, centred on the untrained novelty sum at
+    length `synthetic_prior` instead of on zero (params.yaml says why)."""
+    for key in ("synthetic_l2", "synthetic_prior"):
+        if not isinstance(params.get(key), (int, float)) or isinstance(params.get(key), bool) or params[key] < 0:
+            raise BaselineError(f"params.yaml has no non-negative number for baseline.sentence_features.{key}; restore it from the repository")
+    return params | {"l2": [float(params["synthetic_l2"])], "prior": float(params["synthetic_prior"])}
 
 
 def fit_with_synthetic(human: list[Example], synthetic: list[Example], vectors: dict, analyses: dict, p: dict,
