@@ -268,13 +268,14 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, recipes
     lines = {n: references.predictions(n, data[target], protocols[target], vectors)
              for n in references.scorers_for("sentences") if references.applicable(n, data[target], "sentences")
              and not references.REFERENCES[n].oracle}
-    reference_rows = {}
+    reference_rows, reference_scores = {}, {}
     for name, predictions in lines.items():
         by_unit = {x["id"]: x["score"] for x in predictions}
-        reference_rows[f"untrained {name}"] = {"records": 0} | _score(test_units, _labelled(test, [by_unit[e.id] for e in test]), types)
-    if reference_rows:
-        best = max(reference_rows, key=lambda n: reference_rows[n]["all"]["auc"] or 0)
-        rows[f"best reference: {best.removeprefix('untrained ')}"] = reference_rows[best]
+        reference_scores[name] = _labelled(test, [by_unit[e.id] for e in test])
+        reference_rows[name] = {"records": 0} | _score(test_units, reference_scores[name], types)
+    best = max(reference_rows, key=lambda n: reference_rows[n]["all"]["auc"] or 0) if reference_rows else None
+    if best:
+        rows[f"best reference: {best}"] = reference_rows[best]
     stories_used = f"the train windows of {study['narratives']} (FairytaleQA stories: {study['max_stories'] or 'all'}), {instances} instances each"
     candidates = [n for n, row in rows.items() if "choice" in row and row["choice"]["all"]["auc"] is not None]
     chosen = max(candidates, key=lambda n: rows[n]["choice"]["all"]["auc"]) if candidates else None  # first of a tie
@@ -284,12 +285,16 @@ def transfer(*, release: Path | None = None, seed: int = 0, types=TYPES, recipes
     if combined:
         rows[combined["row"]] = combined.pop("result")
     out = {"seed": seed, "target": target, "types": list(types), "model": "the baseline's sentence-feature head",
+           "synthetic_head": {"l2": synthetic_params["l2"][0], "centred_on": "novelty_count", "length": synthetic_params["prior"]},
            "narratives": stories_used, "choose_on": choose_on,
            "synthetic_only_model": chosen and {
                "row": chosen, "rule": f"the highest {target} {'+'.join(choose_on)} AUC among the synthetic-only rows",
                "choice_auc": rows[chosen]["choice"]["all"]["auc"], "choice_auc_ci": rows[chosen]["choice"]["all"]["auc_ci"],
                "test_auc": rows[chosen]["all"]["auc"], "test_auc_ci": rows[chosen]["all"]["auc_ci"],
-               "test_recall_at_p70": rows[chosen]["all"]["recall_at_p70"]},
+               "test_recall_at_p70": rows[chosen]["all"]["recall_at_p70"],
+               # what the synthetic data adds to the best untrained heuristic (its head is centred on novelty_count)
+               "minus_best_reference_on_test": best and {"reference": best} | paired(
+                   test_units, reference_scores[best], test_scores[chosen], types)},
            "synthetic_plus_human": combined or None, "results": rows}
     folder = settings.catalog_dir() / "baseline"
     jsonout.write(folder / f"{target}_transfer.json", out)
@@ -335,10 +340,17 @@ def table(out: dict) -> str:
         choice = cell(row["choice"]["all"]) if "choice" in row else ""
         lines.append(f"| {label} | {row['records']} | {choice} | {cell(row['all'])} | " + " | ".join(cell(row[t]) for t in out["types"])
                      + f" | {percent(row['all']['recall_at_p70'])} |")
+    signed = lambda d: "no figure" if d["difference"] is None else (  # noqa: E731
+        f"{percent(d['difference'], signed=True)} [{percent(d['ci'][0], signed=True)}, {percent(d['ci'][1], signed=True)}]")
+    over = (out["synthetic_only_model"] or {}).get("minus_best_reference_on_test")
+    if over:
+        prior = out["synthetic_head"]
+        lines += ["", f"The chosen synthetic-only row minus the untrained {over['reference']} on {out['target']} test (paired; "
+                  f"the synthetic head's L2 {prior['l2']:g} is centred on novelty_count at length {prior['length']:g}, so this is "
+                  "what the synthetic data adds to that prior): " + "; ".join(
+                      f"{name} {signed(d)}" for name, d in over.items() if name != "reference") + "."]
     combined = out.get("synthetic_plus_human")
     if combined:
-        signed = lambda d: "no figure" if d["difference"] is None else (  # noqa: E731
-            f"{percent(d['difference'], signed=True)} [{percent(d['ci'][0], signed=True)}, {percent(d['ci'][1], signed=True)}]")
         lines += ["", f"{combined['row']} minus FT on {out['target']} test (paired, the same resampled documents; synthetic "
                   f"weight {combined['synthetic_weight']} of {combined['weights_tried']}, chosen on {combined['chosen_on']}): "
                   + "; ".join(f"{name} {signed(d)}" for name, d in combined["minus_ft_on_test"].items()) + "."]
