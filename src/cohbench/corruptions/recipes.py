@@ -348,8 +348,8 @@ def mixture(name: str, shares: dict[str, float], prefix: str = "A mixture") -> R
                   reason=reason)
 
 
-# The mixture `cohbench study transfer` chose on SNaC train + validation (catalog/baseline/snac_transfer.md, seed 2:
-# 72.2 there, 69.5 on test), under one name for `cohbench corrupt --recipe` and the README's loop.
+# The mixture `cohbench study transfer` chose on SNaC train + validation (seed 2; its figures: catalog/baseline/
+# snac_transfer.md), under one name for `cohbench corrupt --recipe` and the README's loop.
 register(mixture("snac_mixture", proportions("goyal_coref:0.2+unintroduced_reference:0.8"),
                  "SNaC-style training pairs, the mixture the transfer study chose on SNaC train + validation"))
 
