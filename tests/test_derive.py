@@ -52,3 +52,26 @@ def test_a_query_that_does_not_give_records_in_the_schema_is_refused_in_one_line
         assert not out.exists()
     assert main(["derive", "x", "SELECT * FROM storysumm", "--out", str(workspace / "release" / "inside")]) == 1
     assert "inside the release folder" in capsys.readouterr().err
+
+
+def test_a_derived_config_is_listed_and_diffed_against_the_config_it_was_made_from_by_name(workspace, capsys):
+    _release(workspace / "release")
+    out = workspace / "gpt4-flipped"
+    assert main(["derive", "storysumm_gpt4", "SELECT * REPLACE (1 - label AS label) FROM storysumm WHERE system = 'gpt-4'",
+                 "--out", str(out)]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert main(["list", "--release", str(out), "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)  # the copy alone: no registered config is "not built" in a derive output
+    assert row["config"] == "storysumm_gpt4" and row["derived_from"] == ["storysumm"]
+    assert row["rows"] == {"validation": 4, "test": 2} and "+dev." in row["version"]
+    assert main(["list", "--release", str(out)]) == 0
+    header, line = capsys.readouterr().out.splitlines()[:2]
+    assert header.index("rows") == line.index("validation 4") and "(derived from storysumm)" in line  # aligned columns
+    for narrowed in ([], ["--config", "storysumm_gpt4"]):
+        assert main(["diff", str(workspace / "release"), str(out), "--json", *narrowed]) == 1  # 1: they differ
+        (name, entry), = json.loads(capsys.readouterr().out)["configs"].items()
+        assert name == "storysumm_gpt4" and entry["compared_with"] == "storysumm"
+        assert entry["ids"]["removed"] == ["s6", "s7", "s8", "s9"] and entry["ids"]["changed"] == [f"s{i}" for i in range(6)]
+        assert entry["changed_fields"] == {"label": 6}  # `config` differs by design, not reported as a change
+    assert main(["diff", str(workspace / "release"), str(out)]) == 1
+    assert "storysumm -> storysumm_gpt4" in capsys.readouterr().out

@@ -23,10 +23,11 @@ def cmd_list(args) -> int:
     from ..release.load import list_configs
 
     rows = list_configs(release_of(args))
-    lines = [f"{'config':<22} {'version':<8} {'rows':<32} licence"]
-    for row in rows:
-        counts = ", ".join(f"{s} {n}" for s, n in row["rows"].items()) if row["built"] else "not built"
-        lines.append(f"{row['config']:<22} {row['version']:<8} {counts:<32} {row['licence']}")
+    table = [("config", "version", "rows", "licence")] + [
+        (row["config"], row["version"], ", ".join(f"{s} {n}" for s, n in row["rows"].items()) if row["built"] else "not built",
+         row["licence"] + (f" (derived from {', '.join(row['derived_from'])})" if row.get("derived_from") else "")) for row in rows]
+    widths = [max(len(cells[k]) for cells in table) for k in range(3)]  # columns as wide as their longest cell
+    lines = [" ".join(cell.ljust(width) for cell, width in zip(cells, widths)) + " " + cells[3] for cells in table]
     given = release_of(args)
     release = given.resolve() if given else settings.release_dir()
     lines.append(f"release folder: {release}" if settings.holds_release(release) else settings.no_release_message(given))

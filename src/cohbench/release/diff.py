@@ -13,7 +13,7 @@ apart); the versions and fingerprints on both sides.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
@@ -24,6 +24,7 @@ from ..schema import split_sort_key
 from .fingerprint import FLOAT_DECIMALS, fingerprint, schema_types
 from .files import MANIFEST, read_manifest, read_regular
 from .layout import built_configs, read_table
+from .load import derived_from
 from .versions import provenance
 
 # Fields whose values are labels: their changes are reported as transitions (old value -> new value).
@@ -57,6 +58,7 @@ class Side:
     failed: str | None  # why the release's checks refused it (then read as found), None when it passed them
     tables: dict[str, dict[str, pa.Table]]  # config -> split -> table
     provenance: dict
+    sources: dict[str, list[str]] = field(default_factory=dict)  # a `derive` copy -> the configs it was made from
 
 
 def _read_side(folder: Path, wanted: list[str] | None) -> Side:
@@ -66,9 +68,10 @@ def _read_side(folder: Path, wanted: list[str] | None) -> Side:
         built = built_configs(folder)
         if not built:
             raise ReleaseError(f"{folder} holds no stats/<config>.json")
+        sources = {n: derived_from(built[n]) for n in built if derived_from(built[n])}
         tables = {n: {split: read_table(folder, n, built[n], split) for split in sorted(built[n]["files"], key=split_sort_key)}
                   for n in pick(built)}
-        return Side(folder, None, tables, provenance(folder, {n: built[n] for n in tables}))
+        return Side(folder, None, tables, provenance(folder, {n: built[n] for n in tables}), sources)
     except ReleaseError as error:
         failed = str(error)
     configs = sorted(p.name for p in (folder / "data").glob("*") if p.is_dir() and any(p.glob("*.parquet")))
@@ -116,11 +119,13 @@ def _joined(side: str, tables: dict[str, pa.Table]) -> tuple[pa.Table | None, li
         return None, problems
 
 
-def _compare(con, old: pa.Table, new: pa.Table) -> dict:
+def _compare(con, old: pa.Table, new: pa.Table, renamed: bool = False) -> dict:
+    """`renamed`: the sides are one config under two names (a `derive` copy), so `config` differs in every row by design."""
     con.register("old_rows", old)
     con.register("new_rows", new)
     old_types, new_types = {f.name: f.type for f in old.schema}, {f.name: f.type for f in new.schema}
-    common = [name for name in new_types if name in old_types and old_types[name] == new_types[name] and name != "id"]
+    common = [name for name in new_types if name in old_types and old_types[name] == new_types[name] and name != "id"
+              and not (renamed and name == "config")]
     ids = lambda sql: [row[0] for row in con.execute(sql).fetchall()]  # noqa: E731
     out = {"rows": {"old": old.num_rows, "new": new.num_rows},
            "null_ids": {side: con.execute(f"SELECT count(*) FROM {side}_rows WHERE id IS NULL").fetchall()[0][0] for side in ("old", "new")},
@@ -181,23 +186,36 @@ def diff(old: Path, new: Path, configs: list[str] | None = None) -> dict:
     that fails the release's checks is compared as found, its `failed` saying why."""
     import duckdb
 
-    sides = {role: _read_side(Path(folder), configs) for role, folder in (("old", old), ("new", new))}
-    names = sorted(set(sides["old"].tables) | set(sides["new"].tables))
-    unknown = [c for c in configs or [] if c not in names]
+    new_side = _read_side(Path(new), configs)
+    # `--config` naming a derive copy reads the config it was made from on the old side too
+    wanted = configs and sorted(set(configs) | {s for n in configs for s in new_side.sources.get(n, [])})
+    sides = {"old": _read_side(Path(old), wanted), "new": new_side}
+    olds, news = sides["old"].tables, sides["new"].tables
+    # a config derived under a new name is compared with the one config it was made from, where only the old side has it
+    counterpart = {n: sources[0] for n, sources in sides["new"].sources.items()
+                   if n not in olds and len(sources) == 1 and sources[0] in olds and sources[0] not in news}
+    names = sorted(set(news) | (set(olds) - set(counterpart.values())))
+    if news and set(news) == set(sides["new"].sources):  # a derive output holds its copies alone: nothing else was removed
+        names = sorted(news)
+    unknown = [c for c in configs or [] if c not in set(olds) | set(news)]
     if unknown:
-        raise ReleaseError(f"config {unknown[0]!r} is in neither release; configs: {', '.join(names)}")
+        raise ReleaseError(f"config {unknown[0]!r} is in neither release; configs: {', '.join(sorted(set(olds) | set(news)))}")
     con = duckdb.connect()
     con.execute("SET enable_progress_bar = false")
     result = {role: {"release": _release_version(side.folder, side.provenance), "path": str(side.folder), "failed": side.failed}
               for role, side in sides.items()} | {"configs": {}}
     for name in names:
-        entry = {role: ({"version": side.provenance["configs"][name]["version"], "fingerprint": side.provenance["configs"][name]["fingerprint"]}
-                        if name in side.tables else None) for role, side in sides.items()}
+        named = {"old": counterpart.get(name, name), "new": name}
+        entry = {role: ({"version": side.provenance["configs"][named[role]]["version"],
+                         "fingerprint": side.provenance["configs"][named[role]]["fingerprint"]}
+                        if named[role] in side.tables else None) for role, side in sides.items()}
+        if name in counterpart:
+            entry["compared_with"] = counterpart[name]
         if entry["old"] is None or entry["new"] is None:
             entry["status"] = "added" if entry["old"] is None else "removed"
             result["configs"][name] = entry
             continue
-        (old_table, old_problems), (new_table, new_problems) = (_joined(role, sides[role].tables[name]) for role in ("old", "new"))
+        (old_table, old_problems), (new_table, new_problems) = (_joined(role, sides[role].tables[named[role]]) for role in ("old", "new"))
         entry["split_schemas"] = old_problems + new_problems
         unjoinable = [role for role, table in (("old", old_table), ("new", new_table)) if table is None]
         keyless = [role for role, table in (("old", old_table), ("new", new_table)) if table is not None and
@@ -215,7 +233,7 @@ def diff(old: Path, new: Path, configs: list[str] | None = None) -> dict:
             "removed": sorted(set(old_types) - set(new_types)),
             "retyped": {f: f"{old_types[f]} -> {new_types[f]}" for f in sorted(set(old_types) & set(new_types)) if old_types[f] != new_types[f]},
         }
-        entry.update(_compare(con, old_table, new_table))
+        entry.update(_compare(con, old_table, new_table, renamed=name in counterpart))
         different = (entry["added"] or entry["removed"] or entry["changed"] or any(entry["schema"].values()) or entry["split_schemas"]
                      or entry["rows"]["old"] != entry["rows"]["new"] or entry["null_ids"]["old"] != entry["null_ids"]["new"]
                      or entry["duplicate_ids"]["old"] != entry["duplicate_ids"]["new"])
@@ -270,17 +288,19 @@ def text_lines(result: dict) -> list[str]:
     lines = [f"cohbench {result['old']['release']} ({result['old']['path']}) -> {result['new']['release']} ({result['new']['path']})"]
     lines += [f"the {role} side failed the release's checks, so it is compared as found: {result[role]['failed']}"
               for role in ("old", "new") if result[role].get("failed")]
-    lines.append(f"{'config':<22} {'old version':<22} {'new version':<22} {'rows old -> new':<20} {'added':>6} {'removed':>7} {'changed':>8}")
+    shown = {name: f"{c['compared_with']} -> {name}" if "compared_with" in c else name for name, c in result["configs"].items()}
+    w = max([22, *map(len, shown.values())])
+    lines.append(f"{'config':<{w}} {'old version':<22} {'new version':<22} {'rows old -> new':<20} {'added':>6} {'removed':>7} {'changed':>8}")
     for name, c in result["configs"].items():
         versions = [(c[side] or {}).get("version", "-") for side in ("old", "new")]
         if c["status"] in ("added", "removed") or "not_compared" in c:
-            lines.append(f"{name:<22} {versions[0]:<22} {versions[1]:<22} " + (f"config {c['status']}" if c["status"] != "changed" else "not compared"))
+            lines.append(f"{shown[name]:<{w}} {versions[0]:<22} {versions[1]:<22} " + (f"config {c['status']}" if c["status"] != "changed" else "not compared"))
             continue
         rows = f"{c['rows']['old']} -> {c['rows']['new']}"
-        lines.append(f"{name:<22} {versions[0]:<22} {versions[1]:<22} {rows:<20} {c['added']:>6} {c['removed']:>7} {c['changed']:>8}")
+        lines.append(f"{shown[name]:<{w}} {versions[0]:<22} {versions[1]:<22} {rows:<20} {c['added']:>6} {c['removed']:>7} {c['changed']:>8}")
     for name, c in result["configs"].items():
         if c["status"] == "changed":
-            lines += [f"{name}:", *_details(c)]
+            lines += [f"{shown[name]}:", *_details(c)]
     lines.append("no difference" if result["equal"] else
                  f"{sum(c['status'] != 'equal' for c in result['configs'].values())} of {len(result['configs'])} config(s) differ")
     return lines
@@ -294,6 +314,7 @@ def markdown(result: dict) -> str:
     for name, c in result["configs"].items():
         old, new = ((c[side] or {}).get("version", "-") for side in ("old", "new"))
         version = old if old == new else f"{old} -> {new}"
+        name = f"{c['compared_with']}` -> `{name}" if "compared_with" in c else name
         if c["status"] in ("added", "removed") or "not_compared" in c:
             lines.append(f"| `{name}` | {version} | {c.get('not_compared') or 'config ' + c['status']} | | | | | | |")
             continue

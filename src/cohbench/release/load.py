@@ -15,26 +15,35 @@ from ..registry import corpora, spec
 from ..schema import SPLITS, split_sort_key
 
 
+def derived_from(stats: dict) -> list[str]:
+    """The configs a `cohbench derive` copy was made from (its stats' notes), none for a built config."""
+    return sorted(((stats.get("notes") or {}).get("derived_from") or {}).get("configs") or {})
+
+
 def list_configs(release: Path | None = None) -> list[dict]:
     """Every registered config with its version (where built, the version of its records; else the declared one),
-    licence and, where built, row counts per split."""
+    licence and, where built, row counts per split; then every config built under another name (a `derive` copy),
+    with the configs it was made from. A folder holding only such copies lists them alone."""
     release = release or settings.release_dir()
     built = built_configs(release)
     data = provenance(release, built)["configs"]
+    registered = {config.name: (corpus, config) for corpus in corpora().values() for config in corpus.configs}
     rows = []
-    for corpus in corpora().values():
-        for config in corpus.configs:
-            files = built.get(config.name, {}).get("files", {})
-            rows.append(
-                {
-                    "config": config.name,
-                    "corpus": corpus.name,
-                    "version": data[config.name]["version"] if config.name in data else (declared(config.name) or {}).get("version", "-"),
-                    "licence": corpus.licence + (" (research only)" if config.research_only else ""),
-                    "built": bool(files),
-                    "rows": {split: f["rows"] for split, f in files.items()},
-                }
-            )
+    for name, (corpus, config) in registered.items():
+        files = built.get(name, {}).get("files", {})
+        rows.append({"config": name, "corpus": corpus.name,
+                     "version": data[name]["version"] if name in data else (declared(name) or {}).get("version", "-"),
+                     "licence": corpus.licence + (" (research only)" if config.research_only else ""),
+                     "built": bool(files), "rows": {split: f["rows"] for split, f in files.items()}})
+    others = [name for name in built if name not in registered]
+    if others and not set(built) & set(registered):  # a derive output: the registry's configs were never meant to be in it
+        rows = []
+    for name in others:
+        stats = built[name]
+        rows.append({"config": name, "corpus": stats.get("corpus", "-"), "version": data[name]["version"],
+                     "licence": str(stats.get("licence") or "-"), "built": True,
+                     "rows": {split: stats["files"][split]["rows"] for split in sorted(stats["files"], key=split_sort_key)},
+                     "derived_from": derived_from(stats)})
     return rows
 
 
