@@ -123,6 +123,8 @@ def test_the_site_opens_in_chromium_without_errors_with_spans_corruptions_and_ex
     release = _release(workspace / "release")
     site = tmp_path / "site"
     assert main(["show", "--out", str(site)]) == 0, capsys.readouterr().err
+    leaks = [p.name for p in site.rglob("*") if p.is_file() and str(tmp_path) in p.read_text(encoding="utf-8")]
+    assert leaks == []  # no page names where the release lies on this machine: the site is for a web host
     browser = Browser(tmp_path / "profile")
     try:
         browser.open((site / "index.html").as_uri())
@@ -136,6 +138,13 @@ def test_the_site_opens_in_chromium_without_errors_with_spans_corruptions_and_ex
             return {text: m.firstChild.textContent, type: m.dataset.type, votes: m.dataset.votes, title: m.title,
                     background: getComputedStyle(m).backgroundColor}; })()""")
         assert mark == {"text": "Bob", "type": "CharE", "votes": "2", "title": "CharE: 2 vote(s), annotator w7", "background": "rgb(255, 214, 165)"}
+        assert browser.value("[...document.querySelectorAll('.legend mark.span')].map(m => m.textContent)") == ["CharE", "SceneE"]
+        assert "hover for votes and annotators" in browser.value("document.querySelector('header').textContent")
+        moved = browser.send("Runtime.evaluate", awaitPromise=True, returnByValue=True, expression="""new Promise(done => {
+            window.addEventListener('hashchange', () => setTimeout(() => done(
+                [...document.querySelectorAll('article.record')].map(a => a.dataset.id)), 0), {once: true});
+            location.hash = 'n2'; })""")
+        assert moved["result"]["value"] == ["n2"]  # a hash changed in an open page shows that record
         screenshot = tmp_path / "snac.png"
         screenshot.write_bytes(base64.b64decode(browser.send("Page.captureScreenshot", format="png")["data"]))
 
@@ -147,9 +156,10 @@ def test_the_site_opens_in_chromium_without_errors_with_spans_corruptions_and_ex
         assert browser.value("document.getElementById('count').textContent") == "0 of 2 records"  # SceneE has one vote
 
         browser.open((site / "timetravel_dsd.html").as_uri())
-        corruption = browser.value("(() => { const m = document.querySelector('mark.corruption'); return [m.textContent, m.dataset.position, m.title]; })()")
+        corruption = browser.value("(() => { const m = document.querySelector('#records mark.corruption'); return [m.textContent, m.dataset.position, m.title]; })()")
         assert corruption == ["The ship sank.", "1", "discordant_replace at position 1; similarity 0.125; rank 2; inserted from other/3; "
                                                         "replaced: “She made tea.”"]
+        assert "the data names no annotator" not in browser.value("document.querySelector('header').textContent")
         browser.open((site / "storysumm.html").as_uri())
         assert browser.value("document.querySelector('[data-id=\"s1\"] ul.explanations li').textContent") == "sentence 1: The story never says she returned."
         assert browser.errors() == []

@@ -19,6 +19,7 @@ from .. import settings
 from ..atomic import atomic_dir
 from ..errors import CohbenchError
 from ..release.layout import read_config, require_release
+from ..release.versions import provenance
 from ..schema import BINARY_LABELS, ERROR_TYPES, GAP_LABELS, split_sort_key
 
 ASSETS = ("viewer.js", "viewer.css")
@@ -50,7 +51,8 @@ def write_site(out: Path, release: Path | None = None, configs: list[str] | None
             summary = _summary(name, data.stats, records)
             summaries.append(summary)
             (tmp / f"{name}.html").write_text(_config_page(name, summary), encoding="utf-8")
-        (tmp / "index.html").write_text(_index_page(folder, summaries, _cards(folder, built, names)), encoding="utf-8")
+        release_name = f"cohbench {provenance(folder, {n: built[n] for n in names})['release']}"  # never a local path: pages go on web hosts
+        (tmp / "index.html").write_text(_index_page(release_name, summaries, _cards(folder, built, names)), encoding="utf-8")
     return {"path": str(target), "release": str(folder), "configs": {s["config"]: s["records"] for s in summaries}}
 
 
@@ -73,7 +75,9 @@ def _summary(name: str, stats: dict, records: list[dict]) -> dict:
     return {"config": name, "corpus": stats.get("corpus", ""), "records": len(records), "splits": splits,
             "labels": {split: {label: labels[(split, label)] for label in COLOURS if labels[(split, label)]} for split in splits},
             "types": dict(sorted(types.items())), "systems": len({r.get("system") for r in records if r.get("system")}),
-            "licence": stats.get("licence", ""), "generator": (stats.get("notes") or {}).get("recipe") or stats.get("recipe")}
+            "licence": stats.get("licence", ""), "generator": (stats.get("notes") or {}).get("recipe") or stats.get("recipe"),
+            "annotators": any(s.get("annotator") for r in records for s in r.get("spans", [])),
+            "corrupted": any(r.get("corruption") for r in records)}
 
 
 def _cards(folder: Path, built: dict, names: list[str]) -> dict[str, str]:
@@ -111,7 +115,7 @@ def _page(title: str, body: str, script: str = "") -> str:
             f'<link rel="icon" href="data:,"><link rel="stylesheet" href="viewer.css"></head>\n<body>\n{body}\n{script}</body></html>\n')
 
 
-def _index_page(folder: Path, summaries: list[dict], cards: dict[str, str]) -> str:
+def _index_page(release_name: str, summaries: list[dict], cards: dict[str, str]) -> str:
     sections = []
     for s in summaries:
         counts = ", ".join(f"{split} {sum(s['labels'][split].values())}" for split in s["splits"])
@@ -122,15 +126,26 @@ def _index_page(folder: Path, summaries: list[dict], cards: dict[str, str]) -> s
             f'<p>{s["records"]} records ({html.escape(counts)}); corpus {html.escape(s["corpus"])}; {s["systems"]} system(s); '
             f'licence {html.escape(str(s["licence"]))}</p><div class="plots">{plots}</div>'
             f'<details><summary>card</summary><pre class="card">{html.escape(cards[s["config"]])}</pre></details></section>')
-    body = (f'<header><h1>cohbench</h1><p>{html.escape(str(folder))}: {len(summaries)} config(s); '
+    body = (f'<header><h1>cohbench</h1><p>{html.escape(release_name)}: {len(summaries)} config(s); '
             'open a config to browse and filter its records.</p></header>\n<main>' + "\n".join(sections) + "</main>")
     return _page("cohbench", body)
 
 
+def _legend(summary: dict) -> str:
+    """What each colour on the page means: the error types its spans have, and the marks of generated corruptions."""
+    keys = [f'<mark class="span type-{html.escape(t)}">{html.escape(t)}</mark>' for t in summary["types"]]
+    if summary["corrupted"]:
+        keys += ['<mark class="corruption">a sentence a generator put there</mark>', '<mark class="gap">a removed sentence</mark>']
+    keys += ['<span class="label label-error">error</span>', '<span class="label label-ok">ok</span>']
+    return '<p class="legend">legend: ' + " ".join(keys) + "</p>"
+
+
 def _config_page(name: str, summary: dict) -> str:
+    hover = "votes and annotators" if summary["annotators"] else "votes; the data names no annotator"
+    marks = [f"Spans are coloured by error type (hover for {hover})." if summary["types"] else "",
+             "Generated corruptions are marked at their positions." if summary["corrupted"] else ""]
     body = (f'<header><p><a href="index.html">all configs</a></p><h1>{html.escape(name)}</h1>'
-            f'<p>{summary["records"]} records. Spans are coloured by error type (hover for votes and annotators); '
-            'generated corruptions are marked at their positions.</p></header>\n'
+            f'<p>{summary["records"]} records. {" ".join(filter(None, marks))}</p>' + _legend(summary) + '</header>\n'
             '<form id="filters"></form><p id="count"></p><main id="records"></main><nav id="pages"></nav>')
     constants = json.dumps({"config": name, "errorTypes": list(ERROR_TYPES)})
     script = (f'<script>window.COHBENCH = {constants};</script>\n<script src="data/{html.escape(name)}.js"></script>\n'

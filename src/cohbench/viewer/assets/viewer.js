@@ -164,11 +164,18 @@
     }
   }
 
-  buildFilters();
-  const wanted = decodeURIComponent(location.hash.slice(1));
-  if (wanted && byId.has(wanted)) {
-    state.id = wanted;
-    document.getElementById("filter-id").value = wanted;
+  // CONFIG.html#ID shows that record, on opening and whenever the hash changes in an open page
+  function followHash() {
+    const wanted = decodeURIComponent(location.hash.slice(1));
+    if (wanted && byId.has(wanted)) {
+      state.id = wanted;
+      state.page = 0;
+      document.getElementById("filter-id").value = wanted;
+    }
   }
+
+  buildFilters();
+  followHash();
+  window.addEventListener("hashchange", () => { followHash(); render(); });
   render();
 })();
