@@ -177,3 +177,30 @@ def test_show_refuses_a_folder_inside_the_release_and_a_config_not_built(workspa
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
     assert not (release / "site").exists() and not (workspace / "site").exists()
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium; .ci/run installs it)")
+def test_hostile_config_names_and_a_malformed_hash_neither_run_script_nor_blank_a_page(workspace, tmp_path, capsys):
+    """A `corrupt` or `derive` output names its own configs: a name is text and a link to the site's own file."""
+    release = workspace / "release"
+    names = ["javascript:alert(1)", "<!--<script>"]
+    for name in names:
+        story = plain_record("story", 0, [0, 0])
+        story["sentences"] = ["Ann woke up.", "She left."]
+        write_config(release, name, "timetravel", {"test": [story]}, declare=False)
+    write_index(release)
+    site = tmp_path / "site"
+    assert main(["show", "--out", str(site)]) == 0, capsys.readouterr().err
+    browser = Browser(tmp_path / "profile")
+    try:
+        browser.open((site / "index.html").as_uri())
+        links = browser.value("[...document.querySelectorAll('section.config h2 a')].map(a => [a.textContent, a.protocol, a.href])")
+        assert sorted(text for text, _, _ in links) == sorted(names)
+        assert all(protocol == "file:" and href.startswith(site.as_uri()) for _, protocol, href in links), links
+        for _, _, href in links:
+            browser.open(href)
+            assert browser.errors() == [] and browser.value("document.getElementById('count').textContent") == "1 of 1 records"
+        browser.open(links[0][2] + "#%E0%A4%A")  # a lone percent sign: decodeURIComponent throws
+        assert browser.errors() == [] and browser.value("document.getElementById('count').textContent") == "1 of 1 records"
+    finally:
+        browser.close()

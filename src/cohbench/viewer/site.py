@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import json
 import shutil
+from urllib.parse import quote
 from collections import Counter
 from importlib import resources
 from pathlib import Path
@@ -110,6 +111,12 @@ def _bars(title: str, counts: dict[str, int], colours: dict[str, str] | None = N
             f'role="img" aria-label="{html.escape(title)}">{"".join(rows)}</svg></figure>')
 
 
+def _local(path: str) -> str:
+    """A link to a file of the site: percent-encoded and starting with ./, so a config name (a `derive` or `corrupt`
+    output names its own) is never read as a scheme such as javascript: or as another host."""
+    return html.escape("./" + quote(path))
+
+
 def _page(title: str, body: str, script: str = "") -> str:
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
             f'<link rel="icon" href="data:,"><link rel="stylesheet" href="viewer.css"></head>\n<body>\n{body}\n{script}</body></html>\n')
@@ -122,7 +129,7 @@ def _index_page(release_name: str, summaries: list[dict], cards: dict[str, str])
         plots = "".join(_bars(f"{split}: labels", s["labels"][split], COLOURS) for split in s["splits"])
         plots += _bars("error spans by type", s["types"])
         sections.append(
-            f'<section class="config" id="{html.escape(s["config"])}"><h2><a href="{html.escape(s["config"])}.html">{html.escape(s["config"])}</a></h2>'
+            f'<section class="config" id="{html.escape(s["config"])}"><h2><a href="{_local(s["config"] + ".html")}">{html.escape(s["config"])}</a></h2>'
             f'<p>{s["records"]} records ({html.escape(counts)}); corpus {html.escape(s["corpus"])}; {s["systems"]} system(s); '
             f'licence {html.escape(str(s["licence"]))}</p><div class="plots">{plots}</div>'
             f'<details><summary>card</summary><pre class="card">{html.escape(cards[s["config"]])}</pre></details></section>')
@@ -147,7 +154,8 @@ def _config_page(name: str, summary: dict) -> str:
     body = (f'<header><p><a href="index.html">all configs</a></p><h1>{html.escape(name)}</h1>'
             f'<p>{summary["records"]} records. {" ".join(filter(None, marks))}</p>' + _legend(summary) + '</header>\n'
             '<form id="filters"></form><p id="count"></p><main id="records"></main><nav id="pages"></nav>')
-    constants = json.dumps({"config": name, "errorTypes": list(ERROR_TYPES)})
-    script = (f'<script>window.COHBENCH = {constants};</script>\n<script src="data/{html.escape(name)}.js"></script>\n'
+    # "<" escaped: a name holding "<!--" or "</script>" must not end or hide the inline script
+    constants = json.dumps({"config": name, "errorTypes": list(ERROR_TYPES)}).replace("<", "\\u003c")
+    script = (f'<script>window.COHBENCH = {constants};</script>\n<script src="{_local("data/" + name + ".js")}"></script>\n'
               '<script src="viewer.js"></script>\n')
     return _page(f"cohbench: {name}", body, script)

@@ -166,7 +166,12 @@
 
   // CONFIG.html#ID shows that record, on opening and whenever the hash changes in an open page
   function followHash() {
-    const wanted = decodeURIComponent(location.hash.slice(1));
+    let wanted = "";
+    try {
+      wanted = decodeURIComponent(location.hash.slice(1));
+    } catch (error) {  // a malformed hash (a lone %) selects nothing rather than blanking the page
+      return;
+    }
     if (wanted && byId.has(wanted)) {
       state.id = wanted;
       state.page = 0;
