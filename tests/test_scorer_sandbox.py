@@ -187,3 +187,41 @@ def test_a_scorer_whose_process_dies_while_scoring_is_one_line(release, capsys):
     code, out, err = _run(capsys, "evaluate", "storysumm", "--scorer", spec)
     assert (code, out) == (1, "")
     assert err.strip() == f"cohbench: error: {spec} on storysumm: its process ended while scoring (exit status 7)"
+
+
+def test_a_scorer_that_hangs_is_ended_at_the_timeout_and_the_board_goes_on(release, capsys):
+    import time
+
+    spec = _module(release, "hangs", "import time\ndef score(records):\n    time.sleep(600)\n")
+    started = time.monotonic()
+    code, out, err = _run(capsys, "leaderboard", "--config", "storysumm", "--scorer", spec, "--scorer", "summary_length",
+                          "--scorer-timeout", "1", "--json", "--output", str(release / "out"))
+    assert code == 0 and time.monotonic() - started < 60
+    board = json.loads(out)
+    assert [s["line"] for s in board["skipped"]] == [
+        f"{spec} on storysumm: gave no reply within 1 s while scoring (--scorer-timeout sets the limit)"]
+    assert board["configs"]["storysumm"]["scores"]["summary_length"]["value"] is not None  # the other scorer's figure
+    hangs_on_import = _module(release, "slow_import", "import time\ntime.sleep(600)\n")
+    code, out, err = _run(capsys, "evaluate", "storysumm", "--scorer", hangs_on_import, "--scorer-timeout", "1")
+    assert (code, out) == (1, "") and err.strip().endswith("gave no reply within 1 s on import (--scorer-timeout sets the limit)")
+    with pytest.raises(SystemExit) as usage:  # argparse's usage error, before any scorer starts
+        main(["evaluate", "storysumm", "--scorer", spec, "--scorer-timeout", "-3"])
+    assert usage.value.code == 2 and "'-3' is no positive number of seconds" in capsys.readouterr().err
+
+
+def test_a_scorer_that_dies_after_writing_part_of_a_reply_is_said_to_have_ended_not_to_have_sent_too_much(release, capsys):
+    spec = _module(release, "half_reply", """
+        import os, stat
+
+        def score(records):  # writes the start of a reply on the replies' pipe (the one writable pipe above stderr), then dies
+            for fd in range(3, 64):
+                try:
+                    if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                        os.write(fd, b'{"scores": [')
+                except OSError:
+                    pass
+            os._exit(5)
+    """)
+    code, out, err = _run(capsys, "evaluate", "storysumm", "--scorer", spec)
+    assert (code, out) == (1, "")
+    assert err.strip() == f"cohbench: error: {spec} on storysumm: its process ended while scoring (exit status 5)"

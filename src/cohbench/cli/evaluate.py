@@ -9,7 +9,26 @@ from pathlib import Path
 from .. import settings
 from ..display import coefficient, percent
 from ..errors import CohbenchError
+from ..leaderboards.sandbox import TIMEOUT
 from .command import Exclusive, argument, command, emit, release_of
+
+
+def _positive_seconds(text: str) -> float:
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is no positive number of seconds")
+    return value
+
+
+SCORER_TIMEOUT = argument("--scorer-timeout", type=_positive_seconds, default=TIMEOUT,
+                          help=f"seconds a module:function scorer may take to import or to score one batch of records before it is "
+                               f"ended (default {TIMEOUT:g})")
 
 
 @command("evaluate", "score predictions on a built config with its paper's protocol",
@@ -20,7 +39,8 @@ from .command import Exclusive, argument, command, emit, release_of
          argument("--split", help="report one split only (default: every non-train split)"),
          argument("--threshold", type=float, help="predict an error when score >= T (default: tuned on the dev split)"),
          argument("--bootstrap", type=int, default=1000, help="resamples of documents for the headline's 95%% CI (default 1000)"),
-         argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)"))
+         argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)"),
+         SCORER_TIMEOUT)
 def cmd_evaluate(args) -> int:
     from ..evaluation import evaluate, summary_lines
     from ..evaluation.bootstrap import check_settings
@@ -30,7 +50,7 @@ def cmd_evaluate(args) -> int:
     if args.scorer and ":" in args.scorer:  # a user's module:function, in its own process
         from ..leaderboards.scorers import function_predictions
 
-        predictions = function_predictions(args.scorer, args.config, release_of(args))
+        predictions = function_predictions(args.scorer, args.config, release_of(args), args.scorer_timeout)
     elif args.scorer:
         from ..evaluation.references import config_predictions
 
@@ -52,7 +72,8 @@ def cmd_evaluate(args) -> int:
          argument("--output", help="folder for the results per scorer (default .cache/leaderboard/; never inside a release)"),
          argument("--markdown", help="also write the table as Markdown to this file"),
          argument("--plot", help="write one PNG per metric family beside this path (board.png -> board-auc.png, board-tau.png): "
-                  "headlines with CIs, chance and the published figures marked"))
+                  "headlines with CIs, chance and the published figures marked"),
+         SCORER_TIMEOUT)
 def cmd_leaderboard(args) -> int:
     from ..leaderboards.board import leaderboard
     from ..leaderboards.render import markdown, plot
@@ -62,7 +83,7 @@ def cmd_leaderboard(args) -> int:
     # files the user names are refused inside a release before any work
     plot_path, markdown_path = (settings.user_output(path, release_of(args)) if path else None for path in (args.plot, args.markdown))
     result = leaderboard(args.scorer, release=release_of(args), configs=args.config, samples=args.bootstrap, seed=args.seed, strict=args.strict,
-                         output=args.output)
+                         output=args.output, scorer_timeout=args.scorer_timeout)
     lines = markdown(result)
     if markdown_path:
         write_text(markdown_path, "\n".join(lines) + "\n")

@@ -23,6 +23,7 @@ from pathlib import Path
 from .. import published, settings
 from ..errors import CohbenchError
 from . import store
+from .sandbox import TIMEOUT
 from .scorers import Release, Skip, resolve
 
 DEFAULT_SAMPLES = 1000
@@ -173,6 +174,7 @@ def leaderboard(
     seed: int = 0,
     strict: bool = False,
     output: Path | None = None,
+    scorer_timeout: float = TIMEOUT,
 ) -> dict:
     """The leaderboard of `scorers` (default: every reference scorer and the baseline) on the built configs (or
     `configs`); results are also written per scorer under `output` (default `.cache/leaderboard/`), keyed by the
@@ -191,7 +193,7 @@ def leaderboard(
     chosen: dict = {}
     try:
         for name in dict.fromkeys(names):  # a user's function is imported here, in its own process: refused before any work
-            chosen[name] = resolve(name, set(data.splits))
+            chosen[name] = resolve(name, set(data.splits), scorer_timeout)
         board, skipped = _scored(chosen, data, split, samples, seed, strict)
     finally:
         for scorer in chosen.values():

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from ..display import escaped
 from ..errors import CohbenchError
 
 MAX_REPLY = 64 * 2**20  # bytes of one reply: far above a batch's scores, so a runaway scorer cannot fill the memory
+TIMEOUT = 600.0  # seconds a scorer may take to import or to answer one batch (`--scorer-timeout`): a hang ends the run
 
 
 class ScorerFailed(CohbenchError):
@@ -29,8 +32,9 @@ class ScorerFailed(CohbenchError):
 class ScorerProcess:
     """A user's scorer, imported in its own process at `start`; `score` sends it records and reads its entries."""
 
-    def __init__(self, spec: str):
+    def __init__(self, spec: str, timeout: float = TIMEOUT):
         self.spec = spec
+        self.timeout = timeout
         self.process: subprocess.Popen | None = None
 
     def start(self) -> None:
@@ -65,13 +69,29 @@ class ScorerProcess:
             raise ScorerFailed(reply["error"])
         return reply["scores"]
 
-    def _reply(self, when: str) -> dict:
-        line = self.process.stdout.readline(MAX_REPLY)
-        if not line.endswith(b"\n"):
-            status = self.close()
-            if line:
+    def _line(self, when: str) -> bytes:
+        """One reply line, read from the pipe as it comes, within `timeout` seconds and MAX_REPLY bytes."""
+        fd, line = self.process.stdout.fileno(), bytearray()
+        deadline = time.monotonic() + self.timeout
+        while not line.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.close(wait=0)  # a scorer that hangs is not asked to end
+                raise ScorerFailed(f"gave no reply within {self.timeout:g} s {when} (--scorer-timeout sets the limit)")
+            if not select.select([fd], [], [], left)[0]:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:  # it ended, with or without part of a reply written
+                status = self.close()
+                raise ScorerFailed(f"its process ended {when} (exit status {status})")
+            line += chunk
+            if len(line) > MAX_REPLY:
+                self.close()
                 raise ScorerFailed(f"sent more than {MAX_REPLY // 2**20} MiB for one batch of records")
-            raise ScorerFailed(f"its process ended {when} (exit status {status})")
+        return bytes(line)
+
+    def _reply(self, when: str) -> dict:
+        line = self._line(when)
         try:
             reply = json.loads(line)
         except ValueError:
@@ -82,9 +102,9 @@ class ScorerProcess:
             raise ScorerFailed(f"wrote something other than its scores to the channel of its replies {when}")
         return reply
 
-    def close(self) -> int | None:
-        """End the process (asked first: its stdin closes; then killed) and return its exit status; a later `score`
-        starts a fresh one."""
+    def close(self, wait: float = 5) -> int | None:
+        """End the process (asked first: its stdin closes; then, after `wait` seconds, killed) and return its exit
+        status; a later `score` starts a fresh one."""
         process, self.process = self.process, None
         if process is None:
             return None
@@ -94,7 +114,7 @@ class ScorerProcess:
             except OSError:
                 pass
         try:
-            process.wait(timeout=5)
+            process.wait(timeout=wait)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()

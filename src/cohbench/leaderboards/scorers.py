@@ -23,6 +23,7 @@ from ..display import escaped
 from ..errors import CohbenchError
 from ..evaluation.reader import finite
 from ..schema import TRAIN_SPLITS
+from .sandbox import TIMEOUT
 
 BATCH = 256  # records per call of a user's function
 BASELINE = "baseline"
@@ -117,11 +118,12 @@ def _folder(path: Path, built: set[str]) -> Scorer:
     return Scorer(str(path), "folder", predict, unknown)
 
 
-def _function(spec: str) -> Scorer:
-    """A user's function, in its own process (`sandbox`), imported now: one that cannot be is refused before any work."""
+def _function(spec: str, timeout: float) -> Scorer:
+    """A user's function, in its own process (`sandbox`), imported now: one that cannot be is refused before any work;
+    one that takes longer than `timeout` seconds to import or to answer a batch is ended."""
     from .sandbox import ScorerProcess
 
-    process = ScorerProcess(spec)
+    process = ScorerProcess(spec, timeout)
     process.start()
 
     def predict(release: Release, config: str):
@@ -160,8 +162,9 @@ def _number(record: Mapping, value) -> float:
     return number
 
 
-def resolve(spec: str, built: set[str]) -> Scorer:
-    """The scorer `spec` names; an unknown name (no reference, no folder, no `module:function`) is an error."""
+def resolve(spec: str, built: set[str], timeout: float = TIMEOUT) -> Scorer:
+    """The scorer `spec` names; an unknown name (no reference, no folder, no `module:function`) is an error. `timeout`:
+    the seconds a user's function may take per batch."""
     from ..evaluation import references
 
     if spec == BASELINE:
@@ -171,12 +174,12 @@ def resolve(spec: str, built: set[str]) -> Scorer:
     if Path(spec).is_dir():
         return _folder(Path(spec), built)
     if ":" in spec and not Path(spec).exists():
-        return _function(spec)
+        return _function(spec, timeout)
     raise CohbenchError(f"--scorer {spec!r} is no reference scorer ({', '.join(references.REFERENCES)}), not baseline, "
                         "no folder of <config>.jsonl files, and not module:function")
 
 
-def function_predictions(spec: str, config: str, release: Path | None = None) -> list[dict]:
+def function_predictions(spec: str, config: str, release: Path | None = None, timeout: float = TIMEOUT) -> list[dict]:
     """The prediction lines of a user's `module:function` on one built config (`cohbench evaluate --scorer`); any
     way it fails is one line naming it and the config."""
     from ..registry import spec as config_spec
@@ -185,7 +188,7 @@ def function_predictions(spec: str, config: str, release: Path | None = None) ->
     config_spec(config)  # an unknown name: the closest registered one, before the scorer is started
     folder, stats = require_built(config, release)
     splits = read_config(folder, config, stats).splits
-    scorer = _function(spec)
+    scorer = _function(spec, timeout)
     try:
         return scorer.predict(Release(folder, {}, {config: splits}, {config: config_spec(config).protocol}), config)
     except CohbenchError as problem:
