@@ -4,6 +4,7 @@ so returning the answers cannot work; nothing it does changes another scorer's f
 print, crash, return garbage) is one line naming it, with `--json` output still JSON."""
 
 import json
+import os
 import textwrap
 
 import pytest
@@ -225,3 +226,42 @@ def test_a_scorer_that_dies_after_writing_part_of_a_reply_is_said_to_have_ended_
     code, out, err = _run(capsys, "evaluate", "storysumm", "--scorer", spec)
     assert (code, out) == (1, "")
     assert err.strip() == f"cohbench: error: {spec} on storysumm: its process ended while scoring (exit status 5)"
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie, waiting for a reaper, has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads process states from /proc (Linux)")
+def test_a_scorer_never_outlives_a_cohbench_that_is_terminated(release, workspace):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pid_file = release / "scorer.pid"
+    spec = _module(release, "stuck", f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+                                     "def score(records):\n    time.sleep(600)\n")
+    run = subprocess.Popen([sys.executable, "-m", "cohbench.cli", "leaderboard", "--config", "storysumm", "--scorer", spec,
+                            "--bootstrap", "20", "--output", str(release / "out")], cwd=release,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not pid_file.is_file() or not pid_file.read_text():
+            assert time.monotonic() < deadline and run.poll() is None, "the scorer never started"
+            time.sleep(0.2)
+        scorer = int(pid_file.read_text())
+        time.sleep(1)  # the scorer is now inside score(), sleeping
+        run.send_signal(signal.SIGTERM)
+        run.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while _alive(scorer) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(scorer)
+    finally:
+        run.kill()

@@ -45,7 +45,8 @@ class ScorerProcess:
         # `-m` puts the working directory first on the path: the scorer is importable from there, as promised
         self.process = subprocess.Popen(
             [sys.executable, "-m", "cohbench.leaderboards.scorer_process", self.spec],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(paths), "COHBENCH_SCORER_PARENT": str(os.getpid())},
         )  # fmt: skip
         try:
             reply = self._reply("on import")

@@ -63,7 +63,20 @@ def _serve(function, requests, replies) -> None:
         replies.flush()
 
 
+def _die_with_parent(parent: int) -> None:
+    """Linux: this process is killed when cohbench's ends, however it ends (SIGTERM or SIGKILL run no clean-up there),
+    so a scorer that hangs never outlives the run; elsewhere a dead parent is noticed when the requests pipe closes."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent ended before the request was in place
+        os._exit(1)
+
+
 def main(spec: str) -> int:
+    _die_with_parent(int(os.environ.get("COHBENCH_SCORER_PARENT", os.getppid())))
     requests, replies = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)  # the scorer's prints (Python's and C's) go to stderr
