@@ -44,6 +44,7 @@ def test_a_query_that_does_not_give_records_in_the_schema_is_refused_in_one_line
         ("x", "SELECT * FROM storysumm WHERE false", "no rows"),
         ("x", "SELECT * REPLACE ('dev' AS split) FROM storysumm", "split 'dev' is not one of"),
         ("Bad-Name", "SELECT * FROM storysumm", "is not a config name"),
+        ("spans", "SELECT * FROM storysumm", "names one of the SQL views over every config"),
     ]:
         out = workspace / "out"
         assert main(["derive", name, query, "--out", str(out)]) == 1, query

@@ -31,6 +31,8 @@ def derive(name: str, query: str, out: Path, release: Path | None = None) -> dic
 
     if not NAME.match(name):
         raise CohbenchError(f"{name!r} is not a config name; use lowercase letters, digits and _ (e.g. snac_gpt4)")
+    if name in sql.LONG_VIEWS:  # `sql` would refuse every query of the folder: the name would hide its view
+        raise CohbenchError(f"{name!r} names one of the SQL views over every config ({', '.join(sql.LONG_VIEWS)}); choose another name")
     target = settings.user_output(out, release)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise CohbenchError(f"{out} exists and is not empty; derive into a new or empty folder")
