@@ -54,3 +54,12 @@ def test_release_and_mirror_reach_the_code_as_arguments_not_through_the_environm
     assert main(["fetch", "storysumm", "--mirror", str(mirror), "--json"]) == 0
     assert os.environ["COHBENCH_MIRROR"] == ""
     assert main(["fetch", "storysumm"]) == 0  # now from the raw cache the fetch filled
+
+
+def test_train_onto_a_file_is_refused_before_any_training(workspace, capsys):
+    for target in ("/dev/null", str(workspace / "metrics.json")):
+        (workspace / "metrics.json").write_text("{}")
+        assert main(["train", "--train-data", str(workspace), "--output", target]) == 1
+        err = capsys.readouterr().err
+        assert err.strip() == f"cohbench: error: --output {target} exists and is not a folder; give a new folder for metrics.json and predictions/"
+    assert (workspace / "metrics.json").read_text() == "{}"

@@ -17,7 +17,12 @@ from .command import argument, command, emit, release_of
                   "<release>/baseline; never inside a release or a --train-data folder)"),
          trains=True)
 def cmd_train(args) -> int:
+    from pathlib import Path
+
     from ..baseline import metrics_markdown, train
+
+    if args.output and Path(args.output).exists() and not Path(args.output).is_dir():  # refused before minutes of training
+        raise CohbenchError(f"--output {args.output} exists and is not a folder; give a new folder for metrics.json and predictions/")
 
     metrics = train(release=release_of(args), progress=not args.json, train_data=args.train_data, evaluate_on=args.evaluate_on,
                     output=args.output)
