@@ -208,6 +208,17 @@ def test_a_predictions_folder_with_a_config_missing_and_an_unknown_file(board, t
     assert "the folder has no snac.jsonl" in skipped["snac"]
     assert result["configs"]["timetravel_dsd"]["scores"][str(folder)]["value"] is not None
     assert f"{folder} on snac: the folder has no snac.jsonl" in err
+    (folder / "snac.jsonl").write_text("{}\n")  # a built config's file, left out by --config: not scored, not unknown
+    result, _ = run("--scorer", str(folder), "--config", "timetravel_dsd")
+    assert {s["config"] for s in result["skipped"]} == {"not_a_config"}
+
+
+def test_the_text_board_names_each_skipped_config_once(board, capsys, tmp_path):
+    work, _ = board
+    spec = _scorer_module(work, "def score(records):\n    raise ValueError('no model here')\n", "fails")
+    assert main(["leaderboard", "--scorer", spec, "--config", "storysumm", "--bootstrap", "20", "--output", str(tmp_path / "r")]) == 0
+    out, err = capsys.readouterr()
+    assert (out + err).count(f"{spec} on storysumm: raised ValueError: no model here") == 1
 
 
 def test_a_reference_that_does_not_apply_is_named_and_a_result_folder_inside_the_release_is_refused(board, every_protocol, capsys):

@@ -89,8 +89,9 @@ def cmd_leaderboard(args) -> int:
         write_text(markdown_path, "\n".join(lines) + "\n")
     if plot_path:
         result["plots"] = [str(p) for p in plot(result, plot_path)]
-    for skipped in result["skipped"]:  # on stderr too, so a script reading --json still sees them
-        print(skipped["line"], file=sys.stderr)
+    if args.json:  # on stderr too, so a script reading --json still sees them (the text output lists them once)
+        for skipped in result["skipped"]:
+            print(skipped["line"], file=sys.stderr)
     written = [f"results per scorer in {Path(result['written'][0]).parent}"] if result["written"] else []
     written += [f"plot: {path}" for path in result.get("plots", [])]
     emit(args, result, lines + written)

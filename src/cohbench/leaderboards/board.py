@@ -58,7 +58,7 @@ def _release(folder: Path, configs: list[str] | None, split: str) -> tuple[Relea
             cached["vectors"] = release_vectors(data, units, False)
         return cached["vectors"]
 
-    release = Release(folder, read_manifest(folder / MANIFEST), scored, {c: spec(c).protocol for c in scored}, vectors)
+    release = Release(folder, read_manifest(folder / MANIFEST), scored, {c: spec(c).protocol for c in scored}, vectors, frozenset(data))
     return release, sorted(c for c in data if split not in data[c] and (configs is None or c in configs))
 
 
@@ -193,7 +193,7 @@ def leaderboard(
     chosen: dict = {}
     try:
         for name in dict.fromkeys(names):  # a user's function is imported here, in its own process: refused before any work
-            chosen[name] = resolve(name, set(data.splits), scorer_timeout)
+            chosen[name] = resolve(name, set(data.built), scorer_timeout)  # a folder's file of a built config left out by --config is no unknown file
         board, skipped = _scored(chosen, data, split, samples, seed, strict)
     finally:
         for scorer in chosen.values():

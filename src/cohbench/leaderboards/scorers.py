@@ -42,6 +42,7 @@ class Release:
     splits: dict[str, dict[str, list[dict]]]
     protocols: dict[str, str]
     vectors: Callable[[], Mapping] = field(default=lambda: {})  # sentence vectors, computed once when a scorer needs them
+    built: frozenset[str] = frozenset()  # every config built in the release, scored here or not (`--config` picks)
 
     def shipped(self, scorer: str, config: str) -> Path | None:
         """The release's predictions of `scorer` on `config`, checked against the manifest; None when it ships none."""
