@@ -112,14 +112,15 @@ def test_plots_are_one_per_metric_family(board, capsys):
     spec = _scorer_module(work, SCORER)
     assert main(["leaderboard", "--scorer", spec, "--bootstrap", "50", "--output", str(work / "out"), "--plot", str(work / "board.png"), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["plots"] == [str(work / "board-auc.png"), str(work / "board-tau.png")]
+    assert result["plots"] == [str(work / f"board-{tag}.png") for tag in ("auc", "balanced_accuracy", "tau", "recall_at_p70", "tau_sum")]
     for path in result["plots"]:
         assert open(path, "rb").read()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not (work / "board.png").exists()
-    from cohbench.leaderboards.render import families
+    from cohbench.leaderboards.render import families, papers_metrics
 
     grouped = {name: configs for name, (_, _, configs) in families(result).items()}
-    assert grouped == {"auc": ["snac", "storysumm", "timetravel_dsd", "timetravel_msd"], "tau": ["summeval"]}  # BA beside AUC: chance 0.5
+    assert grouped == {"auc": ["snac", "timetravel_dsd", "timetravel_msd"], "balanced_accuracy": ["storysumm"], "tau": ["summeval"]}
+    assert papers_metrics(result) == {"recall_at_p70": ["snac"], "tau_sum": ["summeval"]}  # what the papers report: plots of their own
 
 
 def test_the_macro_average_is_over_the_configs_every_scorer_covers(board):

@@ -1,6 +1,7 @@
 """The leaderboard as people read it: one table of configs x scorers (headline metric, 95% CI, the difference from
 the best reference with its paired CI), the macro-averages, the published figures beside each config with its
-comparability note, the skipped configs, and a plot per metric family (chance and the published figures marked)."""
+comparability note, the skipped configs, and a plot per metric family (chance and the published figures marked) and
+per metric the papers report instead of the headline."""
 
 from __future__ import annotations
 
@@ -86,10 +87,11 @@ def _published(result: dict) -> list[str]:
     return lines
 
 
-# Metric families plotted together, each with its chance level: a headline metric of another kind gets a plot of its own
-# with no chance line drawn.
+# Metric families plotted together, each with its chance level; a headline metric of another kind gets a plot of its
+# own with no chance line drawn. Every axis holds one metric.
 FAMILIES = (
-    ("auc", "AUC and balanced accuracy", 0.5, lambda metric: metric in ("auc", "balanced_accuracy")),
+    ("auc", "AUC", 0.5, lambda metric: metric == "auc"),
+    ("balanced_accuracy", "balanced accuracy", 0.5, lambda metric: metric == "balanced_accuracy"),
     ("tau", "Kendall's τ", 0.0, lambda metric: metric.startswith("tau")),
 )
 
@@ -106,20 +108,83 @@ def families(result: dict) -> dict[str, tuple[str, float | None, list[str]]]:
     return out
 
 
+def papers_metrics(result: dict) -> dict[str, list[str]]:
+    """metric -> configs where the papers report another metric than the headline (SNaC's recall at precision 0.70):
+    each gets a plot of its own, the scorers' values beside the published ones."""
+    out: dict[str, list[str]] = {}
+    for config, entry in result["configs"].items():
+        paper = entry.get("paper_metric")
+        if paper and paper["metric"] != entry["metric"]:
+            out.setdefault(paper["metric"], []).append(config)
+    return out
+
+
+def _data_line(result: dict) -> str:
+    release = result["release"]
+    return f"cohbench {release['version']} (manifest sha256 {release['manifest_sha256'][:12]}), {result['split']} split"
+
+
+def _axes(plt, configs: list[str]):
+    return plt.subplots(figsize=(max(6.0, 1.4 * len(configs) + 3.5), 4.9))
+
+
+def _published_marks(ax, fig, result: dict, configs: list[str], metric_of) -> list[float]:
+    """Each published figure of the plotted metric as a black diamond at its config's right, numbered P1, P2, ...,
+    the numbers named under the plot; returns the values drawn."""
+    values, notes = [], []
+    for j, config in enumerate(configs):
+        entry = result["configs"][config]
+        for f in (f for f in entry["published"] if f["metric"] == metric_of(entry) and f["value"] is not None
+                  and f["split"] == result["split"]):
+            notes.append(f"P{len(notes) + 1}: {f['paper']}, {f['model']} ({config}, {_shown(f['metric'], f['value'])})")
+            ax.plot([j + 0.4], [f["value"]], "D", color="black", markersize=6, markerfacecolor="none",
+                    label=None if len(notes) > 1 else "published (papers' models)")
+            ax.annotate(f"P{len(notes)}", (j + 0.4, f["value"]), xytext=(4, 2), textcoords="offset points", fontsize=6)
+            values.append(f["value"])
+    if notes:
+        fig.text(0.01, 0.01, "\n".join(notes), fontsize=6, va="bottom", ha="left", wrap=True)
+        fig.subplots_adjust(bottom=0.12 + 0.025 * len(notes))
+    return values
+
+
+def _finish(ax, fig, plt, configs: list[str], values: list[float], path: Path, tag: str, ylabel: str, title: str,
+            written: list[Path], labels: list[str]) -> None:
+    from ..atomic import atomic_path
+
+    low, high = min(values), max(values)
+    pad = max(0.05, (high - low) * 0.08)
+    ax.set_ylim(low - pad, high + pad)
+    ax.set_xticks(range(len(configs)))
+    ax.set_xlim(-0.5, len(configs) - 0.5)
+    ax.set_xticklabels(labels, fontsize=8)
+    for j in range(1, len(configs)):
+        ax.axvline(j - 0.5, color="lightgrey", linewidth=0.6)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    target = path.with_name(f"{path.stem}-{tag}{path.suffix or '.png'}")
+    with atomic_path(target) as tmp:
+        fig.savefig(tmp, format="png", dpi=130, bbox_inches="tight")
+    plt.close(fig)
+    written.append(target)
+
+
 def plot(result: dict, path: Path) -> list[Path]:
     """One PNG per metric family beside `path` (`board.png` -> `board-auc.png`, `board-tau.png`): per config, each
-    scorer's headline with its 95% CI, the chance level dashed, and the published figures of that metric as black
-    diamonds. Returns the files written."""
+    scorer's headline with its 95% CI, the chance level dashed, and the published figures of that metric as numbered
+    black diamonds; then one per metric the papers report instead of the headline (`board-recall_at_p70.png`), the
+    scorers' values beside the published ones. Each names the release and split it was measured on. Returns the files
+    written."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..atomic import atomic_path
-
     scorers, written = result["scorers"], []
+    colours = plt.get_cmap("tab10" if len(scorers) <= 10 else "tab20")  # tab20 pairs close hues: only when needed
     for family, (title, chance, configs) in families(result).items():
-        fig, ax = plt.subplots(figsize=(max(6.0, 1.4 * len(configs) + 3.5), 4.6))
+        fig, ax = _axes(plt, configs)
         values = [] if chance is None else [chance]
         points: dict[str, list[tuple[float, dict]]] = {}
         for j, config in enumerate(configs):  # each config's scorers spread over its own slot, published figures at its right
@@ -128,39 +193,29 @@ def plot(result: dict, path: Path) -> list[Path]:
             for k, (name, figure) in enumerate(present):
                 points.setdefault(name, []).append((j - 0.4 + step * (k + 0.5), figure))
                 values += figure["ci"]
-        colours = plt.get_cmap("tab10" if len(points) <= 10 else "tab20")  # tab20 pairs close hues: only when needed
         for i, name in enumerate(n for n in scorers if n in points):
             x = [at for at, _ in points[name]]
             y = [f["value"] for _, f in points[name]]
             error = [[f["value"] - f["ci"][0] for _, f in points[name]], [f["ci"][1] - f["value"] for _, f in points[name]]]
             ax.errorbar(x, y, yerr=error, fmt="o", markersize=4, capsize=3, color=colours(i % 20), label=name)
-        marked = False
-        for j, config in enumerate(configs):
-            entry = result["configs"][config]
-            for f in (f for f in entry["published"] if f["metric"] == entry["metric"] and f["value"] is not None
-                      and f["split"] == result["split"]):
-                ax.plot([j + 0.4], [f["value"]], "D", color="black", markersize=6, markerfacecolor="none",
-                        label=None if marked else "published (papers' models)")
-                values.append(f["value"])
-                marked = True
-        for j in range(1, len(configs)):
-            ax.axvline(j - 0.5, color="lightgrey", linewidth=0.6)
+        values += _published_marks(ax, fig, result, configs, lambda entry: entry["metric"])
         if chance is not None:
             ax.axhline(chance, color="grey", linestyle="--", linewidth=1, label=f"chance ({chance:g})")
-        low, high = min(values), max(values)
-        pad = max(0.05, (high - low) * 0.08)
-        ax.set_ylim(low - pad, high + pad)
-        ax.set_xticks(range(len(configs)))
-        ax.set_xlim(-0.5, len(configs) - 0.5)
-        ax.set_xticklabels([f"{c}\n({result['configs'][c]['metric']})" for c in configs], fontsize=8)
-        ax.set_ylabel(f"{title}, {result['split']} split")
-        ax.set_title(f"{title}: headline with 95% bootstrap CI", fontsize=10)
-        ax.grid(axis="y", alpha=0.3)
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-        fig.tight_layout()
-        target = path.with_name(f"{path.stem}-{family}{path.suffix or '.png'}")
-        with atomic_path(target) as tmp:
-            fig.savefig(tmp, format="png", dpi=130)
-        plt.close(fig)
-        written.append(target)
+        _finish(ax, fig, plt, configs, values, path, family, f"{title}, {result['split']} split",
+                f"{title}: headline with 95% bootstrap CI\n{_data_line(result)}", written, configs)
+    for metric, configs in papers_metrics(result).items():
+        fig, ax = _axes(plt, configs)
+        values = []
+        for i, name in enumerate(scorers):
+            shown = [(j, v) for j, c in enumerate(configs) if (v := (result["configs"][c]["scores"].get(name) or {}).get("paper_metric")) is not None]
+            if shown:
+                step = 0.7 / len(scorers)
+                ax.plot([j - 0.4 + step * (i + 0.5) for j, _ in shown], [v for _, v in shown], "o", markersize=4, color=colours(i % 20), label=name)
+                values += [v for _, v in shown]
+        values += _published_marks(ax, fig, result, configs, lambda entry: entry["paper_metric"]["metric"])
+        if values:
+            _finish(ax, fig, plt, configs, values, path, metric, f"{metric}, {result['split']} split",
+                    f"{metric}, the metric the papers report (no CI: a point value)\n{_data_line(result)}", written, configs)
+        else:
+            plt.close(fig)
     return written
