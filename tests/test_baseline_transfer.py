@@ -79,6 +79,13 @@ def test_transfer_scores_each_source_alone_overall_and_per_type_beside_ft_and_th
         low, high = row["all"]["auc_ci"]
         assert low <= row["all"]["auc"] <= high and set(row) >= {"CharE", "SceneE", "RefE", "InconE"}
     assert rows["timetravel_dsd"]["RefE"]["auc"] is None  # no RefE sentence in the test split: no figure, no crash
+    # what the chosen synthetic-only row adds to the best untrained reference (the prior its head starts from), paired
+    over = out["synthetic_only_model"]["minus_best_reference_on_test"]
+    reference = rows[f"best reference: {over['reference']}"]
+    assert over["all"]["difference"] == pytest.approx(synthetic["all"]["auc"] - reference["all"]["auc"])
+    low, high = over["all"]["ci"]
+    assert low <= over["all"]["difference"] <= high
+    assert out["synthetic_head"] == {"l2": 1.0, "centred_on": "novelty_count", "length": 0.03}
     saved = json.loads((root / "catalog/baseline/snac_transfer.json").read_text())
     assert saved["results"]["FT (snac train)"]["all"]["auc"] == ft["all"]["auc"]
     # the heatmap is a function of the saved figures: drawn again from the JSON (keys sorted), the same picture
