@@ -30,12 +30,13 @@ from .display import progress_bar
 from .encoder import encode
 
 FORMAT = 2  # bump when what `encoder.encode` computes changes
-FOLDER = ".cache/embeddings"  # under the project root, outside the release
 _active: "EmbeddingStore | None" = None  # set by `kept_embeddings`
 
 
 def default_folder() -> Path:
-    return settings.project_root() / FOLDER
+    """The store of the release in use, outside it (`settings.cache_dir`: the project's .cache/embeddings for the
+    project's own release, else the user's cache)."""
+    return settings.cache_dir("embeddings")
 
 
 def active() -> "EmbeddingStore | None":
@@ -44,7 +45,7 @@ def active() -> "EmbeddingStore | None":
 
 @contextlib.contextmanager
 def kept_embeddings(folder: Path | None = None) -> Iterator[None]:
-    """Within this block, token embeddings are read from and added to the store in `folder` (the project's by
+    """Within this block, token embeddings are read from and added to the store in `folder` (`default_folder()` by
     default); new entries are written when the block ends without an error."""
     global _active
     before, _active = _active, EmbeddingStore(Path(folder or default_folder()))

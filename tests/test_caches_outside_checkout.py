@@ -1,0 +1,83 @@
+"""Where caches go (`settings.cache_dir`): the project's `.cache/` only for a checkout's own release, where its
+pipeline reads them; the user's cache ($XDG_CACHE_HOME/cohbench) for any other release or training folder. So a
+command pointed elsewhere (train --train-data, leaderboard, show, derive) writes nothing into the checkout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cohbench import embedding_store, settings
+from cohbench.cli import main
+from cohbench.leaderboards import store as leaderboard_store
+from cohbench.release.index import write_index
+
+from test_train_own_data import STORIES, TINY, toy_release
+
+
+def indexed_release(folder: Path) -> Path:
+    """test_train_own_data's toy timetravel_dsd, with its card and manifest (the leaderboard reads the manifest)."""
+    toy_release(folder)
+    write_index(folder)
+    return folder
+
+
+def files_under(folder: Path) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*")}
+
+
+@pytest.fixture
+def checkout(workspace, project_root):
+    """A checkout (params.yaml, the project's catalog, its own release in cohbench/) with the tiny baseline of
+    test_train_own_data; COHBENCH_RELEASE (the workspace's) points elsewhere."""
+    root = project_root(lambda params: params["baseline"].update(TINY), catalog="project")
+    indexed_release(root / "cohbench")
+    return root
+
+
+def test_a_checkout_s_own_release_keeps_its_caches_in_the_checkout_and_any_other_in_the_user_s_cache(checkout, workspace, monkeypatch):
+    own, other, user = checkout / "cohbench", indexed_release(workspace / "release"), workspace / "user-cache" / "cohbench"
+    for kind in settings.CACHE_KINDS:
+        assert settings.cache_dir(kind, own) == checkout / ".cache" / kind  # where a checkout's caches have always been
+        assert settings.cache_dir(kind, other) == user / kind
+        assert settings.cache_dir(kind, own, other) == user / kind  # trained on a folder of one's own, scored on the release
+    assert settings.cache_dir("embeddings") == user / "embeddings"  # the release in use: COHBENCH_RELEASE, elsewhere
+    monkeypatch.delenv("COHBENCH_RELEASE")
+    assert settings.release_dir() == own and embedding_store.default_folder() == checkout / ".cache" / "embeddings"
+    assert leaderboard_store.folder(None, own) == checkout / ".cache" / "leaderboard"
+    assert leaderboard_store.folder(None, other) == user / "leaderboard"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(workspace / "home"))
+    assert settings.cache_dir("leaderboard", other) == workspace / "home" / ".cache" / "cohbench" / "leaderboard"
+    (checkout / "params.yaml").unlink()  # no checkout here (a pip install run in some folder): never the working folder
+    assert settings.cache_dir("leaderboard", own) == workspace / "home" / ".cache" / "cohbench" / "leaderboard"
+    with pytest.raises(ValueError, match="unknown cache"):
+        settings.cache_dir("everything")
+
+
+def test_commands_pointed_at_another_release_or_folder_write_nothing_into_the_checkout(checkout, workspace, capsys):
+    release = indexed_release(workspace / "release")  # COHBENCH_RELEASE
+    mine = workspace / "mine"
+    assert main(["corrupt", str(STORIES), "--recipe", "dsd", "--out", str(mine), "--keep-test-overlap",
+                 "--splits", "train=0.6,validation=0.2,test=0.2"]) == 0, capsys.readouterr().err  # fmt: skip
+    before = files_under(checkout)
+    runs = {
+        "train": ["train", "--train-data", mine, "--output", workspace / "run"],
+        "leaderboard": ["leaderboard", "--scorer", "entity_cue", "--scorer", "embedding_dissimilarity", "--bootstrap", "100"],
+        "show": ["show", "--out", workspace / "site"],
+        "derive": ["derive", "dsd_first", "SELECT * FROM timetravel_dsd WHERE split = 'test'", "--out", workspace / "derived"],
+        "show of the derived copy": ["show", "--release", workspace / "derived", "--out", workspace / "derived-site"],
+    }
+    for name, args in runs.items():
+        assert main([str(a) for a in args]) == 0, (name, capsys.readouterr().err)
+        assert files_under(checkout) == before, f"{name} wrote into the checkout"
+    user = workspace / "user-cache" / "cohbench"
+    assert list((user / "embeddings" / "vectors").glob("*.npz")), "the vectors of one's own data are kept in the user's cache"
+    assert list((user / "leaderboard").glob("*/embedding_dissimilarity.json"))
+    assert (workspace / "run" / "metrics.json").is_file() and (workspace / "site" / "index.html").is_file()
+
+    # the checkout's own release: its caches where the pipeline reads them, as before
+    assert main(["leaderboard", "--release", str(checkout / "cohbench"), "--scorer", "entity_cue", "--bootstrap", "100"]) == 0
+    assert list((checkout / ".cache" / "leaderboard").glob("*/entity_cue.json"))
+    assert release.is_dir()
