@@ -18,6 +18,9 @@ Data Docs) are placed by one rule, `cache_dir(kind, *sources)`: a command that r
 (<root>/cohbench, where <root> holds params.yaml) keeps them in <root>/.cache/<kind>, where the pipeline finds them;
 a command pointed at any other release or folder (`--release`, `--train-data`, COHBENCH_RELEASE elsewhere, or run
 outside a checkout) keeps them in $XDG_CACHE_HOME/cohbench/<kind>, so that it writes nothing into a checkout.
+
+The catalog files a light command reads (`catalog_file`: the published figures) are the checkout's; the wheel ships a
+copy of each beside the package (pyproject.toml's force-include), read where there is no checkout.
 """
 
 from __future__ import annotations
@@ -121,6 +124,16 @@ def cache_dir(kind: str, *sources: Path) -> Path:
 
 def catalog_dir() -> Path:
     return project_root() / "catalog"
+
+
+PACKAGED_CATALOG = Path(__file__).resolve().parent / "catalog"  # where the wheel puts its copies of catalog files
+
+
+def catalog_file(name: str) -> Path:
+    """The catalog file `name` a light command reads: the checkout's (catalog/ under the project root), else the copy
+    the installed wheel ships."""
+    checkout = catalog_dir() / name
+    return checkout if checkout.is_file() or not (PACKAGED_CATALOG / name).is_file() else PACKAGED_CATALOG / name
 
 
 def mirror_dirs(configured: str | None = None) -> list[Path]:
