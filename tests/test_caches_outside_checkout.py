@@ -12,6 +12,7 @@ from cohbench import embedding_store, settings
 from cohbench.cli import main
 from cohbench.leaderboards import store as leaderboard_store
 from cohbench.release.index import write_index
+from cohbench.release.layout import read_config
 
 from test_train_own_data import STORIES, TINY, toy_release
 
@@ -56,6 +57,25 @@ def test_a_checkout_s_own_release_keeps_its_caches_in_the_checkout_and_any_other
         settings.cache_dir("everything")
 
 
+def test_training_on_one_s_own_data_in_a_checkout_reads_the_vectors_its_release_kept_and_writes_only_the_user_s_cache(
+        checkout, workspace, capsys):
+    own = checkout / "cohbench"
+    assert main(["leaderboard", "--release", str(own), "--scorer", "embedding_dissimilarity", "--bootstrap", "100"]) == 0
+    kept = checkout / ".cache" / "embeddings"
+    assert settings.caches_also_read("embeddings", own, workspace / "mine") == [kept]
+    assert settings.caches_also_read("embeddings", own) == []  # the checkout's cache is the one written
+    mine = workspace / "mine"
+    assert main(["corrupt", str(STORIES), "--recipe", "dsd", "--out", str(mine), "--keep-test-overlap",
+                 "--splits", "train=0.6,validation=0.2,test=0.2"]) == 0, capsys.readouterr().err  # fmt: skip
+    before = files_under(checkout)
+    assert main(["train", "--release", str(own), "--train-data", str(mine), "--output", str(workspace / "run")]) == 0
+    assert files_under(checkout) == before
+    release_sentences = {embedding_store.sentence_key(s) for rows in read_config(own, "timetravel_dsd").splits.values()
+                         for r in rows for s in r["sentences"]}  # fmt: skip
+    encoded = embedding_store.EmbeddingStore(workspace / "user-cache" / "cohbench" / "embeddings")._read("vectors")
+    assert encoded and not release_sentences & set(encoded)  # only one's own sentences were encoded, none of the release's
+
+
 def test_commands_pointed_at_another_release_or_folder_write_nothing_into_the_checkout(checkout, workspace, capsys):
     release = indexed_release(workspace / "release")  # COHBENCH_RELEASE
     mine = workspace / "mine"
@@ -81,3 +101,4 @@ def test_commands_pointed_at_another_release_or_folder_write_nothing_into_the_ch
     assert main(["leaderboard", "--release", str(checkout / "cohbench"), "--scorer", "entity_cue", "--bootstrap", "100"]) == 0
     assert list((checkout / ".cache" / "leaderboard").glob("*/entity_cue.json"))
     assert release.is_dir()
+

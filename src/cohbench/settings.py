@@ -122,6 +122,17 @@ def cache_dir(kind: str, *sources: Path) -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser().resolve() / "cohbench" / kind
 
 
+def caches_also_read(kind: str, *sources: Path) -> list[Path]:
+    """Caches read beside `cache_dir(kind, *sources)` and never written: the checkout's own <root>/.cache/<kind> when
+    one source is its release but the caches go elsewhere (`train --train-data` in a checkout finds the vectors its
+    builds kept, which depend only on the sentence)."""
+    root = project_root()
+    own, checkout_cache = (root / "cohbench").resolve(), root / ".cache" / kind
+    mine = cache_dir(kind, *sources)
+    read = [Path(source).expanduser().resolve() for source in sources]
+    return [checkout_cache] if mine != checkout_cache and own in read and checkout_cache.is_dir() else []
+
+
 def catalog_dir() -> Path:
     return project_root() / "catalog"
 

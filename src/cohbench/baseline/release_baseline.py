@@ -97,10 +97,11 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     # spaCy before any training thread starts: long lists go to forked workers
     analyses = sentence_cues.analyse([s for e in head_train + head_dev for s in e.sentences] + [
         s for c in head_configs for rows in data[c].values() for r in rows for s in r["sentences"]]) if head_sources else {}
-    kept = settings.cache_dir("embeddings", release, *(train_data or ()))  # the user's cache for one's own data
-    vectors = release_vectors(data, tasks, progress, kept)
+    read = (release, *(train_data or ()))  # one's own data: the user's cache, and the checkout's read for its release
+    kept, also = settings.cache_dir("embeddings", *read), settings.caches_also_read("embeddings", *read)
+    vectors = release_vectors(data, tasks, progress, kept, also)
     if trained is not data:
-        vectors |= release_vectors(trained, trained_tasks, progress, kept)
+        vectors |= release_vectors(trained, trained_tasks, progress, kept, also)
     timings["embedding"] = time.perf_counter() - started
     started = time.perf_counter()
     references, reference_lines = {}, {}
