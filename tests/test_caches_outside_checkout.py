@@ -1,9 +1,11 @@
 """Where caches go (`settings.cache_dir`): the project's `.cache/` only for a checkout's own release, where its
 pipeline reads them; the user's cache ($XDG_CACHE_HOME/cohbench) for any other release or training folder. So a
-command pointed elsewhere (train --train-data, leaderboard, show, derive) writes nothing into the checkout."""
+command pointed elsewhere (train --train-data, leaderboard, show, derive) writes nothing into the checkout, and
+`publish` reads a checkout's releases without writing into it (no DVC lock in .dvc/tmp, no objects in .dvc/cache)."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from cohbench.leaderboards import store as leaderboard_store
 from cohbench.release.index import write_index
 from cohbench.release.layout import read_config
 
+from test_release_store import _release, _run, repo  # noqa: F401  (repo: the fixture, a git + DVC project with a local store)
 from test_train_own_data import STORIES, TINY, toy_release
 
 
@@ -102,3 +105,23 @@ def test_commands_pointed_at_another_release_or_folder_write_nothing_into_the_ch
     assert list((checkout / ".cache" / "leaderboard").glob("*/entity_cue.json"))
     assert release.is_dir()
 
+
+def test_publish_from_a_fresh_clone_sends_its_release_and_writes_nothing_into_the_clone(repo, workspace, capsys):
+    _run(repo, "dvc", "remote", "modify", "store", "url", "../store")  # kept relative to .dvc/, as this project's store is
+    _release(repo, [0, 1], "v1.0.0")
+    assert main(["push", "--repo", str(repo)]) == 0
+    assert "../../store" in (repo / ".dvc" / "config").read_text()
+    clone = workspace / "clone"  # beside the project, so that its ../../store is the same store
+    subprocess.run(["git", "clone", "-q", f"file://{repo}", str(clone)], check=True, capture_output=True)
+    before = files_under(clone)
+    assert main(["publish", str(workspace / "published"), "1.0.0", "--repo", str(clone), "--json"]) == 0, capsys.readouterr().err
+    assert files_under(clone) == before  # DVC's lock and cache stay out of the checkout
+    capsys.readouterr()
+    assert main(["pull", "1.0.0", "--repo", str(clone), "--remote", str(workspace / "published"), "--out", str(workspace / "v1")]) == 0
+    assert main(["verify", "--release", str(workspace / "v1")]) == 0, capsys.readouterr().err
+
+    # a release built here and not yet in the store: sent from the checkout's own DVC cache, which is only read
+    (workspace / "store").rename(workspace / "store-away")
+    cached = files_under(repo)
+    assert main(["publish", str(workspace / "published-again"), "1.0.0", "--repo", str(repo)]) == 0, capsys.readouterr().err
+    assert files_under(repo) == cached and list((workspace / "published-again" / "files" / "md5").rglob("*.dir"))
