@@ -31,6 +31,7 @@ def workspace(tmp_path, monkeypatch):
     monkeypatch.setenv("COHBENCH_MIRROR", "")
     monkeypatch.setenv("COHBENCH_VALIDATION_DOCS", str(tmp_path / "validation-docs"))
     monkeypatch.setenv("COHBENCH_VERSIONS", str(tmp_path / "versions"))  # a test declares the versions of its own configs
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))  # the caches of a release not the project's
     return tmp_path
 
 

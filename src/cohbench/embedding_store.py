@@ -30,12 +30,13 @@ from .display import progress_bar
 from .encoder import encode
 
 FORMAT = 2  # bump when what `encoder.encode` computes changes
-FOLDER = ".cache/embeddings"  # under the project root, outside the release
 _active: "EmbeddingStore | None" = None  # set by `kept_embeddings`
 
 
 def default_folder() -> Path:
-    return settings.project_root() / FOLDER
+    """The store of the release in use, outside it (`settings.cache_dir`: the project's .cache/embeddings for the
+    project's own release, else the user's cache)."""
+    return settings.cache_dir("embeddings")
 
 
 def active() -> "EmbeddingStore | None":
@@ -44,7 +45,7 @@ def active() -> "EmbeddingStore | None":
 
 @contextlib.contextmanager
 def kept_embeddings(folder: Path | None = None) -> Iterator[None]:
-    """Within this block, token embeddings are read from and added to the store in `folder` (the project's by
+    """Within this block, token embeddings are read from and added to the store in `folder` (`default_folder()` by
     default); new entries are written when the block ends without an error."""
     global _active
     before, _active = _active, EmbeddingStore(Path(folder or default_folder()))
@@ -64,16 +65,18 @@ def sentence_key(sentence: str) -> str:
     return hashlib.sha256(sentence.encode("utf-8")).hexdigest()
 
 
-def sentence_vectors(sentences: Iterable[str], folder: Path | None = None, progress: bool = False) -> dict[str, np.ndarray]:
-    """sha256 key -> vector of each distinct sentence, read from the store; the missing ones are encoded (off the
-    training code path, `numerics.unpinned`, where this process is on it) and kept."""
-    folder = Path(folder or default_folder())
+def sentence_vectors(sentences: Iterable[str], folder: Path | None = None, progress: bool = False,
+                     read_also: Iterable[Path] = ()) -> dict[str, np.ndarray]:
+    """sha256 key -> vector of each distinct sentence, read from the store (and the stores `read_also`, never written);
+    the missing ones are encoded (off the training code path, `numerics.unpinned`, where this process is on it) and
+    kept in `folder`."""
+    folder, read_also = Path(folder or default_folder()), tuple(read_also)
     wanted = sorted(set(sentences))
-    store = EmbeddingStore(folder)
+    store = EmbeddingStore(folder, read_also)
     missing = [s for s in wanted if store.vector(s) is None]
     if missing:
         numerics.unpinned(_encode_vectors, folder, missing, progress)
-        store = EmbeddingStore(folder)
+        store = EmbeddingStore(folder, read_also)
     return {sentence_key(s): store.vector(s) for s in wanted}
 
 
@@ -90,8 +93,9 @@ def _encode_vectors(folder: Path, sentences: list[str], progress: bool) -> None:
 class EmbeddingStore:
     KINDS = ("tokens", "vectors")
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, read_also: Iterable[Path] = ()):
         self.folder = Path(folder)
+        self.read_also = [Path(f) for f in read_also if Path(f) != self.folder]  # read, never written nor cleaned
         self._found: dict[str, dict] = {}
         self._new: dict[str, dict] = {kind: {} for kind in self.KINDS}
 
@@ -118,11 +122,12 @@ class EmbeddingStore:
 
     def _read(self, kind: str) -> dict:
         found, identity = {}, encoder_identity()
-        for path in sorted((self.folder / kind).glob("*.npz")):
+        for path in (p for folder in (self.folder, *self.read_also) for p in sorted((folder / kind).glob("*.npz"))):
             content = path.read_bytes()
             if hashlib.sha256(content).hexdigest() != path.stem:
                 print(f"ignoring {path}: its bytes do not match its name; encoding its sentences again", file=sys.stderr)
-                path.unlink(missing_ok=True)
+                if path.parent.parent == self.folder:
+                    path.unlink(missing_ok=True)
                 continue
             with np.load(io.BytesIO(content), allow_pickle=False) as pack:
                 if str(pack["encoder"]) != identity:

@@ -13,7 +13,7 @@ from . import settings
 def _table() -> dict:
     import yaml
 
-    return yaml.safe_load((settings.catalog_dir() / "published.yaml").read_text(encoding="utf-8"))
+    return yaml.safe_load(settings.catalog_file("published.yaml").read_text(encoding="utf-8"))
 
 
 def figures(config: str) -> list[dict]:

@@ -8,9 +8,19 @@
 - COHBENCH_MIRROR   mirror folder(s) laid out as HOST/URL-PATH, separated by os.pathsep
                     (default: `sources.mirror` in <root>/params.yaml)
 - COHBENCH_NETWORK  set to 0 to never download; the default tries the network last
-- COHBENCH_VALIDATION_DOCS  where `cohbench validate` writes great-expectations' HTML Data Docs (default:
-                    <root>/.cache/validation-docs): regenerable and timestamped, so never inside the release
+- COHBENCH_VALIDATION_DOCS  where `cohbench validate` writes great-expectations' HTML Data Docs (default: the
+                    `validation-docs` cache below): regenerable and timestamped, so never inside the release
 - COHBENCH_VERSIONS the declared config versions (default: `versions` in params.yaml, else <root>/catalog/versions)
+- XDG_CACHE_HOME    the user's cache folder (default ~/.cache), where caches of other releases go (`cache_dir`)
+
+Caches (what cohbench can make again: sentence splits, encoder embeddings, leaderboard results, training timings,
+Data Docs) are placed by one rule, `cache_dir(kind, *sources)`: a command that reads only the project's own release
+(<root>/cohbench, where <root> holds params.yaml) keeps them in <root>/.cache/<kind>, where the pipeline finds them;
+a command pointed at any other release or folder (`--release`, `--train-data`, COHBENCH_RELEASE elsewhere, or run
+outside a checkout) keeps them in $XDG_CACHE_HOME/cohbench/<kind>, so that it writes nothing into a checkout.
+
+The catalog files a light command reads (`catalog_file`: the published figures) are the checkout's; the wheel ships a
+copy of each beside the package (pyproject.toml's force-include), read where there is no checkout.
 """
 
 from __future__ import annotations
@@ -91,12 +101,50 @@ def versions_dir() -> Path:
     return (project_root() / configured).resolve()
 
 
-def validation_docs_dir() -> Path:
-    return Path(os.environ.get("COHBENCH_VALIDATION_DOCS") or project_root() / ".cache" / "validation-docs").resolve()
+def validation_docs_dir(release: Path | None = None) -> Path:
+    return Path(os.environ.get("COHBENCH_VALIDATION_DOCS") or cache_dir("validation-docs", release or release_dir())).resolve()
+
+
+CACHE_KINDS = ("embeddings", "sentences", "leaderboard", "timings", "validation-docs")
+
+
+def cache_dir(kind: str, *sources: Path) -> Path:
+    """Where the cache `kind` goes for a command reading `sources` (the release, training folders; none: the release
+    in use): the project's <root>/.cache/<kind> when every source is the project's own release, else the user's
+    $XDG_CACHE_HOME/cohbench/<kind> (see the module's docstring)."""
+    if kind not in CACHE_KINDS:
+        raise ValueError(f"unknown cache {kind!r}; one of {', '.join(CACHE_KINDS)}")
+    root = project_root()
+    own = (root / "cohbench").resolve()
+    read = [Path(source).expanduser().resolve() for source in sources] or [release_dir()]
+    if (root / "params.yaml").is_file() and all(source == own for source in read):
+        return root / ".cache" / kind
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser().resolve() / "cohbench" / kind
+
+
+def caches_also_read(kind: str, *sources: Path) -> list[Path]:
+    """Caches read beside `cache_dir(kind, *sources)` and never written: the checkout's own <root>/.cache/<kind> when
+    one source is its release but the caches go elsewhere (`train --train-data` in a checkout finds the vectors its
+    builds kept, which depend only on the sentence)."""
+    root = project_root()
+    own, checkout_cache = (root / "cohbench").resolve(), root / ".cache" / kind
+    mine = cache_dir(kind, *sources)
+    read = [Path(source).expanduser().resolve() for source in sources]
+    return [checkout_cache] if mine != checkout_cache and own in read and checkout_cache.is_dir() else []
 
 
 def catalog_dir() -> Path:
     return project_root() / "catalog"
+
+
+PACKAGED_CATALOG = Path(__file__).resolve().parent / "catalog"  # where the wheel puts its copies of catalog files
+
+
+def catalog_file(name: str) -> Path:
+    """The catalog file `name` a light command reads: the checkout's (catalog/ under the project root), else the copy
+    the installed wheel ships."""
+    checkout = catalog_dir() / name
+    return checkout if checkout.is_file() or not (PACKAGED_CATALOG / name).is_file() else PACKAGED_CATALOG / name
 
 
 def mirror_dirs(configured: str | None = None) -> list[Path]:

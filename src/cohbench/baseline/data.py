@@ -145,14 +145,14 @@ def folder_data(folders: list[Path]) -> tuple[dict, dict[str, str], dict[str, Pa
     return data, tasks, where
 
 
-def release_vectors(data: dict, tasks: dict[str, str], progress: bool) -> dict:
+def release_vectors(data: dict, tasks: dict[str, str], progress: bool, folder: Path | None = None, read_also=()) -> dict:
     """sha256 key -> vector of every sentence of every config the detector has a head for, all splits: read from the
     embedding store, where the builds left the vectors of every sentence they encoded; the rest encoded once."""
     from ..embedding_store import sentence_vectors
 
     sentences = {s for config, task in tasks.items() for rows in data[config].values()
                  for e in examples_of(config, rows, task) for s in e.sentences}
-    return sentence_vectors(sentences, progress=progress)
+    return sentence_vectors(sentences, folder, progress, read_also)  # settings.cache_dir and caches_also_read of the data's folders
 
 
 def training_sets(data: dict, tasks: dict[str, str], configs: list[str], p: dict) -> tuple[list[Example], list[Example]]:

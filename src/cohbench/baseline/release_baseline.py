@@ -23,7 +23,8 @@ from .data import (BaselineError, baseline_params, dev_split, examples_of, folde
 def train(*, release: Path | None = None, params: dict | None = None, progress: bool = True,
           train_data: list[Path] | None = None, evaluate_on: str = "release", output: Path | None = None) -> dict:
     """Train, select on dev, score every applicable config beside the reference scorers; returns (and writes)
-    the metrics. Timings of the release's training go to the project's `.cache/timings/`, never into the release.
+    the metrics. Timings of the release's training go to its timings cache (`settings.cache_dir`: the project's
+    `.cache/timings/` for its own release), never into the release.
 
     With `train_data` (folders laid out like a release: `cohbench corrupt` outputs), the detector learns from their
     configs instead of `baseline.train_configs` and scores, for the tasks it learnt, the release's configs
@@ -96,9 +97,11 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     # spaCy before any training thread starts: long lists go to forked workers
     analyses = sentence_cues.analyse([s for e in head_train + head_dev for s in e.sentences] + [
         s for c in head_configs for rows in data[c].values() for r in rows for s in r["sentences"]]) if head_sources else {}
-    vectors = release_vectors(data, tasks, progress)
+    read = (release, *(train_data or ()))  # one's own data: the user's cache, and the checkout's read for its release
+    kept, also = settings.cache_dir("embeddings", *read), settings.caches_also_read("embeddings", *read)
+    vectors = release_vectors(data, tasks, progress, kept, also)
     if trained is not data:
-        vectors |= release_vectors(trained, trained_tasks, progress)
+        vectors |= release_vectors(trained, trained_tasks, progress, kept, also)
     timings["embedding"] = time.perf_counter() - started
     started = time.perf_counter()
     references, reference_lines = {}, {}
@@ -171,7 +174,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
         }
     jsonout.write(out_dir / "metrics.json", metrics)
     write_text(out_dir / "metrics.md", metrics_markdown(metrics))
-    timings_path = settings.project_root() / ".cache" / "timings" / "train.json"
+    timings_path = settings.cache_dir("timings", release) / "train.json"
     if not own:  # the release's training time, which the pipeline's notes quote
         jsonout.write(timings_path, {k: round(v, 1) for k, v in timings.items()} | {"device": fit.device_name()})
     if progress:

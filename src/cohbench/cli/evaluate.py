@@ -69,7 +69,7 @@ def cmd_evaluate(args) -> int:
          argument("--bootstrap", type=int, default=1000, help="bootstrap samples over documents (default 1000)"),
          argument("--seed", type=int, default=0, help="bootstrap seed (default 0)"),
          argument("--strict", action="store_true", help="a config a scorer cannot be scored on is an error, not a skipped line"),
-         argument("--output", help="folder for the results per scorer (default .cache/leaderboard/; never inside a release)"),
+         argument("--output", help="folder for the results per scorer (default: the release's leaderboard cache, .cache/leaderboard/ of the project's own release; never inside a release)"),
          argument("--markdown", help="also write the table as Markdown to this file"),
          argument("--plot", help="write one PNG per metric family beside this path (board.png -> board-auc.png, board-tau.png): "
                   "headlines with CIs, chance and the published figures marked"),

@@ -149,7 +149,7 @@ def cmd_push(args) -> int:
 @command("validate", "check the release with great-expectations; one verdict line per config",
          argument("configs", nargs="*", help="configs to check (default: every built config)"),
          argument("--record-expected", action="store_true", help="snapshot the configs' statistics into the expected-statistics folder (validation.expected, default catalog/expected/)"),
-         argument("--no-docs", action="store_true", help="skip the HTML Data Docs (written to COHBENCH_VALIDATION_DOCS, default .cache/validation-docs)"))
+         argument("--no-docs", action="store_true", help="skip the HTML Data Docs (written to COHBENCH_VALIDATION_DOCS, default: the release's cache, .cache/validation-docs of the project's own)"))
 def cmd_validate(args) -> int:
     from ..validation import record_expected, validate
 

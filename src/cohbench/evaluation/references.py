@@ -179,8 +179,15 @@ def config_predictions(config: str, name: str, release=None) -> list[dict]:
     from ..release.layout import read_config
 
     import_modules(name)
-    splits = read_config(release or settings.release_dir(), config).splits
-    return predictions(name, splits, spec(config).protocol)
+    release = release or settings.release_dir()
+    splits = read_config(release, config).splits
+    vectors = None
+    if "torch" in REFERENCES[name].modules:  # kept in this release's cache (settings.cache_dir), never another's
+        from ..embedding_store import sentence_vectors
+
+        scored = {s for split, rows in splits.items() if split not in TRAIN_SPLITS for r in rows for s in r["sentences"]}
+        vectors = sentence_vectors(scored, settings.cache_dir("embeddings", release))
+    return predictions(name, splits, spec(config).protocol, vectors)
 
 
 __all__ = ["REFERENCES", "ReferenceScorer", "Scored", "ScorerError", "applicable", "config_predictions", "predictions",

@@ -55,7 +55,7 @@ def _release(folder: Path, configs: list[str] | None, split: str) -> tuple[Relea
             from ..evaluation import unit_of
 
             units = {c: unit_of(c) for c in sorted(data) if unit_of(c) in TASKS}
-            cached["vectors"] = release_vectors(data, units, False)
+            cached["vectors"] = release_vectors(data, units, False, settings.cache_dir("embeddings", folder))
         return cached["vectors"]
 
     release = Release(folder, read_manifest(folder / MANIFEST), scored, {c: spec(c).protocol for c in scored}, vectors, frozenset(data))

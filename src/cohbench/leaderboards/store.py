@@ -1,6 +1,7 @@
 """Leaderboard results on disk: one JSON file per scorer, in a folder named by the release's version and the sha256
 of its manifest, so results of different releases (or of a release rebuilt with other data) never mix. The folder is
-the user's (`--output`) or the project's cache (`.cache/leaderboard/`), never inside a release."""
+the user's (`--output`) or the release's leaderboard cache (`settings.cache_dir`: the project's `.cache/leaderboard/`
+for its own release, else the user's cache), never inside a release."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def identity(release: Path, manifest: dict) -> dict:
 def folder(output: Path | None, release: Path) -> Path:
     """Where results go; a path inside a release (`release`, or any other) is refused (`settings.user_output`)
     before any work."""
-    return settings.user_output(output, release) if output else settings.project_root() / ".cache" / "leaderboard"
+    return settings.user_output(output, release) if output else settings.cache_dir("leaderboard", release)
 
 
 def _file_name(scorer: str) -> str:

@@ -5,8 +5,9 @@ files with the config's typed options, and `layout.write_config` writes what it 
 account of every upstream record (built, or dropped by reason). A corpus that declares held-out narratives (the
 leakage policy, `Corpus.held_out_texts`) has their fingerprints recorded in the stats as well: the one place they
 are computed from the upstream files, so that `cohbench corrupt` checks for test-split overlap without them.
-Sentence splits are kept in the project's `.cache/sentences` (`text.cached_splits`) and what the encoder makes in
-`.cache/embeddings` (`embedding_store`): the configs made from the same narratives, each built in its own
+Sentence splits are kept in the release's `sentences` cache (`text.cached_splits`) and what the encoder makes in its
+`embeddings` cache (`embedding_store`), both outside it (`settings.cache_dir`: the project's `.cache/` for its own
+release, the user's cache for any other): the configs made from the same narratives, each built in its own
 process, split them and encode their sentences once, and the train stage reads the vectors of every sentence they
 encoded."""
 
@@ -24,7 +25,6 @@ from ..text import cached_splits
 from .layout import write_config
 from ..registry import corpus_of
 
-SPLIT_CACHE = ".cache/sentences"  # under the project root, beside the embedding store
 
 
 def build(config: str, *, corpus=None, release: Path | None = None, paths=None, progress: bool = True) -> dict:
@@ -43,7 +43,8 @@ def build(config: str, *, corpus=None, release: Path | None = None, paths=None, 
     paths = {name: str(path) for name, path in (paths or fetch(corpus, progress=progress)).items()}
     options = spec.generator_options()
     with tempfile.TemporaryDirectory(prefix="cohbench-hf-") as cache, datasets_bars(progress), \
-            cached_splits(settings.project_root() / SPLIT_CACHE), kept_embeddings():
+            cached_splits(settings.cache_dir("sentences", release)), \
+            kept_embeddings(settings.cache_dir("embeddings", release)):
         builder = builder_for(corpus)(config_name=config, cache_dir=cache, paths=paths, options=options)
         try:
             builder.download_and_prepare(verification_mode="basic_checks")

@@ -6,7 +6,8 @@ The committed part of a release (card, manifest, stats, summaries, scores) is in
 release`) sends to the store,
 a local folder by default (`../cohbench-store` beside the checkout, `.dvc/config`; any DVC remote such as S3, GCS or
 SSH with `dvc remote modify store url ...`). `cohbench publish TARGET` copies the data of chosen releases to another
-remote: a folder (laid out as DVC's store, so that any web server can serve it as an HTTP remote) or any DVC remote URL.
+remote: a folder (laid out as DVC's store, so that any web server can serve it as an HTTP remote) or any DVC remote URL,
+reading the checkout without writing into it (DVC on each release's revision, with a temporary cache).
 `cohbench pull VERSION [--remote URL]` restores that release's exact bytes into a new folder and verifies every one
 of them against its manifest before the folder appears; before it asks DVC, it checks that the remote is reachable
 and holds every object of the release (regular files, for a folder), and that the disk has room for them.
@@ -25,6 +26,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
 import threading
 from pathlib import Path
 
@@ -266,20 +268,31 @@ def _check_writable(folder: Path) -> None:
                            "with `dvc remote modify store url PATH`")
 
 
-PUBLISH = """import json, sys
+# Each release read from git at its revision into a temporary DVC cache, so that nothing is written into the checkout:
+# DVC opened on a working tree takes a lock in its .dvc/tmp and fetches into its .dvc/cache. The checkout's settings
+# (its store, with the credentials of config.local) are read from its files, its relative paths resolved there, and its
+# own DVC cache is read as a remote for what the store lacks (a release built here and not yet pushed).
+PUBLISH = """import json, os, sys
+from dvc.config import Config
 from dvc.exceptions import DownloadError
 from dvc.repo import Repo
-repo_path, step, url, plan = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])  # plan: [[revision, [output, ...]], ...]
-repo = Repo(repo_path, config={"remote": {"cohbench-remote": {"url": url}}})
-if step == "fetch":  # what the local cache lacks, from the configured store; the caller then sees what is still missing
-    for revision, outputs in plan:
-        try:
-            repo.fetch(targets=outputs, revs=[revision], workspace=False)
-        except DownloadError:
-            pass
-    print(repo.cache.local_cache_dir)
-else:  # only the releases' own outputs: not the upstream files (raw/) nor other commits' data
-    print(sum(repo.push(targets=outputs, remote="cohbench-remote", revs=[revision], workspace=False) for revision, outputs in plan))
+repo_path, step, url, cache, plan = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], json.loads(sys.argv[5])  # plan: [[revision, [output, ...]], ...]
+checkout = Config(dvc_dir=os.path.join(repo_path, ".dvc"))
+own_cache = checkout["cache"].get("dir") or os.path.join(repo_path, ".dvc", "cache")
+config = {"remote": {**checkout["remote"], "cohbench-remote": {"url": url}, "cohbench-checkout-cache": {"url": own_cache}},
+          "cache": {"dir": cache}, "core": {k: v for k, v in checkout["core"].items() if k == "remote"}}
+pushed = 0
+for revision, outputs in plan:
+    repo = Repo(repo_path, rev=revision, config=config)
+    if step == "fetch":  # from the store, then from the checkout's cache; the caller then sees what is still missing
+        for source in ([None] if "remote" in config["core"] else []) + (["cohbench-checkout-cache"] if os.path.isdir(own_cache) else []):
+            try:
+                repo.fetch(targets=outputs, revs=[revision], workspace=False, remote=source)
+            except DownloadError:
+                pass
+    else:  # only the releases' own outputs: not the upstream files (raw/) nor other commits' data
+        pushed += repo.push(targets=outputs, remote="cohbench-remote", revs=[revision], workspace=False)
+print(pushed)
 """
 
 
@@ -301,15 +314,16 @@ def publish(target: str, versions: list[str] | None = None, repo: Path | None = 
     outputs = {version: _outputs_at(repo, known[version]) for version in chosen}
     plan = json.dumps([[known[v], [f"{RELEASE_FOLDER}/{o}" for o in outputs[v]]] for v in chosen if outputs[v]])
     what = f"publishing {', '.join(chosen)} to {url}"
-    cache = _run(repo, "python", "-c", PUBLISH, str(repo), "fetch", url, plan, what=what).stdout.decode().strip().splitlines()[-1]
-    for version in chosen:  # DVC would send a partial release without a word: say which release the store lacks first
-        for where, _, path in in_folder(cache, outputs[version], version, f"the DVC cache {cache}"):
-            if not path.is_file():
-                others = "" if versions else ", or name the releases to publish (`cohbench publish TARGET VERSION ...`)"
-                raise ReleaseError(f"the release store {_remote_url(repo, None)} does not hold release {version} ({where} is "
-                                   f"missing, and so is this checkout's DVC cache); push it there from the checkout that built "
-                                   f"it (`cohbench push`){others}")
-    pushed = _run(repo, "python", "-c", PUBLISH, str(repo), "push", url, plan, what=what).stdout.decode().strip().splitlines()
+    with tempfile.TemporaryDirectory(prefix="cohbench-publish-") as cache:
+        _run(repo, "python", "-c", PUBLISH, str(repo), "fetch", url, cache, plan, what=what)
+        for version in chosen:  # DVC would send a partial release without a word: say which release the store lacks first
+            for where, _, path in in_folder(cache, outputs[version], version, "the release store or this checkout's DVC cache"):
+                if not path.is_file():
+                    others = "" if versions else ", or name the releases to publish (`cohbench publish TARGET VERSION ...`)"
+                    raise ReleaseError(f"the release store {_remote_url(repo, None)} does not hold release {version} ({where} is "
+                                       f"missing, and so is this checkout's DVC cache); push it there from the checkout that built "
+                                       f"it (`cohbench push`){others}")
+        pushed = _run(repo, "python", "-c", PUBLISH, str(repo), "push", url, cache, plan, what=what).stdout.decode().strip().splitlines()
     checked = 0
     if "://" not in url:
         for version in chosen:

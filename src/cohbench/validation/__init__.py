@@ -6,7 +6,7 @@ committed snapshots `<validation.expected of params.yaml>/<config>.json`, by def
 (written by `record_expected`, i.e. `cohbench validate CONFIG --record-expected`); any drift of row counts or label distributions fails with the
 differing statistics named; a config whose records are not the version `catalog/versions/<config>.json`
 declares fails, with the part of the version that must move (`release.versions`). Results: `<release>/validation/<config>.json` and `release.json`; great-expectations'
-HTML Data Docs go outside the release (`settings.validation_docs_dir()`, default `.cache/validation-docs/`): they
+HTML Data Docs go outside the release (`settings.validation_docs_dir()`, default the release's `validation-docs` cache: `.cache/validation-docs/` of the project's own): they
 are regenerable and carry the time of their run, so they are never shared, pushed or exported with it.
 """
 
@@ -118,7 +118,7 @@ def validate(
     if len(derivations):
         release_tables.append(suites.derivations_table(derivations))
     out_dir = release / "validation"
-    docs_root = settings.validation_docs_dir()
+    docs_root = settings.validation_docs_dir(release)
     remove_orphans(docs_root)
     remove_orphans(out_dir)
     # One Data Docs site per config validated (and one for the release-wide checks), each replaced whole: validating
