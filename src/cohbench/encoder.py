@@ -117,8 +117,10 @@ def batch_memory(device: str) -> int:
     it (the fraction a Ray actor that shares a GPU declares, `torch.cuda.set_per_process_memory_fraction`)."""
     import torch
 
-    free, total = torch.cuda.mem_get_info(device)
-    share = total * torch.cuda.get_per_process_memory_fraction(device) - torch.cuda.memory_allocated(device)
+    index = torch.device(device).index  # torch's memory queries want an index: "cuda" alone is refused
+    index = torch.cuda.current_device() if index is None else index
+    free, total = torch.cuda.mem_get_info(index)
+    share = total * torch.cuda.get_per_process_memory_fraction(index) - torch.cuda.memory_allocated(index)
     return int(max(0, min(free, share)) * 0.25)
 
 

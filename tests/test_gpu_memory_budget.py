@@ -1,0 +1,31 @@
+"""The GPU batch budget asks torch about the device by index: on a real GPU torch's memory queries refuse the bare
+string "cuda" (found on an H100, where every `--device cuda` run failed before its first batch)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.cuda._utils import _get_device_index
+
+from cohbench.encoder import batch_memory
+
+GIB = 1 << 30
+
+
+@pytest.fixture
+def one_gpu(monkeypatch):
+    """torch's memory queries with their real argument check, answering for one 80 GiB GPU with 40 GiB free, 10 GiB
+    allocated by this process and a Ray actor's share of a half."""
+
+    def checked(answer):
+        return lambda device=None: answer if _get_device_index(device, optional=True) == 0 else pytest.fail(device)
+
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", checked((40 * GIB, 80 * GIB)))
+    monkeypatch.setattr(torch.cuda, "get_per_process_memory_fraction", checked(0.5))
+    monkeypatch.setattr(torch.cuda, "memory_allocated", checked(10 * GIB))
+
+
+@pytest.mark.parametrize("device", ["cuda", "cuda:0"])
+def test_a_batch_may_take_a_quarter_of_the_free_memory_within_the_process_share(one_gpu, device):
+    assert batch_memory(device) == int(30 * GIB * 0.25)  # the share (40 - 10) is below the free 40
