@@ -140,11 +140,12 @@ def text_features(sentences: Sequence[str], analyses: dict[str, Analysis], vecto
 # What a sentence brings that the text before it has not set up, as five of the counts above (CharE, RefE): their sum
 # is the untrained `novelty_count` reference scorer, the head's cues without a learned weight.
 NOVELTY = ("new_names", "names_new_to_last_two", "new_persons", "new_other_entities", "new_definites")
+NOVELTY_COLUMNS = [NAMES.index(name) for name in NOVELTY]
 
 
 def novelty(sentences: Sequence[str], analyses: dict[str, Analysis]) -> np.ndarray:
     """Per sentence, the sum of the NOVELTY counts, read against the sentences before it (no vector is read: the
     cosines come out 0 and are not summed)."""
     rows = text_features(sentences, analyses, np.zeros((len(sentences), 1)))
-    return rows[:, [NAMES.index(name) for name in NOVELTY]].sum(axis=1)
+    return rows[:, NOVELTY_COLUMNS].sum(axis=1)
 

@@ -59,8 +59,7 @@ def novelty_centre(scale: torch.Tensor, length: float) -> torch.Tensor:
     """The untrained `novelty_count` reference as weights on the standardised features: the direction of the sum of the
     `sentence_cues.NOVELTY` counts (a count's standardised weight is its standard deviation), at `length`."""
     centre = torch.zeros_like(scale)
-    columns = [sentence_cues.NAMES.index(name) for name in sentence_cues.NOVELTY]
-    centre[columns] = scale[columns]
+    centre[sentence_cues.NOVELTY_COLUMNS] = scale[sentence_cues.NOVELTY_COLUMNS]
     return centre * (length / centre.norm())
 
 
