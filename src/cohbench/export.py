@@ -14,7 +14,7 @@ from .errors import ReleaseError
 from .release.index import write_index
 from .release.build_state import require_indexed
 from .release.files import MANIFEST, checked, read_manifest, read_regular, stats_path
-from .release.layout import built_configs
+from .release.layout import built_configs, checked_data
 
 # The baseline's scores travel with the card; its per-record predictions stay in the working release.
 BASELINE_FILES = ("metrics.json", "metrics.md", "gate.json")
@@ -37,7 +37,7 @@ def export(target: Path, *, include_research_only: bool = False, release: Path |
         for name, stats in kept.items():
             fix = f"run `cohbench verify`, then rebuild with `cohbench build {name}` (or restore the release)"
             for entry in stats["files"].values():  # each checked against its stats, as every reader does
-                _copy(release / entry["path"], tmp / entry["path"], entry["sha256"], f"stats/{name}.json", fix)
+                _write(tmp / entry["path"], checked_data(release, name, entry), release / entry["path"], fix)
             _copy(stats_path(release, name), stats_path(tmp, name), shipped.get(f"stats/{name}.json"), MANIFEST, fix)
         for file in BASELINE_FILES:
             if (release / "baseline" / file).is_file():
@@ -49,6 +49,10 @@ def export(target: Path, *, include_research_only: bool = False, release: Path |
 
 def _copy(source: Path, target: Path, sha256: str | None, recorded_in: str, fix: str) -> None:
     """Copy the bytes of `source` that were checked against the sha256 `recorded_in` records."""
-    data = checked(source, sha256, recorded_in, fix)
+    _write(target, checked(source, sha256, recorded_in, fix), source, fix)
+
+
+def _write(target: Path, data: bytes | None, source: Path, fix: str) -> None:
+    """`data`, the checked bytes of `source` (None: this process checked that very file before), at `target`."""
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(read_regular(source, fix) if data is None else data)

@@ -24,6 +24,19 @@ ANNOTATOR_TYPES = ("expert", "crowd", "expert_mean")
 # noise of one CPU's kernels against another's, not content.
 FLOAT_DECIMALS = 4
 
+# Each ClassLabel field (a dotted path from its column, through lists) and its names, declared without `datasets` so
+# that a reader checks a file's values cheaply (`release.vocabulary`); `_declared` types these fields from it.
+CLASS_LABELS = {
+    "spans.type": ERROR_TYPES,
+    "spans.category": CATEGORIES,
+    "sentence_labels": BINARY_LABELS,
+    "sentence_labels_min2votes": BINARY_LABELS,
+    "segment_labels": BINARY_LABELS,
+    "segment_labels_min2votes": BINARY_LABELS,
+    "gap_labels": GAP_LABELS,
+    "label": BINARY_LABELS,
+}
+
 ERROR = BINARY_LABELS.index("error")
 OK = BINARY_LABELS.index("ok")
 NO_LABEL = -1  # ClassLabel's own encoding of "no label"
@@ -50,6 +63,9 @@ def _declared() -> dict:
     about half a second, which `cohbench sql` and the label constants above never need."""
     from datasets import ClassLabel, Features, List, Value
 
+    def labels(path: str) -> ClassLabel:
+        return ClassLabel(names=list(CLASS_LABELS[path]))
+
     SPAN_FIELDS = (
         Field("segment", Value("int32"), "Index into `segments` of the text the offsets refer to."),
         Field("start", Value("int32"), "Start character offset in `segments[segment]`; null when unresolved."),
@@ -57,8 +73,8 @@ def _declared() -> dict:
         Field("first_sentence", Value("int32"), "Index into `sentences` of the first sentence the span covers."),
         Field("last_sentence", Value("int32"), "Index of the last sentence the span covers (inclusive)."),
         Field("text", Value("string"), "The span as the annotators marked it."),
-        Field("type", ClassLabel(names=list(ERROR_TYPES)), "Error type (SNaC taxonomy)."),
-        Field("category", ClassLabel(names=list(CATEGORIES)), "coherence or language error (SNaC §3.2)."),
+        Field("type", labels("spans.type"), "Error type (SNaC taxonomy)."),
+        Field("category", labels("spans.category"), "coherence or language error (SNaC §3.2)."),
         Field("votes", Value("int32"), "How many annotators marked this span with this type."),
         Field("annotator", Value("string"), "Annotator id where upstream gives one, else null."),
         Field("antecedents", List(Value("string")), "Antecedent spans (InconE/RepE: the text contradicted or repeated)."),
@@ -110,20 +126,20 @@ def _declared() -> dict:
         Field("sentences", List(Value("string")), "The evaluated text, one entry per sentence."),
         Field("segments", List(Value("string")), "Annotation units (SNaC: 2-4 sentence segments), where they exist."),
         Field("sentence_segments", List(Value("int32")), "Index into `segments` of each sentence."),
-        Field("sentence_labels", List(ClassLabel(names=list(BINARY_LABELS))), "Per sentence: 1 = has an error."),
+        Field("sentence_labels", List(labels("sentence_labels")), "Per sentence: 1 = has an error."),
         Field(
             "sentence_labels_min2votes",
-            List(ClassLabel(names=list(BINARY_LABELS))),
+            List(labels("sentence_labels_min2votes")),
             "Per sentence, counting only errors marked by at least 2 annotators.",
         ),
-        Field("segment_labels", List(ClassLabel(names=list(BINARY_LABELS))), "Per segment: 1 = has an error."),
+        Field("segment_labels", List(labels("segment_labels")), "Per segment: 1 = has an error."),
         Field(
             "segment_labels_min2votes",
-            List(ClassLabel(names=list(BINARY_LABELS))),
+            List(labels("segment_labels_min2votes")),
             "Per segment, counting only errors marked by at least 2 annotators.",
         ),
-        Field("gap_labels", List(ClassLabel(names=list(GAP_LABELS))), "Per gap between sentences i and i+1: 1 = missing."),
-        Field("label", ClassLabel(names=list(BINARY_LABELS)), "Whole text: 1 = has an error; -1 = no label."),
+        Field("gap_labels", List(labels("gap_labels")), "Per gap between sentences i and i+1: 1 = missing."),
+        Field("label", labels("label"), "Whole text: 1 = has an error; -1 = no label."),
         Field("spans", List(_struct(SPAN_FIELDS)), "Error spans."),
         Field("ratings", List(_struct(RATING_FIELDS)), "Ratings, one entry per annotator and dimension."),
         Field("explanations", List(_struct(EXPLANATION_FIELDS)), "Written explanations of errors."),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import jsonlines
@@ -48,11 +49,13 @@ def read_json(path: Path, fix: str):
         raise ReleaseError(f"{path} is not valid JSON ({error}); {fix}") from None
 
 
-def checked(path: Path, sha256: str | None, recorded_in: str, fix: str, *, or_built: str | None = None) -> bytes | None:
+def checked(path: Path, sha256: str | None, recorded_in: str, fix: str, *, or_built: str | None = None,
+            content: Callable[[bytes], None] | None = None) -> bytes | None:
     """`path`'s bytes, checked against `sha256` as `recorded_in` records it (None: it records none), or against
     `or_built`, the build state's record of a config built since (`building/`); None when this process already
     checked this very file (same path, size and mtime). A missing, non-regular or different file is refused in one
-    line naming it and `fix`."""
+    line naming it and `fix`. `content` checks the bytes further (raising to refuse them) before the file counts as
+    checked."""
     try:
         status = path.stat()
     except FileNotFoundError:
@@ -68,6 +71,8 @@ def checked(path: Path, sha256: str | None, recorded_in: str, fix: str, *, or_bu
     if actual not in accepted:
         since = f" and from its build state's ({BUILDING}/{path.stem}.json)" if or_built else ""
         raise ReleaseError(f"{path} differs from the sha256 recorded in {recorded_in}{since}; {fix}")
+    if content is not None:
+        content(data)
     _VERIFIED[key] = actual
     return data
 

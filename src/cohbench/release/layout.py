@@ -32,6 +32,7 @@ from ..schema import BINARY_LABELS, ERROR_TYPES, GAP_LABELS, split_sort_key
 from .build_state import build_state, record_build
 from .files import INDEXED, MANIFEST, checked, read_json, read_manifest, read_regular, stats_path
 from .fingerprint import fingerprint
+from .vocabulary import class_label_columns, outside_vocabulary
 
 # What a release ships besides the Parquet files, hashed in the manifest so that `verify` covers it: the card, the
 # stats, the validation summaries, the baseline's scores and the predictions of the baseline and of every reference
@@ -73,6 +74,8 @@ def write_config(release: Path, config: str, splits: Mapping[str, object], descr
     with atomic_dir(release / "data" / config) as tmp:
         for split in sorted(splits, key=split_sort_key):
             dataset = splits[split]
+            if wrong := outside_vocabulary(dataset.data.table):
+                raise ReleaseError(f"refusing to write {config}'s {split} split: {wrong}")
             target = tmp / f"{split}.parquet"
             dataset.to_parquet(str(target), batch_size=row_group)
             tables[split] = table = dataset.data.table
@@ -179,7 +182,7 @@ def built_configs(release: Path | None = None, *, recorded: bool = True) -> dict
     (`shipped`), or, for a config built since the last `cohbench index`, the one its build state records
     (`building/<config>.json`, which the writer leaves and `index` removes); a stats file neither records is refused,
     as is a config the manifest lists whose stats are missing. File times are never trusted. The data files are
-    checked against the stats when read (`read_table`, `data_bytes`, `data_files`). A folder with no manifest and no file only
+    checked against the stats when read (`read_table`, `data_bytes`, `checked_data`). A folder with no manifest and no file only
     `cohbench index` writes (INDEXED) was never indexed (a first build, a `corrupt` output): its stats are its only
     record. One that holds such a file lost its manifest, and is refused, as is an invalid manifest. `recorded`
     False is `cohbench index`'s reading: a lost manifest is rewritten from the stats as they are, and a config whose
@@ -228,13 +231,24 @@ def _data_fix(config: str) -> str:
     return f"run `cohbench verify`, then rebuild with `cohbench build {config}` (or restore the release)"
 
 
-def data_files(release: Path, config: str, stats: dict) -> list[Path]:
-    """A built config's data files, each checked against its stats (for readers that open them by path: `export`)."""
-    paths = []
-    for entry in stats["files"].values():
-        paths.append(release / entry["path"])
-        checked(paths[-1], entry["sha256"], f"stats/{config}.json", _data_fix(config))
-    return paths
+def checked_data(release: Path, config: str, entry: dict) -> bytes | None:
+    """A data file's bytes (`entry`: its stats' record), checked against its sha256 and the schema's vocabularies
+    (`vocabulary`); None when this process already checked this very file (`files.checked`)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = release / entry["path"]
+
+    def in_vocabulary(data: bytes) -> None:
+        try:
+            present = pq.ParquetFile(pa.BufferReader(data)).schema_arrow.names
+            table = pq.read_table(pa.BufferReader(data), columns=[c for c in class_label_columns() if c in present])
+        except (OSError, pa.ArrowException) as error:
+            raise ReleaseError(f"{path} cannot be read as Parquet ({str(error).splitlines()[0][:120]}); {_data_fix(config)}") from None
+        if wrong := outside_vocabulary(table):
+            raise ReleaseError(f"{path}: {wrong}, though its stats record its sha256; {_data_fix(config)}")
+
+    return checked(path, entry["sha256"], f"stats/{config}.json", _data_fix(config), content=in_vocabulary)
 
 
 def data_bytes(release: Path, config: str, stats: dict) -> dict[str, bytes]:
@@ -243,9 +257,8 @@ def data_bytes(release: Path, config: str, stats: dict) -> dict[str, bytes]:
     check is never what is read (`cohbench sql` hands these bytes to DuckDB)."""
     out = {}
     for split, entry in stats["files"].items():
-        path = release / entry["path"]
-        data = checked(path, entry["sha256"], f"stats/{config}.json", _data_fix(config))
-        out[split] = read_regular(path, _data_fix(config)) if data is None else data
+        data = checked_data(release, config, entry)
+        out[split] = read_regular(release / entry["path"], _data_fix(config)) if data is None else data
     return out
 
 
@@ -258,7 +271,7 @@ def read_table(release: Path, config: str, stats: dict, split: str, columns: lis
 
     path = release / stats["files"][split]["path"]
     try:
-        data = checked(path, stats["files"][split]["sha256"], f"stats/{config}.json", _data_fix(config))
+        data = checked_data(release, config, stats["files"][split])
         return pq.read_table(str(path) if data is None else pa.BufferReader(data), columns=columns)
     except (OSError, pa.ArrowException) as error:
         raise ReleaseError(f"{path} cannot be read as Parquet ({str(error).splitlines()[0][:120]}); {_data_fix(config)}") from None
