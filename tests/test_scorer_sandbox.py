@@ -265,3 +265,42 @@ def test_a_scorer_never_outlives_a_cohbench_that_is_terminated(release, workspac
         assert not _alive(scorer)
     finally:
         run.kill()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads process states from /proc (Linux)")
+def test_ctrl_c_that_ends_the_scorer_before_cohbench_sees_it_is_an_interrupted_run_exit_130(release, workspace):
+    """Ctrl-C sends SIGINT to every process of the terminal's job; when the scorer's process ends of it before cohbench
+    handles its own, the run is still interrupted (130), not a scorer whose "process ended"."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pid_file = release / "scorer.pid"
+    spec = _module(release, "slow", f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+                                    "def score(records):\n    time.sleep(600)\n")
+    run = subprocess.Popen([sys.executable, "-m", "cohbench.cli", "evaluate", "storysumm", "--scorer", spec,
+                            "--bootstrap", "20"], cwd=release, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not pid_file.is_file() or not pid_file.read_text():
+            assert time.monotonic() < deadline and run.poll() is None, "the scorer never started"
+            time.sleep(0.2)
+        time.sleep(1)  # the scorer is now inside score(), sleeping
+        os.kill(int(pid_file.read_text()), signal.SIGINT)  # the scorer's share of a Ctrl-C, arriving first
+        out, err = run.communicate(timeout=30)
+        assert (run.returncode, out, err.strip()) == (130, "", "cohbench: interrupted")
+    finally:
+        run.kill()
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    ("class Odd(Exception):\n    def __str__(self):\n        raise RuntimeError\n"
+     "def score(records):\n    raise Odd()\n", "raised Odd: <a Odd whose str() raised>"),
+    ("def score(records):\n    raise ValueError('\\x1b[2J\\x1b[31mred')\n", r"raised ValueError: \x1b[2J\x1b[31mred"),
+])  # fmt: skip
+def test_a_scorers_error_that_cannot_be_printed_or_drives_the_terminal_is_one_plain_line(release, capsys, body, said):
+    spec = _module(release, "odd_error", body)
+    code, out, err = _run(capsys, "evaluate", "storysumm", "--scorer", spec)
+    assert (code, out) == (1, "") and err.strip() == f"cohbench: error: {spec} on storysumm: {said}" and "\x1b" not in err

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -84,6 +85,8 @@ class ScorerProcess:
             chunk = os.read(fd, 1 << 16)
             if not chunk:  # it ended, with or without part of a reply written
                 status = self.close()
+                if status == -signal.SIGINT:  # Ctrl-C reached its process group: the run is interrupted (exit 130)
+                    raise KeyboardInterrupt
                 raise ScorerFailed(f"its process ended {when} (exit status {status})")
             line += chunk
             if len(line) > MAX_REPLY:
@@ -101,6 +104,8 @@ class ScorerProcess:
                                                or isinstance(reply.get("scores"), list)):
             self.close()
             raise ScorerFailed(f"wrote something other than its scores to the channel of its replies {when}")
+        if "error" in reply:  # the scorer's own words: no terminal escape reaches the screen
+            reply["error"] = escaped(reply["error"], limit=400)
         return reply
 
     def close(self, wait: float = 5) -> int | None:

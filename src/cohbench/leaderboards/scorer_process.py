@@ -19,14 +19,19 @@ import sys
 SHOWN = 200  # characters of a scorer's message or value that the one error line repeats
 
 
-def _short(text: str) -> str:
-    text = " ".join(str(text).split())
+def _short(value, show=str) -> str:
+    """`show(value)` on one line of at most SHOWN characters; a value whose `__str__` or `__repr__` raises is said so,
+    not allowed to end this process with a traceback."""
+    try:
+        text = " ".join(show(value).split())
+    except Exception:  # noqa: BLE001 (a scorer's object can fail to print in any way)
+        return f"<a {type(value).__name__} whose {show.__name__}() raised>"
     return text if len(text) <= SHOWN else text[:SHOWN] + "..."
 
 
 def _failure(error: BaseException) -> str:
     if isinstance(error, SystemExit):
-        return f"called sys.exit({_short(repr(error.code))})"
+        return f"called sys.exit({_short(error.code, repr)})"
     return f"raised {type(error).__name__}: {_short(error)}"
 
 
@@ -39,7 +44,7 @@ def _plain(value):
         return [_plain(v) for v in value]
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
-    return _short(repr(value))
+    return _short(value, repr)
 
 
 def _serve(function, requests, replies) -> None:
@@ -48,7 +53,7 @@ def _serve(function, requests, replies) -> None:
         try:
             scores = function(batch)
             if isinstance(scores, (str, bytes, dict)) or not hasattr(scores, "__iter__"):
-                reply = {"error": f"returned {_short(repr(scores))}, not a list with one entry per record"}
+                reply = {"error": f"returned {_short(scores, repr)}, not a list with one entry per record"}
             else:
                 reply = {"scores": [_plain(v) for v in scores]}
         except BaseException as error:  # noqa: BLE001 (the scorer's sys.exit or exception, told to the parent in one line)
