@@ -294,7 +294,8 @@ def test_a_run_killed_while_writing_where_the_release_would_be_resumes(workspace
     assert not (workspace / "here" / "cohbench" / ".partial").exists()
 
 
-@pytest.mark.parametrize("damage", ["run.json truncated", "run.json a list", "run.json not UTF-8", "a tally truncated", "a partition truncated"])
+@pytest.mark.parametrize("damage", ["run.json truncated", "run.json a list", "run.json not UTF-8", "a tally truncated", "a partition truncated",
+                                    "a partition replaced by another's"])
 def test_resuming_a_damaged_unfinished_run_says_so_and_how_to_start_over(workspace, monkeypatch, capsys, damage):
     out = workspace / "killed"
     real_run, calls = recipes.apply, []
@@ -312,7 +313,9 @@ def test_resuming_a_damaged_unfinished_run_says_so_and_how_to_start_over(workspa
     partial = out / ".partial"
     damaged, data = {"run.json truncated": ("run.json", b'{"recipe": '), "run.json a list": ("run.json", b"[1]"),
                      "run.json not UTF-8": ("run.json", b"\xff"), "a tally truncated": ("part-00000.json", b'{"sources"'),
-                     "a partition truncated": ("part-00001.parquet", b"PAR1")}[damage]  # fmt: skip
+                     "a partition truncated": ("part-00001.parquet", b"PAR1"),
+                     "a partition replaced by another's": ("part-00001.parquet", (partial / "part-00000.parquet").read_bytes()),
+                     }[damage]  # fmt: skip
     (partial / damaged).write_bytes(data)
     capsys.readouterr()
     assert corrupt(STORIES, *args, "--resume") == 1

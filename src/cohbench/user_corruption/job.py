@@ -221,14 +221,18 @@ def _write_partition(partial: Path, number: int, sources: list[dict], outputs: l
     made = [r for out in outputs for r in out]
     with atomic_path(partial / f"part-{number:05d}.parquet") as tmp:
         pq.write_table(pa.Table.from_pylist(made, schema=ARROW_SCHEMA), tmp)
+        written = hashlib.sha256(Path(tmp).read_bytes()).hexdigest()
     tally = {"sources": len(outputs), "dropped": Counter(why(source) for source, out in zip(sources, outputs) if not out),
-             "records": len(made), "by_generator": dict(Counter(r["corruption"]["generator"] for r in made if r["corruption"]))}
+             "records": len(made), "by_generator": dict(Counter(r["corruption"]["generator"] for r in made if r["corruption"])),
+             "sha256": written}  # a resumed run reads back only the very file this partition wrote
     write_text(partial / f"part-{number:05d}.json", json.dumps(tally, sort_keys=True))  # written last: marks it done
 
 
-def _by_split(partial: Path, count: int, splits) -> dict:
+def _by_split(partial: Path, written: list[str], splits) -> dict:
     """The partitions' records gathered per split, in partition order, as `datasets.Dataset`s over Arrow files
-    beside them (memory-mapped, so a split larger than memory is never held whole)."""
+    beside them (memory-mapped, so a split larger than memory is never held whole); each partition's file checked
+    against the sha256 its tally recorded (`written`), so one replaced by another run's, or by another partition's,
+    is refused instead of assembled."""
     import datasets
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -238,11 +242,15 @@ def _by_split(partial: Path, count: int, splits) -> dict:
 
     paths = {split: partial / f"split-{split}.arrow" for split in splits}
     writers = {split: pa.ipc.new_stream(str(path), ARROW_SCHEMA) for split, path in paths.items()}
-    for number in range(count):
+    for number, sha256 in enumerate(written):
+        path = partial / f"part-{number:05d}.parquet"
         try:
-            table = pq.read_table(partial / f"part-{number:05d}.parquet", schema=ARROW_SCHEMA)
-        except (pa.ArrowInvalid, FileNotFoundError) as error:
-            raise _damaged(partial / f"part-{number:05d}.parquet", str(error).splitlines()[0]) from None
+            data = path.read_bytes()
+            if hashlib.sha256(data).hexdigest() != sha256:
+                raise _damaged(path, f"not the file this partition wrote: its sha256 differs from part-{number:05d}.json's")
+            table = pq.read_table(pa.BufferReader(data), schema=ARROW_SCHEMA)
+        except (pa.ArrowInvalid, OSError) as error:
+            raise _damaged(path, str(error).splitlines()[0]) from None
         for split, writer in writers.items():
             writer.write_table(table.filter(pc.equal(table["split"], split)))
     for writer in writers.values():
@@ -312,9 +320,10 @@ def _corrupt(input_path, out, options, resolved, config, previous, engine) -> di
         engine.run(todo, shared, finished)
     bar.close()
 
-    made, by_generator, made_nothing = 0, Counter(), 0
+    made, by_generator, made_nothing, written = 0, Counter(), 0, []
     for n in range(len(partitions)):
-        tally = _partial_json(partial / f"part-{n:05d}.json", ("dropped", "records", "by_generator"))
+        tally = _partial_json(partial / f"part-{n:05d}.json", ("dropped", "records", "by_generator", "sha256"))
+        written.append(tally["sha256"])
         dropped.update(tally["dropped"])
         made_nothing += sum(tally["dropped"].values())
         made += tally["records"]
@@ -330,7 +339,7 @@ def _corrupt(input_path, out, options, resolved, config, previous, engine) -> di
         "dropped": dict(sorted((k, v) for k, v in dropped.items() if v)),
         "notes": dict(sorted(notes.items())),
     }
-    splits = _by_split(partial, len(partitions), list(options.splits))
+    splits = _by_split(partial, written, list(options.splits))
     with datasets_bars(options.progress):
         summary = write_config(out, config, splits, described, row_group=ROW_GROUP)
     shutil.rmtree(partial)
