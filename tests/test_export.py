@@ -79,3 +79,21 @@ def test_a_release_never_indexed_or_built_since_its_index_is_not_exported(releas
     assert main(["export", str(workspace / "share")]) == 1
     assert "has no manifest.json (it was never indexed)" in capsys.readouterr().err
     assert not (workspace / "share").exists()
+
+
+def test_a_terminated_export_leaves_no_temporary_folder_and_says_interrupted(release, workspace, monkeypatch, capsys):
+    import os
+    import signal
+
+    from cohbench import export as export_module
+
+    real = export_module.write_index
+
+    def terminated_while_writing(folder):  # SIGTERM arrives while the copy is half written
+        os.kill(os.getpid(), signal.SIGTERM)
+        return real(folder)
+
+    monkeypatch.setattr(export_module, "write_index", terminated_while_writing)
+    assert main(["export", str(workspace / "share")]) == 130
+    assert capsys.readouterr().err.strip() == "cohbench: interrupted"
+    assert sorted(p.name for p in workspace.iterdir() if "share" in p.name) == []  # neither the copy nor a .tmp folder

@@ -4,9 +4,12 @@ as JSON with --json; progress goes to stderr."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from .._version import __version__
@@ -39,7 +42,8 @@ def main(argv=None) -> int:
 
         numerics.pin_for_training()
     try:
-        return args.func(args)
+        with _terminated_as_interrupted():
+            return args.func(args)
     except CohbenchError as error:
         print(f"cohbench: error: {error}", file=sys.stderr)
         return 1
@@ -64,6 +68,23 @@ def main(argv=None) -> int:
         return 1
     except Exception:  # noqa: BLE001  (the guard of last resort: one line, the traceback to a file)
         return _unexpected(args)
+
+
+@contextlib.contextmanager
+def _terminated_as_interrupted():
+    """SIGTERM ends a command as Ctrl-C does, through the clean-up of what it was writing (temporary files and folders
+    of `export`, `derive`, `show`, `pull`, ...); SIGKILL cannot be caught: the next writer beside them removes those."""
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _unexpected(args) -> int:

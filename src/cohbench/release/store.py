@@ -15,19 +15,16 @@ and holds every object of the release (regular files, for a folder), and that th
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
 import posixpath
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tarfile
 import tempfile
-import threading
 from pathlib import Path
 
 from .. import settings
@@ -165,7 +162,7 @@ def pull(version: str, out: Path, repo: Path | None = None, remote: str | None =
     outputs = _outputs_at(repo, revision)
     check_remote(url, outputs, version)
     remove_orphans(target.parent)  # what a killed pull left there
-    with _terminated_as_exit(), atomic_dir(target) as tmp:
+    with atomic_dir(target) as tmp:
         _committed_part(repo, revision, tmp)
         if not (tmp / "manifest.json").is_file():
             raise ReleaseError(f"{tag} holds no release manifest (cohbench/manifest.json); it is not a release tag")
@@ -232,23 +229,6 @@ def _check_room(folder: Path, outputs: dict[str, dict], out: Path) -> None:
     if needed > free:
         raise ReleaseError(f"not enough space for {out}: the release's data needs {needed / 1e6:.1f} MB and {probe} has "
                            f"{free / 1e6:.1f} MB free; free some space or pull elsewhere")
-
-
-@contextlib.contextmanager
-def _terminated_as_exit():
-    """SIGTERM ends the pull like Ctrl-C does, through the clean-up of its temporary folder (SIGKILL cannot be caught:
-    the next pull beside it removes what it left)."""
-    def stop(signum, frame):
-        raise KeyboardInterrupt
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def push(repo: Path | None = None) -> dict:
