@@ -179,6 +179,15 @@ def test_show_refuses_a_folder_inside_the_release_and_a_config_not_built(workspa
     assert not (release / "site").exists() and not (workspace / "site").exists()
 
 
+def test_the_index_of_a_folder_no_release_manifest_names_says_so_instead_of_an_unknown_release(workspace, tmp_path, capsys):
+    story = plain_record("story", 0, [0, 0])
+    story["sentences"] = ["Ann woke up.", "She left."]
+    write_config(workspace / "release", "my_run", "timetravel", {"test": [story]}, declare=False)  # as `corrupt` leaves it
+    assert main(["show", "--out", str(tmp_path / "site")]) == 0, capsys.readouterr().err
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert "configs of no cohbench release (no manifest names one): 1 config(s)" in index and "unknown" not in index
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium; .ci/run installs it)")
 def test_hostile_config_names_and_a_malformed_hash_neither_run_script_nor_blank_a_page(workspace, tmp_path, capsys):
     """A `corrupt` or `derive` output names its own configs: a name is text and a link to the site's own file."""

@@ -52,7 +52,8 @@ def write_site(out: Path, release: Path | None = None, configs: list[str] | None
             summary = _summary(name, data.stats, records)
             summaries.append(summary)
             (tmp / f"{name}.html").write_text(_config_page(name, summary), encoding="utf-8")
-        release_name = f"cohbench {provenance(folder, {n: built[n] for n in names})['release']}"  # never a local path: pages go on web hosts
+        release = provenance(folder, {n: built[n] for n in names})["release"]  # never a local path: pages go on web hosts
+        release_name = f"cohbench {release}" if release != "unknown" else "configs of no cohbench release (no manifest names one)"
         (tmp / "index.html").write_text(_index_page(release_name, summaries, _cards(folder, built, names)), encoding="utf-8")
     return {"path": str(target), "release": str(folder), "configs": {s["config"]: s["records"] for s in summaries}}
 
