@@ -54,7 +54,7 @@ def test_floats_are_content_to_the_declared_precision_and_noise_below_it():
 def _stats(config: str, fields: dict, schema: dict, rows=None) -> dict:
     content = {"fingerprint": hashlib.sha256(json.dumps([fields, schema, rows], sort_keys=True).encode()).hexdigest(), "schema": schema,
                "field_hashes": fields}
-    return content | {"files": {"test": {"rows": rows or 2}}}
+    return content | {"files": {"test": {"rows": rows or 2, "sha256": "0" * 64}}}
 
 
 def test_the_part_of_the_version_that_moves_is_read_from_the_field_hashes(workspace):
@@ -187,3 +187,53 @@ def test_every_result_names_its_data(every_protocol, tmp_path, capsys):
     assert {config: s["data"] for config, s in statistics.items()} == {
         config: {"release": expected["release"], **expected["configs"][config]} for config in statistics}
     assert set(statistics) >= {"snac", "storysumm", "summeval", "timetravel_dsd"}
+
+
+def _flipped_and_indexed(workspace):
+    """An indexed release whose timetravel_dsd labels were flipped through the writer (new data, stats and build
+    state): what a tamperer starts from."""
+    from cohbench.release.index import write_index
+
+    rel = _release(workspace)
+    write_index(rel)
+    kept = json.loads((rel / "stats" / "timetravel_dsd.json").read_text())
+    table = read_config(rel, "timetravel_dsd").tables["test"]
+    rewrite_split(rel, "timetravel_dsd", "test", table.set_column(table.schema.get_field_index("label"), "label", pa.array([0, 1], pa.int64())))
+    return rel, kept
+
+
+def _rerecord(rel, config: str) -> None:
+    """The tamperer's last step: the build state records the edited stats, so every sha256 check passes."""
+    from cohbench.release.build_state import record_build
+
+    record_build(rel, config, hashlib.sha256((rel / "stats" / f"{config}.json").read_bytes()).hexdigest())
+
+
+def test_stats_that_keep_the_declared_fingerprint_over_other_records_are_served_nowhere(workspace, capsys):
+    rel, kept = _flipped_and_indexed(workspace)
+    _edit_stats(rel, "timetravel_dsd", lambda s: s | {key: kept[key] for key in ("fingerprint", "schema", "field_hashes")})
+    _rerecord(rel, "timetravel_dsd")
+    with pytest.raises(cohbench.errors.ReleaseError, match="records another fingerprint than that of the records it describes"):
+        cohbench.load("timetravel_dsd", split="test")
+    predictions = workspace / "p.jsonl"
+    predictions.write_text("".join(json.dumps({"id": i, "score": [0.1, 0.9]}) + "\n" for i in "ab"))
+    assert main(["evaluate", "timetravel_dsd", "--predictions", str(predictions)]) == 1
+    assert "records another fingerprint" in capsys.readouterr().err
+
+
+def test_a_manifest_claiming_the_declared_version_for_another_fingerprint_gives_a_dev_version(workspace):
+    from cohbench.release.verify import verify
+
+    rel, _ = _flipped_and_indexed(workspace)
+    stats = json.loads((rel / "stats" / "timetravel_dsd.json").read_text())
+    manifest = json.loads((rel / "manifest.json").read_text())
+    manifest["configs"]["timetravel_dsd"].update(fingerprint=stats["fingerprint"], files=stats["files"])  # still "1.0.0"
+    manifest["shipped"]["stats/timetravel_dsd.json"] = hashlib.sha256((rel / "stats" / "timetravel_dsd.json").read_bytes()).hexdigest()
+    (rel / "manifest.json").write_text(json.dumps(manifest))
+    for leftover in (rel / "building").iterdir():
+        leftover.unlink()  # the forged manifest records the flipped stats itself
+    assert versions.provenance(rel, built_configs(rel))["configs"]["timetravel_dsd"]["version"] == f"1.0.0+dev.{stats['fingerprint'][:8]}"
+    with pytest.raises(cohbench.errors.ReleaseError, match=r"is version 1\.0\.0\+dev"):
+        cohbench.load("timetravel_dsd", version="1.0.0")
+    problems = [r["problem"] for r in verify(rel, raw=False)["files"] if not r["ok"]]
+    assert any("is said to be version 1.0.0, which this cohbench declares for other records" in p for p in problems), problems

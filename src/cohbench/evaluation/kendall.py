@@ -77,11 +77,13 @@ def kendall_tau_b(x, y) -> float:
 
 
 def _weighted_mean(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean over axis 1 of defined values, weighted; and how many groups were undefined (per sample)."""
+    """Mean over axis 1 of defined values, weighted; and how many groups were undefined (per sample). Each sum is
+    exact (`math.fsum`), so the mean does not depend on the order of the documents or systems summed."""
     defined = ~np.isnan(values)
-    total = (weights * defined).sum(1)
+    total = (weights * defined).sum(1)  # whole counts: exact in any order
+    sums = np.array([math.fsum(row) for row in (np.where(defined, values, 0.0) * weights).tolist()])
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(total > 0, (np.where(defined, values, 0.0) * weights).sum(1) / np.where(total > 0, total, 1), np.nan)
+        mean = np.where(total > 0, sums / np.where(total > 0, total, 1), np.nan)
     return mean, (~defined & (weights > 0)).sum(1)
 
 

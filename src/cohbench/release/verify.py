@@ -17,6 +17,7 @@ from pathlib import Path
 from .. import settings
 from ..errors import ReleaseError
 from ..sources import sha256_of
+from . import versions
 from .build_state import build_state
 from .files import BUILDING, MANIFEST, read_manifest, stats_path
 from .layout import read_stats
@@ -92,5 +93,8 @@ def verify(release: Path | None = None, *, raw: bool | None = None) -> dict:
     for name, entry in recorded["configs"].items():
         if name in stats and stats[name]["files"] != entry["files"]:
             results.append({"kind": "stats", "path": str(stats_path(release, name)), "ok": False, "problem": "lists other files than the manifest; run `cohbench index`"})
+        elif name in stats and (problem := versions.false_claim(release, name, str(entry.get("version")), stats[name])):
+            results.append({"kind": "version", "path": str(stats_path(release, name)), "ok": False,
+                            "problem": f"{problem}; restore the release from its source, or rebuild it"})
     return {"ok": all(r["ok"] for r in results), "files": results, "not_checked": not_checked}
 

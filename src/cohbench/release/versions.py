@@ -113,18 +113,49 @@ def of_records(release: Path, config: str, stats: dict) -> dict:
     return stats
 
 
+def _files(stats: dict) -> dict:
+    return {split: f["sha256"] for split, f in sorted(stats["files"].items())}
+
+
 def record(config: str, stats: dict, folder: Path | None = None) -> Verdict:
-    """Declare the built records of `config` as its next version (the part the change requires); returns the verdict
-    that was acted on. Nothing is written when the records already are the declared version."""
-    verdict = check(config, stats, folder)
-    if verdict.ok:
+    """Declare the built records of `config` as its next version (the part the change requires), with the sha256 of
+    the data files that hold them; returns the verdict that was acted on. Nothing is written when the records already
+    are the declared version in those very files."""
+    verdict, entry = check(config, stats, folder), declared(config, folder)
+    if verdict.ok and entry.get("files") == _files(stats):
         return verdict
     rows = {split: f["rows"] for split, f in stats["files"].items()}
     jsonout.write((folder or settings.versions_dir()) / f"{config}.json", {
-        "config": config, "version": verdict.next, "fingerprint": stats["fingerprint"], "schema": stats["schema"],
-        "field_hashes": stats["field_hashes"], "rows": rows,
+        "config": config, "version": verdict.built if verdict.ok else verdict.next, "fingerprint": stats["fingerprint"],
+        "schema": stats["schema"], "field_hashes": stats["field_hashes"], "rows": rows, "files": _files(stats),
     })
     return verdict
+
+
+def false_claim(release: Path, config: str, version: str, stats: dict) -> str | None:
+    """Why `stats` (checked against their release's manifest or build state) may not carry `version`, or None. A
+    version this checkout declares names one fingerprint, and the data files its declaration records hold it: stats
+    claiming that version with another fingerprint, or with its fingerprint over other files whose records are not
+    that fingerprint (a copy whose data, stats and manifest were rewritten together), are refused."""
+    entry = declared(config)
+    if entry is None or entry["version"] != version:
+        return None
+    if stats.get("fingerprint") != entry["fingerprint"]:
+        return (f"{config} is said to be version {version}, which this cohbench declares for other records (fingerprint "
+                f"{entry['fingerprint'][:12]}, not {str(stats.get('fingerprint'))[:12]})")
+    if entry.get("files") != _files(stats):  # other bytes (or a declaration without them): the records must be the fingerprint
+        key = (str(Path(release).resolve()), config, tuple(_files(stats).values()))
+        if key not in _RECOMPUTED:  # once per process: it reads every record
+            try:
+                of_records(release, config, stats)
+                _RECOMPUTED[key] = None
+            except ReleaseError as error:
+                _RECOMPUTED[key] = str(error)
+        return _RECOMPUTED[key]
+    return None
+
+
+_RECOMPUTED: dict[tuple, str | None] = {}
 
 
 def matches(version: str, wanted: str) -> bool:
@@ -152,11 +183,14 @@ def provenance(release: Path, configs: dict[str, dict], *, recorded: bool = True
         fingerprint = stats.get("fingerprint")
         entry, recorded = declared(name), manifest["configs"].get(name, {})
         if entry and entry["fingerprint"] == fingerprint:
+            if problem := false_claim(release, name, entry["version"], stats):
+                raise ReleaseError(f"{problem}; restore the release from its source, or rebuild it with `cohbench build {name}`")
             version = entry["version"]
         else:
             declared_here = False
-            if recorded.get("fingerprint") == fingerprint and fingerprint and recorded.get("version"):
-                version = recorded["version"]
+            claimed = recorded.get("version")
+            if recorded.get("fingerprint") == fingerprint and fingerprint and claimed and not false_claim(release, name, claimed, stats):
+                version = claimed
             else:
                 version = f"{entry['version'] if entry else '0.0.0'}+dev.{(fingerprint or 'unknown')[:8]}"
         out[name] = {"version": version, "fingerprint": fingerprint}
