@@ -1,0 +1,147 @@
+"""A performance model of `cohbench corrupt --recipe dsd` on a GPU, predicted from a profile of the same job on the CPU.
+
+The job runs in this process with `--device cpu` under `torch.profiler` on stories from `catalog/SCALE.md`'s pool
+(pre-split, as `gpu_generation.py` gives them), at two sizes. From each profile it counts:
+- FLOPs (the profiler's count for matrix products; one per output element for the other ops);
+- bytes each op moves (its inputs' elements plus an output the size of its first input, 8 bytes each: the encoder
+  computes in float64 and indexes in int64);
+- kernel launches (one per computing leaf op; views and allocations launch none);
+- host syncs (`_local_scalar_dense` behind `.item()`, `nonzero` and `masked_select` behind boolean indexing, which
+  must read a result before going on). The `.cpu()` copies of the GPU path are no-ops on the CPU and are not seen:
+  the count is a lower bound;
+- the host time outside torch: wall time minus the top-level ops' time (Python, tokenising, bm25s, Parquet).
+
+Each term is fitted as c + a*N over the two sizes (a fixed cost and a cost per story: on the H100, 10x the stories
+took 8.3x the time without start-up, so the pool's quadratic part is small at these sizes), and a run of N stories is
+predicted as
+
+    host outside torch / HOST_SPEED + launches * LAUNCH_S + syncs * SYNC_S + sum over ops of max(flops / FP64, bytes / HBM)
+
+on each GPU (the device term taken as not overlapped with the host: a bound), and as
+
+    host outside torch / HOST_SPEED + torch op time * CORES_HERE / 16
+
+on the same machine's 16 cores (perfect scaling of torch's ops: an optimistic CPU, so the predicted speedup is a
+floor). It prints each prediction, the speedup and the term that dominates. Start-up (imports, the model) is left
+out of both. The constants and their sources are in GPUS and the module constants below; `catalog/SCALE.md` sets the
+predictions beside what an H100 measured.
+
+    .venv/bin/python benchmarks/gpu_model.py [--profile 500,1000] [--predict 5000,50000,500000] [--host-speed 1.0] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+# Per GPU: FP64 tensor-core peak (NVIDIA's H100 SXM and H200 datasheets: 67 TFLOP/s each) and memory bandwidth as
+# measured here (.library/device/KINDS.md: a device-to-device copy, bytes read and written: 3.0 and 4.3 TB/s).
+GPUS = {"H100": {"fp64_flops": 67e12, "hbm_bytes_per_s": 3.0e12}, "H200": {"fp64_flops": 67e12, "hbm_bytes_per_s": 4.3e12}}
+LAUNCH_S = 5e-6  # host cost of one eager op on CUDA (ATen dispatch + cudaLaunchKernel): PyTorch's usual 3-6 us
+SYNC_S = 20e-6  # one host<-device round trip with the queue drained (a stream synchronise and a small copy back)
+BYTES = 8
+NO_KERNEL = {"aten::view", "aten::reshape", "aten::_unsafe_view", "aten::as_strided", "aten::slice", "aten::select",
+             "aten::expand", "aten::transpose", "aten::t", "aten::permute", "aten::unsqueeze", "aten::squeeze",
+             "aten::detach", "aten::alias", "aten::empty", "aten::empty_strided", "aten::empty_like", "aten::resize_",
+             "aten::lift_fresh", "aten::result_type", "aten::unbind", "aten::split", "aten::narrow", "aten::chunk",
+             "aten::set_", "aten::is_nonzero", "aten::numpy_T", "aten::from_file"}  # fmt: skip
+SYNCS = {"aten::_local_scalar_dense", "aten::nonzero", "aten::masked_select"}
+
+
+def profile(stories: int) -> dict:
+    """Counts of one `corrupt --device cpu` run of `stories` stories, start-up excluded."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile as torch_profile
+
+    from cohbench import encoder
+    from cohbench.user_corruption import job
+    from gpu_generation import write_stories
+
+    encoder._encoder(encoder.resolve_device("cpu"))  # loading the model is start-up, not the job
+    with tempfile.TemporaryDirectory(prefix="cohbench-gpu-model-") as folder:
+        given = Path(folder) / "stories.jsonl"
+        write_stories(given, stories)
+        request = job.CorruptRequest(recipe="dsd", device="cpu", drop_test_overlap=False, progress=False)
+        started = time.perf_counter()
+        with torch_profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True) as prof:
+            job.corrupt(given, Path(folder) / "out", request)
+        wall = time.perf_counter() - started
+    counts = {"flops": 0.0, "bytes": 0.0, "launches": 0, "syncs": 0, "torch_s": 0.0, "outside_torch_s": 0.0}
+    for event in prof.events():
+        if not event.name.startswith("aten::"):
+            continue
+        if event.cpu_parent is None or not event.cpu_parent.name.startswith("aten::"):
+            counts["torch_s"] += event.cpu_time_total / 1e6
+        if any(child.name.startswith("aten::") for child in event.cpu_children) or event.name in NO_KERNEL:
+            continue
+        shapes = [s for s in event.input_shapes if s]
+        elements = [math.prod(s) for s in shapes]
+        counts["launches"] += 1
+        counts["syncs"] += event.name in SYNCS
+        counts["flops"] += event.flops or (elements[0] if elements else 0)
+        counts["bytes"] += BYTES * (sum(elements) + (elements[0] if elements else 0))
+    counts["outside_torch_s"] = max(0.0, wall - counts["torch_s"])
+    return {"stories": stories, "wall_s": round(wall, 2), **counts}
+
+
+def fitted(profiles: list[dict], key: str, stories: int) -> float:
+    """`key` at `stories`, as c + a*N through the two profiles (a fixed cost and a cost per story, neither below 0)."""
+    (n1, y1), (n2, y2) = ((p["stories"], p[key]) for p in profiles)
+    a = max(0.0, (y2 - y1) / (n2 - n1))
+    return max(0.0, y1 - a * n1) + a * stories
+
+
+def predict(profiles: list[dict], stories: int, host_speed: float) -> dict:
+    count = {key: fitted(profiles, key, stories) for key in ("flops", "bytes", "launches", "syncs", "torch_s", "outside_torch_s")}
+    host = count["outside_torch_s"] / host_speed
+    out = {"stories": stories, "cpu_16_cores_s": round(host + count["torch_s"] * (os.cpu_count() or 1) / 16, 1)}
+    for gpu, spec in GPUS.items():
+        terms = {"host outside torch": host, "kernel launches": count["launches"] * LAUNCH_S,
+                 "host syncs": count["syncs"] * SYNC_S,
+                 "device compute": max(count["flops"] / spec["fp64_flops"], count["bytes"] / spec["hbm_bytes_per_s"])}
+        total = sum(terms.values())
+        out[gpu] = {"predicted_s": round(total, 2), "speedup_over_16_cores": round(out["cpu_16_cores_s"] / total, 2),
+                    "dominant": max(terms, key=terms.get), "terms_s": {k: round(v, 3) for k, v in terms.items()}}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--profile", default="500,1000", help="the two sizes profiled on this CPU")
+    parser.add_argument("--predict", default="5000,50000,500000")
+    parser.add_argument("--host-speed", type=float, default=1.0,
+                        help="the GPU machine's single-core speed over this machine's (Python does not parallelise)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    sizes = [int(x) for x in args.profile.split(",")]
+    if len(sizes) != 2 or sizes[0] >= sizes[1]:
+        raise SystemExit("gpu_model: --profile takes two sizes, the smaller first")
+    profiles = [profile(n) for n in sizes]
+    predictions = [predict(profiles, int(n), args.host_speed) for n in args.predict.split(",")]
+    result = {"profiled_on": f"{os.cpu_count()} CPU cores", "profiles": profiles, "predicted": predictions,
+              "constants": {"gpus": GPUS, "launch_s": LAUNCH_S, "sync_s": SYNC_S, "host_speed": args.host_speed}}
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    for p in profiles:
+        print(f"profiled {p['stories']:,} stories on {os.cpu_count()} cores: {p['wall_s']} s; torch ops {p['torch_s']:.1f} s, "
+              f"outside torch {p['outside_torch_s']:.1f} s, {p['launches']:,} launches, {p['syncs']:,} syncs, "
+              f"{p['flops'] / 1e9:.1f} GFLOP, {p['bytes'] / 1e9:.1f} GB moved")
+    for row in predictions:
+        print(f"{row['stories']:,} stories (predicted): 16 CPU cores {row['cpu_16_cores_s']} s")
+        for gpu in GPUS:
+            g = row[gpu]
+            terms = ", ".join(f"{k} {v:.2f}" for k, v in g["terms_s"].items())
+            print(f"  {gpu}: {g['predicted_s']} s, {g['speedup_over_16_cores']}x the 16 cores; dominated by {g['dominant']} ({terms})")
+
+
+if __name__ == "__main__":
+    main()
