@@ -13,6 +13,7 @@ apart); the versions and fingerprints on both sides.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,7 +81,7 @@ def _read_side(folder: Path, wanted: list[str] | None) -> Side:
                            "give a release folder or a version")
     tables = {n: {f.stem: _read_as_found(f) for f in sorted((folder / "data" / n).glob("*.parquet"), key=lambda f: split_sort_key(f.stem))}
               for n in pick(configs)}
-    found = {n: {"fingerprint": _fingerprint(t)} for n, t in tables.items()}
+    found = {n: _found_stats(folder, n, t) for n, t in tables.items()}
     try:
         return Side(folder, failed, tables, provenance(folder, found))
     except ReleaseError:  # its manifest is what failed
@@ -96,11 +97,17 @@ def _read_as_found(path: Path) -> pa.Table:
         raise ReleaseError(f"{path} cannot be read as Parquet ({str(error).splitlines()[0][:120]}); compare a readable copy") from None
 
 
-def _fingerprint(tables: dict[str, pa.Table]) -> str | None:
+def _found_stats(folder: Path, config: str, tables: dict[str, pa.Table]) -> dict:
+    """What `provenance` reads of a config read as found: its records' own fingerprint, schema and field hashes and
+    its files' sha256 (so a declared version is named only for the very records it declares)."""
     try:
-        return fingerprint(tables)["fingerprint"]
+        content = fingerprint(tables)
     except (*ARROW_ERRORS, KeyError):  # splits that cannot be joined, no id: no content fingerprint
-        return None
+        return {"fingerprint": None}
+    files = {split: {"path": f"data/{config}/{split}.parquet", "rows": table.num_rows,
+                     "sha256": hashlib.sha256(read_regular(folder / "data" / config / f"{split}.parquet", "compare a readable copy")).hexdigest()}
+             for split, table in tables.items()}
+    return {"fingerprint": content["fingerprint"], "schema": content["schema"], "field_hashes": content["fields"], "files": files}
 
 
 def _joined(side: str, tables: dict[str, pa.Table]) -> tuple[pa.Table | None, list[str]]:
