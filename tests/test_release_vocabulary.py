@@ -49,3 +49,12 @@ def test_a_span_type_outside_its_names_written_past_the_writer_is_refused_by_eve
     assert cli.main(["sql", "SELECT count(*) FROM snac"]) == 1
     err = capsys.readouterr().err
     assert "spans.type holds -3" in err and err.count("\n") == 1
+
+
+def test_bytes_that_passed_once_are_not_parsed_again_by_a_later_process(every_protocol, monkeypatch):
+    from cohbench.release import files
+
+    layout.read_config(every_protocol, "snac")  # checks and marks its files' bytes
+    monkeypatch.setattr(files, "_VERIFIED", {})  # a new process: nothing checked in it yet
+    monkeypatch.setattr(layout, "outside_vocabulary", lambda table: pytest.fail("parsed again"))
+    assert layout.read_config(every_protocol, "snac").stats["config"] == "snac"

@@ -105,7 +105,7 @@ def validation_docs_dir(release: Path | None = None) -> Path:
     return Path(os.environ.get("COHBENCH_VALIDATION_DOCS") or cache_dir("validation-docs", release or release_dir())).resolve()
 
 
-CACHE_KINDS = ("embeddings", "sentences", "leaderboard", "timings", "validation-docs")
+CACHE_KINDS = ("embeddings", "sentences", "leaderboard", "timings", "validation-docs", "vocabulary")
 
 
 def cache_dir(kind: str, *sources: Path) -> Path:

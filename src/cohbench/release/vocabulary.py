@@ -7,38 +7,60 @@ refuses to read one (a copy whose files and stats were rewritten together passes
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 from ..schema import CLASS_LABELS, NO_LABEL
+
+# Names the vocabularies a file was checked against (the `vocabulary` cache's marks hold it): another vocabulary
+# checks again.
+VOCABULARY_KEY = hashlib.sha256(json.dumps(CLASS_LABELS, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def class_label_columns() -> list[str]:
     return sorted({path.split(".")[0] for path in CLASS_LABELS})
 
 
-def _values(table, path: str):
-    """The values at a dotted path, every list on the way flattened."""
+def _extremes(table, path: str) -> tuple[int, int] | None:
+    """The smallest and largest value at a dotted path, every list on the way flattened; None when there is none.
+    Array methods and the buffers, not `pyarrow.compute` or `to_numpy` (which import pandas): those imports would
+    make a one-line `cohbench sql` several times slower."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     column, *fields = path.split(".")
-    values = table.column(column)
-    for field in [*fields, None]:
-        while pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
-            values = pc.list_flatten(values)
-        if field is not None:
-            values = pc.struct_field(values, field)
-    return values
+    low, high = None, None
+    for values in table.column(column).chunks:
+        for field in [*fields, None]:
+            while pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
+                values = values.flatten()
+            if field is not None:
+                values = values.field(field)
+        numbers = _valid_integers(values)
+        if len(numbers):
+            low = numbers.min() if low is None else min(low, numbers.min())
+            high = numbers.max() if high is None else max(high, numbers.max())
+    return None if low is None else (int(low), int(high))
 
 
 def outside_vocabulary(table) -> str | None:
     """The first ClassLabel value of `table` (an Arrow table in the schema) outside its names, said in words; None
     when every value is a name's index or -1."""
-    import pyarrow.compute as pc
-
     for path, names in CLASS_LABELS.items():
-        if path.split(".")[0] not in table.column_names:
+        if path.split(".")[0] not in table.column_names or (extremes := _extremes(table, path)) is None:
             continue
-        low, high = (v.as_py() for v in pc.min_max(_values(table, path)).values())
-        for value in (low, high):
-            if value is not None and not NO_LABEL <= value < len(names):
+        for value in extremes:
+            if not NO_LABEL <= value < len(names):
                 return f"{path} holds {value}, which is none of {', '.join(f'{i}={n}' for i, n in enumerate(names))} (or -1, no label)"
     return None
+
+
+def _valid_integers(values):
+    """The non-null values of an Arrow integer array, read from its buffers."""
+    import numpy as np
+
+    validity, data = values.buffers()[:2]
+    numbers = np.frombuffer(data, dtype=f"int{values.type.bit_width}", count=values.offset + len(values))[values.offset :]
+    if validity is None or values.null_count == 0:
+        return numbers
+    bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little", count=values.offset + len(values))[values.offset :]
+    return numbers[bits.astype(bool)]
