@@ -152,7 +152,7 @@ def test_a_pull_onto_a_full_disk_says_so_before_copying(repo, workspace, monkeyp
 
 
 def test_a_terminated_pull_leaves_no_temporary_folder_and_a_killed_one_is_cleaned_by_the_next(repo, workspace, monkeypatch):
-    """The remote answers the listings and the checks of each file at once and then stalls, so that the pull is
+    """The remote answers the listings at once and then stalls on every file, so that the pull is
     caught while it copies."""
     _release(repo, [0, 1], "1.0.0", monkeypatch)
     assert main(["push", "--repo", str(repo)]) == 0
@@ -176,6 +176,7 @@ def test_a_terminated_pull_leaves_no_temporary_folder_and_a_killed_one_is_cleane
             deadline = time.monotonic() + 120
             while not list(workspace.glob(".out.*.tmp/manifest.json")) and time.monotonic() < deadline and process.poll() is None:
                 time.sleep(0.2)
+            assert list(workspace.glob(".out.*.tmp/manifest.json")), f"the pull never began copying: {process.poll()}"
             process.send_signal(sent)
             _, err = process.communicate(timeout=30)
             assert process.returncode == status, err

@@ -9,28 +9,33 @@ SSH with `dvc remote modify store url ...`). `cohbench publish TARGET` copies th
 remote: a folder (laid out as DVC's store, so that any web server can serve it as an HTTP remote) or any DVC remote URL,
 reading the checkout without writing into it (DVC on each release's revision, with a temporary cache).
 `cohbench pull VERSION [--remote URL]` restores that release's exact bytes into a new folder and verifies every one
-of them against its manifest before the folder appears; before it asks DVC, it checks that the remote is reachable
-and holds every object of the release (regular files, for a folder), and that the disk has room for them.
+of them against its manifest before the folder appears. Over HTTP it asks for each object itself, within bounds a
+hostile server cannot stretch (`http_remote`); from a folder it first checks that the store holds every object as a
+regular file, then DVC copies them, as it does from any other DVC remote. Either way the disk must have room first.
 """
 
 from __future__ import annotations
 
+import ctypes
 import io
 import json
 import os
 import posixpath
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
 import tempfile
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from .. import settings
 from ..atomic import atomic_dir, remove_orphans
 from ..errors import ReleaseError
-from .store_objects import check_md5, check_remote, in_folder
+from .http_remote import download
+from .store_objects import check_folder, check_md5, in_folder
 from .verify import verify
 
 RELEASE_FOLDER = "cohbench"  # the release inside a checkout
@@ -51,11 +56,22 @@ def _dvc_python() -> str:
     return str(python if python.exists() else sys.executable)
 
 
+def _dies_with(parent: int):
+    """For a child process: killed when cohbench dies, even by SIGKILL, so that no DVC copy goes on writing into a
+    temporary folder or a remote after the command that started it is gone (Linux's PR_SET_PDEATHSIG)."""
+    def arrange() -> None:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # cohbench died before the request took hold
+            os._exit(1)
+    return arrange
+
+
 def _run(repo: Path, *args: str, what: str, shown: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run git, dvc or a script in DVC's Python ("python"); a failure is one line naming `what`, with each path of
     `shown` (a temporary folder) replaced by the one the user knows."""
     env = {**os.environ, "DVC_NO_ANALYTICS": "1", "GIT_TERMINAL_PROMPT": "0"}
-    run = subprocess.run([_dvc_python() if args[0] == "python" else _tool(args[0]), *args[1:]], cwd=repo, capture_output=True, env=env)
+    run = subprocess.run([_dvc_python() if args[0] == "python" else _tool(args[0]), *args[1:]], cwd=repo, capture_output=True, env=env,
+                         preexec_fn=_dies_with(os.getpid()) if sys.platform.startswith("linux") else None)
     if run.returncode != 0:
         detail = next((line.strip() for line in run.stderr.decode("utf-8", "replace").splitlines()[::-1]
                        if line.strip() and not line.startswith("Having any troubles")), "no message")
@@ -133,7 +149,7 @@ def _committed_part(repo: Path, tag: str, target: Path) -> None:
         tar.extractall(target, members=members, filter="data")  # no links, no paths outside the target
 
 
-# The release's outputs at a revision, from the remote `url`, in one DVC process (a `dvc get` each costs seconds of
+# The release's outputs at a revision, from the remote `url` (a folder, S3, ...), in one DVC process (a `dvc get` each costs seconds of
 # start-up per config). The remote is named in a config of its own, never written into the checkout (`dvc get
 # --remote-config url=` would merge the URL into the store's local-folder settings, which an http remote refuses).
 PULL = """import sys
@@ -160,14 +176,18 @@ def pull(version: str, out: Path, repo: Path | None = None, remote: str | None =
         raise ReleaseError(f"{out} exists and is not empty; pull into a new or empty folder")
     url = _remote_url(repo, remote)
     outputs = _outputs_at(repo, revision)
-    check_remote(url, outputs, version)
+    over_http = url.startswith(("http://", "https://"))
+    if "://" not in url:
+        check_folder(url, outputs, version)
     remove_orphans(target.parent)  # what a killed pull left there
     with atomic_dir(target) as tmp:
         _committed_part(repo, revision, tmp)
         if not (tmp / "manifest.json").is_file():
             raise ReleaseError(f"{tag} holds no release manifest (cohbench/manifest.json); it is not a release tag")
         _check_room(tmp, outputs, out)
-        if outputs:
+        if outputs and over_http:
+            download(url, outputs, version, tmp)
+        elif outputs:
             _run(repo, "python", "-c", PULL, str(repo), revision, url, RELEASE_FOLDER, str(tmp), *outputs,
                  shown={str(tmp): str(out)}, what=f"getting the data of {tag} from {url}")
         checked = verify(tmp, raw=False)
@@ -218,7 +238,13 @@ def _remote_url(repo: Path, remote: str | None) -> str:
         name = _run(repo, "dvc", "config", "core.remote", what="finding the release store (`dvc remote add -d store PATH` sets one)").stdout.decode().strip()
         remote = _run(repo, "dvc", "config", f"remote.{name}.url", what="finding the release store").stdout.decode().strip()
         return remote if "://" in remote or Path(remote).is_absolute() else str((repo / ".dvc" / remote).resolve())
+    remote = _without_file_scheme(remote)
     return remote if "://" in remote else str(Path(remote).expanduser().resolve())
+
+
+def _without_file_scheme(location: str) -> str:
+    """A folder written as a URL (file:///srv/store) as its path: DVC calls such a remote an unexpected error."""
+    return unquote(urlsplit(location).path) if location.startswith("file://") else location
 
 
 def _check_room(folder: Path, outputs: dict[str, dict], out: Path) -> None:
@@ -286,6 +312,7 @@ def publish(target: str, versions: list[str] | None = None, repo: Path | None = 
     chosen = [revision_of(repo, v)[0] for v in versions] if versions else list(known)
     if not chosen:
         raise ReleaseError(f"{repo} holds no release to publish; build and commit one first (make release)")
+    target = _without_file_scheme(target)
     url = target if "://" in target else str(settings.user_output(target))
     if "://" not in url:
         if Path(url).exists() and not Path(url).is_dir():
@@ -307,7 +334,7 @@ def publish(target: str, versions: list[str] | None = None, repo: Path | None = 
     checked = 0
     if "://" not in url:
         for version in chosen:
-            check_remote(url, outputs[version], version)
+            check_folder(url, outputs[version], version)
             checked += check_md5(url, outputs[version], version)
     return {"remote": url, "releases": {v: known[v] for v in chosen}, "objects_pushed": int(pushed[-1]) if pushed and pushed[-1].isdigit() else 0,
             "objects_checked": checked}

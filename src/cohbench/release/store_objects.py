@@ -1,13 +1,12 @@
 """The objects of a release in a DVC store: each DVC output of the release and, for a folder, each
-file its listing names, by its path in the release. What `pull` checks a remote for before asking DVC (`check_remote`:
-reachable, every object there, a folder's objects regular files) and what `publish` checks a published folder with
+file its listing names, by its path in the release. What `pull` checks a store folder for before asking DVC
+(`check_folder`: every object there, each a regular file) and what `publish` checks a published folder with
 (`check_md5`), so that a missing or damaged object is named by the file of the release it holds."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..errors import ReleaseError
@@ -37,47 +36,18 @@ def in_folder(folder: str, outputs: dict[str, dict], version: str, where: str) -
     return [(what, md5, Path(object_path(folder, md5))) for what, md5 in objects(outputs, listing)]
 
 
-def check_remote(url: str, outputs: dict[str, dict], version: str) -> None:
-    """One line saying which, before DVC is asked: the remote cannot be reached, lacks an object of the release, or
-    holds a damaged one. A folder's objects must be regular files (a FIFO would hang the copy); over HTTP, each
-    object must be there."""
-    if url.startswith(("http://", "https://")):
-        from urllib.error import HTTPError, URLError
-        from urllib.request import Request, urlopen
-
-        def fetched(what: str, md5: str, method: str = "HEAD") -> bytes:
-            try:
-                with urlopen(Request(object_path(url, md5), method=method), timeout=30) as response:
-                    return response.read(64 << 20) if method == "GET" else b""
-            except HTTPError as error:
-                if error.code == 404:
-                    raise ReleaseError(f"the remote {url} does not hold release {version} ({what} is missing); "
-                                       "publish it there with `cohbench publish`") from None
-                raise ReleaseError(f"the remote {url} refused {what} of release {version} (HTTP {error.code})") from None
-            except (URLError, OSError) as error:
-                raise ReleaseError(f"the remote {url} cannot be reached ({getattr(error, 'reason', error)})") from None
-
-        listings = {output: fetched(output, entry["md5"], "GET" if entry["md5"].endswith(".dir") else "HEAD")
-                    for output, entry in outputs.items()}
-
-        def listing(output, md5):
-            return listing_of(listings[output], output, version, f"the remote {url}", object_path(url, md5))
-
-        pool = ThreadPoolExecutor(8)  # one request per file of the release
-        try:
-            list(pool.map(lambda member: fetched(*member), [m for m in objects(outputs, listing) if m[0] not in outputs]))
-        finally:
-            pool.shutdown(cancel_futures=True)
-    elif "://" not in url:
-        if not Path(url).is_dir():
-            raise ReleaseError(f"the release store {url} does not exist; give the remote that holds the release with --remote URL")
-        for what, _, path in in_folder(url, outputs, version, f"the release store {url}"):
-            if not path.exists():
-                raise ReleaseError(f"the release store {url} does not hold release {version} ({what} is missing); "
-                                   "push it there with `cohbench push` or `cohbench publish`")
-            if not path.is_file():
-                raise ReleaseError(f"the release store {url} holds a damaged object for {what} of release {version} "
-                                   f"({path} is not a regular file)")
+def check_folder(url: str, outputs: dict[str, dict], version: str) -> None:
+    """One line saying which, before DVC is asked: the store folder `url` does not exist, lacks an object of the
+    release, or holds one that is not a regular file (a FIFO would hang the copy)."""
+    if not Path(url).is_dir():
+        raise ReleaseError(f"the release store {url} does not exist; give the remote that holds the release with --remote URL")
+    for what, _, path in in_folder(url, outputs, version, f"the release store {url}"):
+        if not path.exists():
+            raise ReleaseError(f"the release store {url} does not hold release {version} ({what} is missing); "
+                               "push it there with `cohbench push` or `cohbench publish`")
+        if not path.is_file():
+            raise ReleaseError(f"the release store {url} holds a damaged object for {what} of release {version} "
+                               f"({path} is not a regular file)")
 
 
 def listing_of(data: bytes | None, output: str, version: str, where: str, shown: str) -> list[dict]:
