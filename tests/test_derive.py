@@ -4,6 +4,9 @@ release: indexed, verifiable, readable by sql and evaluate, its stats naming the
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 from cohbench.cli import main
 from cohbench.release.index import write_index
@@ -76,3 +79,25 @@ def test_a_derived_config_is_listed_and_diffed_against_the_config_it_was_made_fr
         assert entry["changed_fields"] == {"label": 6}  # `config` differs by design, not reported as a change
     assert main(["diff", str(workspace / "release"), str(out)]) == 1
     assert "storysumm -> storysumm_gpt4" in capsys.readouterr().out
+
+
+def test_a_derive_larger_than_memory_is_refused_in_one_line_and_writes_nothing(workspace):
+    """Ten million rows under an address-space limit 1.5 GB above what the imports take: one line, exit 1, no folder
+    and no temporary folder left, whichever layer runs out first (DuckDB's result here; Python's MemoryError is one
+    line too)."""
+    _release(workspace / "release")
+    out = workspace / "huge"
+    query = "SELECT * REPLACE (id || '-' || range AS id) FROM storysumm, range(1000000)"
+    child = f"""
+import resource, sys
+import datasets, duckdb, pyarrow  # the imports' reservations happen before the limit
+from cohbench.cli import main
+used = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (used + (1536 << 20), resource.RLIM_INFINITY))
+sys.exit(main(["derive", "huge", {query!r}, "--out", {str(out)!r}]))
+"""
+    run = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert run.returncode == 1, (run.returncode, run.stderr[-2000:])
+    assert run.stderr.count("\n") == 1 and "unexpectedly" not in run.stderr and "memory" in run.stderr.lower(), run.stderr
+    assert not out.exists() and not list(workspace.glob(".huge.*"))

@@ -208,3 +208,19 @@ def test_the_build_state_of_a_build_killed_before_its_stats_is_cleared_by_the_in
     assert main(["verify"]) == 1 and "snac was built since the last `cohbench index`" in capsys.readouterr().out
     write_index(every_protocol)
     assert not (every_protocol / "building").exists() and main(["verify"]) == 0
+
+
+def test_a_config_only_a_forged_build_state_names_is_refused_by_every_reader_and_the_writer(every_protocol, tmp_path, capsys):
+    """Only `cohbench build` leaves a build state, and only for a registered config: a copy of storysumm under a name
+    no corpus declares, with its stats and a build state forged for it, is never served as a view or a config."""
+    shutil.copytree(every_protocol / "data" / "storysumm", every_protocol / "data" / "evil")
+    stats = (every_protocol / "stats" / "storysumm.json").read_text().replace('"data/storysumm/', '"data/evil/')
+    (every_protocol / "stats" / "evil.json").write_text(stats)
+    (every_protocol / "building").mkdir()
+    (every_protocol / "building" / "evil.json").write_text(json.dumps({"config": "evil", "stats_sha256": hashlib.sha256(stats.encode()).hexdigest()}))
+    for argv in (["sql", 'SELECT count(*) FROM "evil"'], ["sql", "SELECT 1"], ["list"], ["verify"], ["index"]):
+        assert_refused(argv, capsys, "building/evil.json", "no corpus declares")
+    assert_python_refuses("storysumm", "building/evil.json")
+    shutil.rmtree(every_protocol / "building")
+    with pytest.raises(ReleaseError, match="'evil' is not a registered config, so it cannot be built into the indexed release"):
+        write_config(every_protocol, "evil", "storysumm", {"test": [plain_record("a", 1, [0, 1])]})

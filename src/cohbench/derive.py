@@ -49,7 +49,7 @@ def derive(name: str, query: str, out: Path, release: Path | None = None) -> dic
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as error:
         raise CohbenchError(f"the query's columns do not fit the schema ({str(error).splitlines()[0][:200]})") from None
     _check_rows(table)
-    table = table.set_column(ARROW_SCHEMA.names.index("config"), "config", pa.array([name] * table.num_rows, pa.string()))
+    table = table.set_column(ARROW_SCHEMA.names.index("config"), "config", pa.repeat(pa.scalar(name, pa.string()), table.num_rows))
     read = provenance(folder, {c: built[c] for c in sources})
     described = {
         "corpus": built[sources[0]]["corpus"] if len({built[c]["corpus"] for c in sources}) == 1 else "derived",
@@ -59,7 +59,7 @@ def derive(name: str, query: str, out: Path, release: Path | None = None) -> dic
         "inputs": [], "notes": {"derived_from": {"release": read["release"], "configs": read["configs"], "query": query}},
     }  # fmt: skip
     splits = {}
-    for split in sorted(set(table.column("split").to_pylist()), key=SPLITS.index):
+    for split in sorted(pc.unique(table.column("split")).to_pylist(), key=SPLITS.index):
         rows = table.filter(pc.equal(table.column("split"), split))
         rows = rows.take(pc.sort_indices(rows, [("id", "ascending")]))  # the order a build writes
         splits[split] = datasets.Dataset(rows.cast(FEATURES.arrow_schema))
@@ -80,6 +80,6 @@ def _check_rows(table) -> None:
         raise CohbenchError("every row needs an id and a split; the query returned nulls")
     if pc.count_distinct(ids).as_py() != table.num_rows:
         raise CohbenchError("ids must be unique; the query returned the same id twice (a join or UNION ALL?)")
-    unknown = sorted(set(splits.to_pylist()) - set(SPLITS))
+    unknown = sorted(set(pc.unique(splits).to_pylist()) - set(SPLITS))  # no Python string per row
     if unknown:
         raise CohbenchError(f"split {unknown[0]!r} is not one of {', '.join(SPLITS)}")

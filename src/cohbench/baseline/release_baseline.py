@@ -222,6 +222,15 @@ def _f1(m: dict) -> str:
     return percent(m["f1"])
 
 
+def _untrained(metrics: dict, config: str) -> str:
+    """What the best untrained reference scores on `config`: the figure a published one on other data is read beside."""
+    best = _best_reference(metrics["references"].get(config, {}))
+    if not best:
+        return ""
+    encoder = ", on the baseline's own MiniLM encoder" if best[0].startswith("embedding_") else ""
+    return f"; the best untrained reference here, {best[0]}{encoder}, scores AUC {percent(best[1]['auc'])}"
+
+
 def _best_reference(references: dict) -> tuple[str, dict] | None:
     scored = {name: _headline(r) for name, r in references.items() if _headline(r).get("auc") is not None}
     if not scored:
@@ -304,9 +313,11 @@ def metrics_markdown(metrics: dict) -> str:
         best = _best_reference(metrics["references"].get(config, {}))
         rival = f"{best[0]} {percent(best[1]['auc'])} / {percent(best[1].get('average_precision'))}" if best else "-"
         ref = metrics["published"].get(config)
-        published = f"{percent(ref['value'])} ({ref['paper']}, {ref['table']}, {ref['model']})" if ref else "-"
+        published = f"{percent(ref['value'])}, {ref['comparability']} ({ref['paper']}, {ref['table']}, {ref['model']})" if ref else "-"
         lines.append(
             f"| {_config_cell(metrics, config)} | {m['units']} | {percent(m.get('auc'))} | {percent(m.get('average_precision'))} "
             f"| {percent(m.get('recall_at_p70'))} | {_f1(m)} | {rival} | {_margin(metrics['margins'].get(config))} | {published} |"
         )
+    differs = {c: f for c, f in metrics["published"].items() if f["differs"]}
+    lines += ["", *(f"- `{c}`'s published AUC ({f['comparability']}): {f['differs']}{_untrained(metrics, c)}." for c, f in differs.items())] if differs else []
     return "\n".join(lines) + "\n"

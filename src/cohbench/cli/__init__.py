@@ -58,6 +58,10 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("cohbench: interrupted", file=sys.stderr)
         return 130
+    except MemoryError:  # a derive of 10 million rows, a query's result: what was written is cleaned up on the way out
+        print(f"cohbench: error: `cohbench {args.command}` ran out of memory; give it less to hold (a query narrowed with "
+              "WHERE or LIMIT, a smaller input) or run it where there is more memory", file=sys.stderr)
+        return 1
     except BrokenPipeError:
         # the reader went away (`cohbench fetch x | head`): stop quietly, as Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

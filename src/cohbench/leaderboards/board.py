@@ -111,10 +111,12 @@ def _scored(chosen: dict, data: Release, split: str, samples: int, seed: int, st
         if best is not None:
             entry.update(metric=entry["metric"] or results[best]["metric"], documents=entry["documents"] or results[best]["documents"])
         if paper := published.paper_metric(config, split):  # the papers' own metric, beside their figures of it
-            entry["paper_metric"] = {"metric": paper[0], "published": [f["value"] for f in paper[1]]}
+            # a figure on other data is listed below the board, never set in a scorer's cell as a rival
+            entry["paper_metric"] = {"metric": paper[0], "published": [f["value"] for f in paper[1] if f["comparability"] != "other data"],
+                                     "on_other_data": sum(f["comparability"] == "other data" for f in paper[1])}
             for name, score in entry["scores"].items():
                 score["paper_metric"] = _paper_value(config, paper[0], predictions[name], splits, split)
-        entry["published"] = published.figures(config)
+        entry["published"] = published.figures(config, split)
         entry["note"] = published.note(config)
         board[config] = entry
     return board, skipped

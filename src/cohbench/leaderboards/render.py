@@ -35,9 +35,10 @@ def _paper_cell(entry: dict, figure: dict | None) -> str:
         return ""
     metric = paper["metric"]
     published = " / ".join(_shown(metric, v) for v in paper["published"])  # in the order of the table below
+    published = f"published {published}" if published else f"published only on other data ({paper['on_other_data']}, below)"
     if metric == entry["metric"]:
-        return f"; published {published}"
-    return f"; {metric} {_shown(metric, figure.get('paper_metric'))}, published {published}"
+        return f"; {published}"
+    return f"; {metric} {_shown(metric, figure.get('paper_metric'))}, {published}"
 
 
 def markdown(result: dict) -> list[str]:
@@ -47,8 +48,9 @@ def markdown(result: dict) -> list[str]:
         f"Leaderboard on cohbench {release['version']} (manifest sha256 {release['manifest_sha256'][:12]}), {result['split']} "
         f"split; each cell: headline metric [95% CI, {result['samples']} bootstrap samples over documents, seed "
         f"{result['seed']}]; Δ = difference from the config's best reference scorer [paired bootstrap, same documents]; "
-        "then the papers' published figures of the metric they report there, after the scorer's value of it where it is "
-        "not the headline (each figure is listed below, in that order). Proportions in percent, Kendall's tau as a coefficient.",
+        "then the papers' published figures of the metric they report there on the same data, after the scorer's value of "
+        "it where it is not the headline (each figure is listed below, in that order, with how it compares; figures on "
+        "other data are listed there only). Proportions in percent, Kendall's tau as a coefficient.",
         "",
         "| config | metric | docs | best reference | " + " | ".join(f"`{s}`" for s in scorers) + " |",
         "| --- | --- | --- | --- | " + " | ".join("---" for _ in scorers) + " |",
@@ -79,11 +81,14 @@ def _published(result: dict) -> list[str]:
         if not entry["published"]:
             continue
         lines += ["", f"Published beside `{config}` — {entry['note'] or 'no comparability note'}", "",
-                  "| paper | table | model | metric | split | value | trained on | test verified |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+                  "| paper | table | model | metric | split | value | compares | trained on | test verified |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for f in entry["published"]:
             value = _shown(f["metric"], f["value"]) if f["value"] is not None else f"none: {f['why_missing']}"
             lines.append(f"| {f['paper']} | {f['table']} | {f['model']} | {f['metric']} | {f['split']} | {value} | "
-                         f"{f['train_size']} | {'yes' if f['test_verified'] else 'no'} |")
+                         f"{f['comparability']} | {f['train_size']} | {'yes' if f['test_verified'] else 'no'} |")
+        differs = {f["paper"]: (f["comparability"], f["differs"]) for f in entry["published"] if f["differs"]}
+        lines += ["", *(f"- {paper} ({flag}): {what}." for paper, (flag, what) in differs.items())] if differs else []
     return lines
 
 
@@ -129,16 +134,20 @@ def _axes(plt, configs: list[str]):
 
 
 def _published_marks(ax, fig, result: dict, configs: list[str], metric_of) -> list[float]:
-    """Each published figure of the plotted metric as a black diamond at its config's right, numbered P1, P2, ...,
-    the numbers named under the plot; returns the values drawn."""
+    """Each published figure of the plotted metric at its config's right (a black diamond; a grey cross for one on
+    other data), numbered P1, P2, ..., the numbers named under the plot with how each compares; returns the values
+    drawn."""
     values, notes = [], []
     for j, config in enumerate(configs):
         entry = result["configs"][config]
         for f in (f for f in entry["published"] if f["metric"] == metric_of(entry) and f["value"] is not None
                   and f["split"] == result["split"]):
-            notes.append(f"P{len(notes) + 1}: {f['paper']}, {f['model']} ({config}, {_shown(f['metric'], f['value'])})")
-            ax.plot([j + 0.4], [f["value"]], "D", color="black", markersize=6, markerfacecolor="none",
-                    label=None if len(notes) > 1 else "published (papers' models)")
+            other = f["comparability"] == "other data"
+            notes.append(f"P{len(notes) + 1}: {f['paper']}, {f['model']} ({config}, {_shown(f['metric'], f['value'])}; {f['comparability']})")
+            labelled = {line.get_label() for line in ax.get_lines()}
+            label = "published, other data (not a rival)" if other else "published (papers' models)"
+            ax.plot([j + 0.4], [f["value"]], "x" if other else "D", color="grey" if other else "black", markersize=6,
+                    markerfacecolor="none", label=None if label in labelled else label)
             ax.annotate(f"P{len(notes)}", (j + 0.4, f["value"]), xytext=(4, 2), textcoords="offset points", fontsize=6)
             values.append(f["value"])
     if notes:

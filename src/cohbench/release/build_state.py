@@ -22,6 +22,12 @@ def record_build(release: Path, config: str, stats_sha256: str) -> None:
     except ReleaseError:  # lost or damaged: the build state records this build
         recorded = None
     path = release / BUILDING / f"{config}.json"
+    if recorded != stats_sha256:
+        from ..registry import is_config
+
+        if not is_config(config):
+            raise ReleaseError(f"{config!r} is not a registered config, so it cannot be built into the indexed release "
+                               f"{release}; write it into a new folder (as `cohbench derive` and `corrupt` do)")
     if recorded == stats_sha256:
         path.unlink(missing_ok=True)
     else:
@@ -37,6 +43,13 @@ def build_state(release: Path) -> dict[str, str]:
         if not (isinstance(entry, dict) and isinstance(entry.get("stats_sha256"), str) and entry.get("config") == path.stem):
             raise ReleaseError(f"{path} is not a cohbench build state (config, stats_sha256); {fix}")
         out[path.stem] = entry["stats_sha256"]
+    if out:  # only `cohbench build` leaves a build state, and it builds registered configs only
+        from ..registry import is_config
+
+        if unknown := [config for config in out if not is_config(config)]:
+            raise ReleaseError(f"{release / BUILDING / unknown[0]}.json names {unknown[0]!r}, which no corpus declares; only "
+                               "`cohbench build` writes a build state, for a registered config: delete the file (and that "
+                               "config's stats and data), or restore the release")
     return out
 
 

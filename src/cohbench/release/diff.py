@@ -79,34 +79,37 @@ def _read_side(folder: Path, wanted: list[str] | None) -> Side:
     if not configs:
         raise ReleaseError(f"{folder} is not a cohbench release (no stats/<config>.json, no data/<config>/<split>.parquet); "
                            "give a release folder or a version")
-    tables = {n: {f.stem: _read_as_found(f) for f in sorted((folder / "data" / n).glob("*.parquet"), key=lambda f: split_sort_key(f.stem))}
-              for n in pick(configs)}
-    found = {n: _found_stats(folder, n, t) for n, t in tables.items()}
+    read = {n: {f.stem: _read_as_found(f) for f in sorted((folder / "data" / n).glob("*.parquet"), key=lambda f: split_sort_key(f.stem))}
+            for n in pick(configs)}
+    tables = {n: {split: table for split, (table, _) in splits.items()} for n, splits in read.items()}
+    found = {n: _found_stats(n, splits) for n, splits in read.items()}
     try:
         return Side(folder, failed, tables, provenance(folder, found))
     except ReleaseError:  # its manifest is what failed
         return Side(folder, failed, tables, provenance(folder, found, recorded=False))
 
 
-def _read_as_found(path: Path) -> pa.Table:
+def _read_as_found(path: Path) -> tuple[pa.Table, str]:
+    """A data file as it is, and the sha256 of the bytes read."""
     import pyarrow.parquet as pq
 
+    data = read_regular(path, "compare a readable copy")
     try:
-        return pq.read_table(pa.BufferReader(read_regular(path, "compare a readable copy")))
+        return pq.read_table(pa.BufferReader(data)), hashlib.sha256(data).hexdigest()
     except (OSError, pa.ArrowException) as error:
         raise ReleaseError(f"{path} cannot be read as Parquet ({str(error).splitlines()[0][:120]}); compare a readable copy") from None
 
 
-def _found_stats(folder: Path, config: str, tables: dict[str, pa.Table]) -> dict:
-    """What `provenance` reads of a config read as found: its records' own fingerprint, schema and field hashes and
-    its files' sha256 (so a declared version is named only for the very records it declares)."""
+def _found_stats(config: str, read: dict[str, tuple[pa.Table, str]]) -> dict:
+    """What `provenance` reads of a config read as found (each split's table and its file's sha256): its records' own
+    fingerprint, schema and field hashes and its files' sha256 (so a declared version is named only for the very
+    records it declares)."""
     try:
-        content = fingerprint(tables)
+        content = fingerprint({split: table for split, (table, _) in read.items()})
     except (*ARROW_ERRORS, KeyError):  # splits that cannot be joined, no id: no content fingerprint
         return {"fingerprint": None}
-    files = {split: {"path": f"data/{config}/{split}.parquet", "rows": table.num_rows,
-                     "sha256": hashlib.sha256(read_regular(folder / "data" / config / f"{split}.parquet", "compare a readable copy")).hexdigest()}
-             for split, table in tables.items()}
+    files = {split: {"path": f"data/{config}/{split}.parquet", "rows": table.num_rows, "sha256": sha256}
+             for split, (table, sha256) in read.items()}
     return {"fingerprint": content["fingerprint"], "schema": content["schema"], "field_hashes": content["fields"], "files": files}
 
 

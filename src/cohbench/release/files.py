@@ -50,12 +50,12 @@ def read_json(path: Path, fix: str):
 
 
 def checked(path: Path, sha256: str | None, recorded_in: str, fix: str, *, or_built: str | None = None,
-            content: Callable[[bytes], None] | None = None) -> bytes | None:
+            content: Callable[[bytes, str], None] | None = None) -> bytes | None:
     """`path`'s bytes, checked against `sha256` as `recorded_in` records it (None: it records none), or against
     `or_built`, the build state's record of a config built since (`building/`); None when this process already
     checked this very file (same path, size and mtime). A missing, non-regular or different file is refused in one
-    line naming it and `fix`. `content` checks the bytes further (raising to refuse them) before the file counts as
-    checked."""
+    line naming it and `fix`. `content` checks the bytes further, given them and their sha256 (raising to refuse
+    them), before the file counts as checked."""
     try:
         status = path.stat()
     except FileNotFoundError:
@@ -72,7 +72,7 @@ def checked(path: Path, sha256: str | None, recorded_in: str, fix: str, *, or_bu
         since = f" and from its build state's ({BUILDING}/{path.stem}.json)" if or_built else ""
         raise ReleaseError(f"{path} differs from the sha256 recorded in {recorded_in}{since}; {fix}")
     if content is not None:
-        content(data)
+        content(data, actual)
     _VERIFIED[key] = actual
     return data
 

@@ -238,8 +238,8 @@ def checked_data(release: Path, config: str, entry: dict) -> bytes | None:
     pyarrow, which would double the time of a one-line `cohbench sql`)."""
     path = release / entry["path"]
 
-    def in_vocabulary(data: bytes) -> None:
-        passed = settings.cache_dir("vocabulary", release) / f"{hashlib.sha256(data).hexdigest()}-{VOCABULARY_KEY}"
+    def in_vocabulary(data: bytes, sha256: str) -> None:
+        passed = settings.cache_dir("vocabulary", release) / f"{sha256}-{VOCABULARY_KEY}"
         if passed.is_file():
             return
         import pyarrow as pa
@@ -249,7 +249,7 @@ def checked_data(release: Path, config: str, entry: dict) -> bytes | None:
             parquet = pq.ParquetFile(pa.BufferReader(data))  # not pq.read_table: its dataset layer costs 2 s of imports
             table = parquet.read(columns=[c for c in class_label_columns() if c in parquet.schema_arrow.names])
         except (OSError, pa.ArrowException) as error:
-            raise ReleaseError(f"{path} cannot be read as Parquet ({str(error).splitlines()[0][:120]}); {_data_fix(config)}") from None
+            raise _unreadable(path, error, config) from None
         if wrong := outside_vocabulary(table):
             raise ReleaseError(f"{path}: {wrong}, though its stats record its sha256; {_data_fix(config)}")
         try:
@@ -283,7 +283,11 @@ def read_table(release: Path, config: str, stats: dict, split: str, columns: lis
         data = checked_data(release, config, stats["files"][split])
         return pq.read_table(str(path) if data is None else pa.BufferReader(data), columns=columns)
     except (OSError, pa.ArrowException) as error:
-        raise ReleaseError(f"{path} cannot be read as Parquet ({str(error).splitlines()[0][:120]}); {_data_fix(config)}") from None
+        raise _unreadable(path, error, config) from None
+
+
+def _unreadable(path: Path, error: Exception, config: str) -> ReleaseError:
+    return ReleaseError(f"{path} cannot be read as Parquet ({str(error).splitlines()[0][:120]}); {_data_fix(config)}")
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from ..display import datasets_bars, progress_bar
 from ..errors import CohbenchError, CorruptError
 from ..release.layout import write_config
 from ..schema import OK, SPLITS, empty_record
+from ..sources import sha256_of
 from . import inputs
 from ..text import normalise
 from .leakage import held_out_fingerprints
@@ -221,7 +222,7 @@ def _write_partition(partial: Path, number: int, sources: list[dict], outputs: l
     made = [r for out in outputs for r in out]
     with atomic_path(partial / f"part-{number:05d}.parquet") as tmp:
         pq.write_table(pa.Table.from_pylist(made, schema=ARROW_SCHEMA), tmp)
-        written = hashlib.sha256(Path(tmp).read_bytes()).hexdigest()
+        written = sha256_of(Path(tmp))
     tally = {"sources": len(outputs), "dropped": Counter(why(source) for source, out in zip(sources, outputs) if not out),
              "records": len(made), "by_generator": dict(Counter(r["corruption"]["generator"] for r in made if r["corruption"])),
              "sha256": written}  # a resumed run reads back only the very file this partition wrote
