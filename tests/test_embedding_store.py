@@ -23,6 +23,7 @@ def refuse_to_encode(monkeypatch):
     monkeypatch.setattr(encoder, "_encoder", lambda device: pytest.fail("encoded a kept sentence again"))
 
 
+@pytest.mark.slow
 def test_a_later_build_reads_the_embeddings_an_earlier_one_kept(tmp_path, monkeypatch):
     with embedding_store.kept_embeddings(tmp_path):
         first = scores()

@@ -145,6 +145,7 @@ def test_the_registry_finds_corpus_modules_without_importing_them_by_name():
     assert {registry.corpus_of(c).parse.__module__ for c in registry.config_names()} <= corpus_modules
 
 
+@pytest.mark.slow
 def test_the_corruption_engine_imports_nothing_above_the_ground():
     floors = _declared_floors()
     engine = {name for name, floor in floors.items() if name.startswith("cohbench.corruptions") and floor == 2}
