@@ -124,6 +124,7 @@ def test_a_type_snac_does_not_count_and_a_source_not_built_are_refused_in_one_li
         transfer(release=release, progress=False)
 
 
+@pytest.mark.slow
 def test_a_recipe_that_makes_nothing_is_counted_by_reason_not_a_crash():
     r = empty_record()
     r.update(id="n1", corpus="x", config="x", split="train", doc_id="d1", sentences=["A dog ran.", "A cat sat.", "It rained."])
