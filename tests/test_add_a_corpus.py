@@ -16,7 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from project_copy import tracked_copy
+
+pytestmark = pytest.mark.slow  # a git copy of the project and the CLI and pytest in child processes
 
 FIXTURE = Path(__file__).parent / "fixtures/tiny_corpus"
 

@@ -3,11 +3,14 @@ learns from names a text never introduced, its cross-validated choice of L2 (nev
 bytes on a second run."""
 
 import numpy as np
+import pytest
 
 from cohbench import sentence_cues
 from cohbench.baseline import feature_model
 from cohbench.baseline.data import Example
 from cohbench.embedding_store import sentence_key
+
+pytestmark = pytest.mark.slow  # each test trains or runs the feature head over encoded sentences
 
 HEAD = {"l2": [1.0, 0.1, 0.01], "folds": 3, "seed": 0}
 NAMES = ["Anna", "Boris", "Clara", "Dmitri", "Elena", "Fyodor", "Galina", "Ivan", "Katya", "Lev", "Marta", "Nikolai"]

@@ -61,6 +61,7 @@ def toy_release(root, shuffle_labels=False):
     return write_config(root, "timetravel_dsd", "timetravel", splits)
 
 
+@pytest.mark.slow
 def test_the_baseline_beats_the_reference_scorers_is_seeded_and_passes_the_gate(workspace):
     rel = toy_release(workspace / "release")
     metrics = train(release=rel, params=PARAMS, progress=False)
@@ -92,6 +93,7 @@ def test_the_baseline_beats_the_reference_scorers_is_seeded_and_passes_the_gate(
     assert "## Baseline (machine-written)" in (rel / "README.md").read_text()
 
 
+@pytest.mark.slow
 def test_a_release_with_shuffled_labels_fails_the_gate(workspace, capsys, monkeypatch):
     rel = toy_release(workspace / "release", shuffle_labels=True)
     metrics = train(release=rel, params=PARAMS, progress=False)
@@ -107,6 +109,7 @@ def test_a_release_with_shuffled_labels_fails_the_gate(workspace, capsys, monkey
     assert "FAILED  timetravel_dsd: labelled, with a test split, but neither a margin" in out  # no silent omission
 
 
+@pytest.mark.slow
 def test_a_scored_config_without_a_margin_is_listed_as_not_validated_with_its_reason(workspace):
     rel = toy_release(workspace / "release")
     train(release=rel, params=PARAMS, progress=False)
@@ -117,6 +120,7 @@ def test_a_scored_config_without_a_margin_is_listed_as_not_validated_with_its_re
     assert not check(release=rel, floors={}, margins={}, not_validated={})["ok"]
 
 
+@pytest.mark.slow
 def test_training_data_without_a_test_split_named_as_not_validated_is_listed_with_its_figure(workspace):
     rel = toy_release(workspace / "release")
     write_config(rel, "snac_synthetic", "fairytaleqa", {"train": stories(np.random.default_rng(1), 12, "sy")})
@@ -127,6 +131,7 @@ def test_training_data_without_a_test_split_named_as_not_validated_is_listed_wit
     assert gate["lines"][-1].endswith("; not validated: snac_synthetic")  # a config the release lacks is not listed
 
 
+@pytest.mark.slow
 def test_the_best_reference_scorer_in_the_baselines_place_fails_the_margin(workspace):
     rel = toy_release(workspace / "release")
     metrics = train(release=rel, params=PARAMS, progress=False)

@@ -10,6 +10,8 @@ from cohbench.baseline.studies import learning_curve
 
 from release_fixture import record, write_config
 
+pytestmark = pytest.mark.slow  # trains the baseline at each training-set size
+
 CHORES = ["baked bread", "watered the tomatoes", "fixed the fence", "swept the porch", "fed the chickens"]
 SPACE = ["The probe sent back {n} images of a frozen moon.", "A rocket engine fired for {n} seconds in orbit.",
          "The telescope found {n} new exoplanets near a red dwarf."]

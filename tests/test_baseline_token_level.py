@@ -12,6 +12,8 @@ from cohbench.baseline import Example
 from cohbench.baseline.token_level import detector, fit, plan, predict, windows
 from cohbench.evaluation.metrics import roc_auc
 
+pytestmark = pytest.mark.slow  # each test loads, trains or runs the token-level detector
+
 TOPICS = {
     "kitchen": [
         "Mia chopped the onions on the wooden board.",

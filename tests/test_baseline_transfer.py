@@ -65,6 +65,7 @@ def project(workspace, project_root):
     return root, release
 
 
+@pytest.mark.slow
 def test_transfer_scores_each_source_alone_overall_and_per_type_beside_ft_and_the_best_reference(project):
     root, release = project
     out = transfer(release=release, progress=False)
@@ -95,6 +96,7 @@ def test_transfer_scores_each_source_alone_overall_and_per_type_beside_ft_and_th
     assert table.startswith("| trained on | records | snac train+validation AUC [95% CI] | snac test AUC [95% CI] | CharE | SceneE | RefE | InconE | R@P70 |")
 
 
+@pytest.mark.slow
 def test_syn_plus_ft_pools_the_chosen_row_with_the_human_data_at_a_weight_chosen_on_its_folds(project, project_root):
     root, release = project
     _study(project_root, synthetic_weights=[0, 0.3, 1])
@@ -122,6 +124,7 @@ def test_a_type_snac_does_not_count_and_a_source_not_built_are_refused_in_one_li
         transfer(release=release, progress=False)
 
 
+@pytest.mark.slow
 def test_a_recipe_that_makes_nothing_is_counted_by_reason_not_a_crash():
     r = empty_record()
     r.update(id="n1", corpus="x", config="x", split="train", doc_id="d1", sentences=["A dog ran.", "A cat sat.", "It rained."])
@@ -142,6 +145,7 @@ def _study(project_root, window=None, instances=None, **changes) -> None:
     project_root(edit)
 
 
+@pytest.mark.slow
 def test_pooled_recipes_train_on_both_recipes_records_each_named_with_what_it_dropped(mirror, project, capsys, project_root):
     root, release = project
     _study(project_root, synthetic=[], window=8, max_stories=2, instances=2)
@@ -157,6 +161,7 @@ def test_pooled_recipes_train_on_both_recipes_records_each_named_with_what_it_dr
     assert "unknown recipe 'no_such_recipe'" in err and "\n" not in err
 
 
+@pytest.mark.slow
 def test_a_recipe_that_makes_no_record_is_named_with_its_count_in_the_study_not_a_crash(mirror, project, project_root):
     root, release = project
     _study(project_root, synthetic=[], window=2, max_stories=1, recipes=["goyal_coref"])  # 2 sentences: too short
@@ -166,6 +171,7 @@ def test_a_recipe_that_makes_no_record_is_named_with_its_count_in_the_study_not_
     assert "| recipe goyal_coref | 0 | made no labelled record |" in (root / "catalog/baseline/snac_transfer.md").read_text()
 
 
+@pytest.mark.slow
 def test_the_synthetic_only_model_is_the_row_highest_on_train_and_validation_whatever_the_test_says(project, project_root):
     """Two synthetic configs, one teaching strangers (CharE), one the jumps to the sea (SceneE); SNaC train and
     validation hold more strangers, so the first is chosen. A test split of jumps only ranks the second first on

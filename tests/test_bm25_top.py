@@ -45,6 +45,7 @@ def test_batched_torch_scores_are_bm25s_scores_bit_for_bit(real):
     assert got.dtype == expected.dtype == np.float32 and np.array_equal(got.view(np.int32), expected.view(np.int32))
 
 
+@pytest.mark.slow
 def test_torch_top_k_equals_the_cpu_top_k_and_bm25s_up_to_the_order_of_ties(real):
     index, terms = real
     on_cpu = cpu_top(index._index, terms, K, budget=50_000)  # several batches of queries
@@ -65,6 +66,7 @@ def test_torch_top_k_equals_the_cpu_top_k_and_bm25s_up_to_the_order_of_ties(real
     assert ties_cut > 50  # the k-th score tied beyond the cut: the case where an argpartition keeps any of them
 
 
+@pytest.mark.slow
 def test_crafted_ties_are_cut_at_the_lowest_pool_indices_whatever_the_shards():
     pool = ["red ball"] * 7 + ["a red ball", "the dog", "red ball"] * 5 + ["ball red red"]
     index = Bm25(pool)

@@ -19,6 +19,8 @@ from cohbench.release.layout import read_config
 from test_release_store import _release, _run, repo  # noqa: F401  (repo: the fixture, a git + DVC project with a local store)
 from test_train_own_data import STORIES, TINY, toy_release
 
+pytestmark = pytest.mark.slow  # dvc and git in subprocesses, and training
+
 
 def indexed_release(folder: Path) -> Path:
     """test_train_own_data's toy timetravel_dsd, with its card and manifest (the leaderboard reads the manifest)."""

@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from cohbench.cli import main
 
 
@@ -25,6 +27,7 @@ def test_verify_without_a_release_says_what_to_do(workspace, capsys):
     assert "build a config first" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_reader_that_stops_early_ends_the_command_quietly(workspace):
     # `cohbench list | head -1`: the pipe closes before the command writes; no traceback, the shell's 141
     command = [sys.executable, "-m", "cohbench.cli", "list"]

@@ -75,6 +75,7 @@ def test_cohbench_sql_answers_over_records_spans_and_ratings_of_a_corrupt_output
     assert recipe != "repetition" or sum(s["spans"] for s in made["splits"].values()) > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recipe", recipes.RECIPES.names())
 def test_every_recipe_gives_the_same_bytes_whatever_the_partition_size(workspace, recipe):
     source, sources = STORIES, 11
@@ -212,6 +213,7 @@ def test_a_config_name_that_is_not_an_identifier_or_is_a_view_is_refused_before_
     assert sorted(workspace.rglob("*")) == before
 
 
+@pytest.mark.slow
 def test_an_out_inside_the_release_in_use_or_any_release_is_refused_and_the_release_is_unchanged(every_protocol, workspace, capsys):
     from release_fixture import write_every_protocol
 
@@ -240,6 +242,7 @@ def test_resuming_into_a_release_that_has_a_manifest_is_refused_whatever_partial
     assert fingerprint(every_protocol) == before and not (every_protocol / "data" / "shuffle").exists()
 
 
+@pytest.mark.slow
 def test_the_device_cpu_gives_the_default_s_bytes_for_every_recipe_that_encodes(workspace):
     for recipe in ("dsd", "synthetic"):
         runs = []
@@ -326,6 +329,7 @@ def test_resuming_a_damaged_unfinished_run_says_so_and_how_to_start_over(workspa
     assert corrupt(STORIES, *args) == 0
 
 
+@pytest.mark.slow
 def test_an_unreachable_ray_address_is_refused_in_one_line(workspace, capsys):
     pytest.importorskip("ray")
     out = workspace / "out"

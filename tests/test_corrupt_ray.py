@@ -21,6 +21,7 @@ def run(out, *args) -> tuple[dict, dict]:
     return data_bytes(out), summary(out, "dsd")
 
 
+@pytest.mark.slow
 def test_ray_gives_the_in_process_bytes_whatever_workers_partitions_and_pool_shards(ray_local, workspace):
     in_process = run(workspace / "local", "--partition-size", 3)
     assert in_process[1]["built_records"] >= 6 and in_process[1]["parameters"]["k"] == 2
@@ -33,6 +34,7 @@ def test_ray_gives_the_in_process_bytes_whatever_workers_partitions_and_pool_sha
     assert sharded_local[0] == in_process[0]  # per-shard top-k merged = the whole index's top-k on this pool
 
 
+@pytest.mark.slow
 def test_texts_split_on_ray_give_the_in_process_bytes(ray_local, workspace):
     import json
 
@@ -48,6 +50,7 @@ def test_texts_split_on_ray_give_the_in_process_bytes(ray_local, workspace):
     assert runs[0] == runs[1] and runs[0][1]["built_records"] == 10
 
 
+@pytest.mark.slow
 def test_ray_gives_the_in_process_bytes_with_tantivy_shards_opened_by_each_worker(ray_local, workspace):
     local = run(workspace / "tantivy-local", "--retriever", "tantivy", "--pool-shards", 2)
     assert local[1]["parameters"]["retriever"] == "tantivy" and local[1]["built_records"] >= 6
@@ -55,6 +58,7 @@ def test_ray_gives_the_in_process_bytes_with_tantivy_shards_opened_by_each_worke
                "--partition-size", 2) == local
 
 
+@pytest.mark.slow
 def test_device_cuda_on_a_cluster_without_gpus_names_what_is_missing(ray_local, workspace, capsys):
     out = workspace / "out"
     assert cli.main(["corrupt", str(STORIES), "--recipe", "dsd", "--out", str(out), "--engine", "ray", "--device", "cuda",

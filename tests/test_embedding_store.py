@@ -23,6 +23,7 @@ def refuse_to_encode(monkeypatch):
     monkeypatch.setattr(encoder, "_encoder", lambda device: pytest.fail("encoded a kept sentence again"))
 
 
+@pytest.mark.slow
 def test_a_later_build_reads_the_embeddings_an_earlier_one_kept(tmp_path, monkeypatch):
     with embedding_store.kept_embeddings(tmp_path):
         first = scores()
@@ -34,6 +35,7 @@ def test_a_later_build_reads_the_embeddings_an_earlier_one_kept(tmp_path, monkey
     assert sorted(tmp_path.rglob("*.npz")) == packs  # nothing new to keep
 
 
+@pytest.mark.slow
 def test_the_baseline_reads_the_vectors_a_build_left(tmp_path, monkeypatch):
     with embedding_store.kept_embeddings(tmp_path):
         scores()

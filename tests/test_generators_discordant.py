@@ -40,6 +40,7 @@ def records(split="train", docs=STORIES):
     return out
 
 
+@pytest.mark.slow
 def test_cached_bertscore_equals_the_bert_score_package(embeddings):
     from bert_score import BERTScorer
 
@@ -71,6 +72,7 @@ def test_tokens_are_bert_scores_own_for_every_sentence_of_a_real_corpus():
     assert token_ids(tokenizer, [" "]) == [[tokenizer.cls_token_id, tokenizer.sep_token_id]] and token_ids(tokenizer, []) == []
 
 
+@pytest.mark.slow
 def test_scoring_candidates_together_equals_scoring_each_alone(embeddings):
     """Candidates of different lengths share one product: each keeps its own tokens' matches."""
     references = [r for r, _ in PAIRS]

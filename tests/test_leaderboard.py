@@ -11,6 +11,8 @@ import pytest
 
 from cohbench.cli import main
 
+pytestmark = pytest.mark.slow  # each board scores configs with the reference scorers, a user's function in its own process
+
 SCORER = '''
 def score(records):
     """Deterministic scores from the text alone: per sentence/gap where the record has units, else one number."""

@@ -147,6 +147,7 @@ def hostile_invocations(tmp: Path, p) -> list[list[str]]:
     ]
 
 
+@pytest.mark.slow
 def test_careless_and_hostile_inputs_are_one_line_each(every_protocol, tmp_path, capsys):
     before = fingerprint(every_protocol)
     for argv in bad_invocations(tmp_path):

@@ -54,6 +54,7 @@ def test_metaeval_writes_the_plot_and_table_outside_the_release(every_protocol, 
     assert (tmp_path / "bias.png").read_bytes()[:4] == b"\x89PNG" and (tmp_path / "bias.csv").read_text().startswith("row_system")
 
 
+@pytest.mark.slow
 def test_report_refuses_a_folder_of_other_files_and_leaves_it(every_protocol, tmp_path, capsys):
     home = tmp_path / "home"
     home.mkdir()

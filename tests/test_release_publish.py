@@ -24,6 +24,8 @@ from cohbench.release.index import write_index
 from release_fixture import plain_record, write_config
 from test_release_store import _files, _run, repo  # noqa: F401  (repo: the fixture, a git + DVC project with a local store)
 
+pytestmark = pytest.mark.slow  # each test publishes a release from a git + DVC repository
+
 
 def _release(repo: Path, labels: list[int], version: str, monkeypatch, records: list[dict] | None = None) -> dict[str, str]:
     """Build, declare, index and commit a release whose manifest records `version`; no tag (a clone gets none)."""

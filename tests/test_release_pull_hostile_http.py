@@ -23,6 +23,8 @@ from cohbench.release import http_remote
 from test_release_publish import _Quiet, _release
 from test_release_store import _files, repo  # noqa: F401  (repo: the fixture, a git + DVC project with a local store)
 
+pytestmark = pytest.mark.slow  # each test publishes a release from a git + DVC repository
+
 
 @pytest.fixture
 def published(repo, workspace, monkeypatch, tmp_path):

@@ -10,6 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 
 import cohbench
@@ -19,6 +20,8 @@ from cohbench.release.index import write_index
 from release_fixture import plain_record, write_config
 from test_release_publish import _fresh_clone, _one_line, served  # noqa: F401  (served: the fixture)
 from test_release_store import _files, _run, repo  # noqa: F401  (repo: the fixture, a git + DVC project with a local store)
+
+pytestmark = pytest.mark.slow  # each test publishes releases from a git + DVC repository
 
 
 def _build_stage(config: str) -> dict:

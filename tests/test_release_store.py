@@ -19,6 +19,8 @@ from cohbench.cli import main
 from cohbench.release.index import write_index
 from release_fixture import plain_record, write_config
 
+pytestmark = pytest.mark.slow  # each test runs git and dvc in subprocesses
+
 BIN = Path(sys.executable).parent
 
 

@@ -13,6 +13,8 @@ from cohbench.statistics import kind, report
 from release_fixture import plain_record, summeval_record, write_release
 from snac_toy import write_toy_release
 
+pytestmark = pytest.mark.slow  # each test computes a release's statistics and plots
+
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from cohbench import cli, numerics
 
 PROBE = Path(__file__).parent / "kernel_path_probe.py"
@@ -48,6 +50,7 @@ def _probe(threads: int, **path) -> dict:
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_two_kernel_paths_and_thread_counts_make_the_same_records_and_vectors():
     native = _probe(2)
     other = _probe(1, MKL_CBWR="COMPATIBLE", ATEN_CPU_CAPABILITY="default")
@@ -82,6 +85,7 @@ print(hashlib.sha256(b"".join(p.detach().numpy().tobytes() for p in model.parame
 """
 
 
+@pytest.mark.slow
 def test_training_gives_the_same_weights_whatever_instruction_set_onednn_would_pick():
     """oneDNN chooses its kernels by the CPU's instruction set and honours neither MKL_CBWR nor ATEN_CPU_CAPABILITY;
     capping it to AVX2 stands in for an AVX2-only CPU. On an AVX-512 CPU these weights differed while oneDNN ran."""

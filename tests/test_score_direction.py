@@ -89,6 +89,7 @@ def test_a_prediction_with_both_directions_or_another_protocols_is_refused(every
     assert said in _one_line(capsys)
 
 
+@pytest.mark.slow
 def test_unknown_ids_are_counted_in_bounded_memory_and_a_huge_id_is_shown_shortened(every_protocol, tmp_path, capsys):
     path = tmp_path / "unknown.jsonl"
     lines = 200_000

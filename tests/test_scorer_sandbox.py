@@ -237,6 +237,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads process states from /proc (Linux)")
 def test_a_scorer_never_outlives_a_cohbench_that_is_terminated(release, workspace):
     import signal
@@ -267,6 +268,7 @@ def test_a_scorer_never_outlives_a_cohbench_that_is_terminated(release, workspac
         run.kill()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads process states from /proc (Linux)")
 def test_ctrl_c_that_ends_the_scorer_before_cohbench_sees_it_is_an_interrupted_run_exit_130(release, workspace):
     """Ctrl-C sends SIGINT to every process of the terminal's job; when the scorer's process ends of it before cohbench

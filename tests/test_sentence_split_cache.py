@@ -47,6 +47,7 @@ def test_without_a_cache_folder_nothing_is_written(tmp_path, monkeypatch):
     assert not list(tmp_path.rglob("*"))
 
 
+@pytest.mark.slow
 def test_splitting_loads_no_torch_and_torch_still_imports_after_it():
     """A small `corrupt --recipe msd` run pays for spaCy only: thinc is kept from importing torch (1.5 s), which a
     later encoder still imports normally in the same process."""
@@ -59,6 +60,7 @@ def test_splitting_loads_no_torch_and_torch_still_imports_after_it():
     subprocess.run([sys.executable, "-c", probe], check=True)
 
 
+@pytest.mark.slow
 def test_the_entity_pipeline_loads_no_torch_either():
     import subprocess
     import sys

@@ -5,10 +5,13 @@ code path: a process pinned for float32 training encodes in an unpinned one and 
 import os
 
 import numpy as np
+import pytest
 
 from cohbench import numerics
 from cohbench.embedding_store import sentence_key, sentence_vectors
 from cohbench.encoder import DIMENSIONS, VECTOR_DECIMALS, encode, encoder_path
+
+pytestmark = pytest.mark.slow  # each test runs the encoder
 
 SHORT = "Tom went home."
 OTHERS = ["After a very long day at the harbour, where the ships had come in late, everyone was tired.",

@@ -105,6 +105,7 @@ def test_a_contradiction_turns_whole_words_round_never_the_start_of_another_word
     assert contradicted("They don't know.", random.Random(0)) == ("They do know.", "do")
 
 
+@pytest.mark.slow
 def test_a_mixture_gives_each_story_to_one_recipe_and_keeps_exactly_what_it_makes():
     stories = [story(f"m{n}") for n in range(40)]
     spec = "contradiction:0.25+scene_jump:0.25+unintroduced_reference:0.5"

@@ -231,11 +231,13 @@ def interrupted(statement: str, after: float, *options: str) -> tuple[int, float
     return code, time.perf_counter() - signalled, process.stderr.read().decode()
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_running_query_with_one_line_and_130(release):
     code, _, err = interrupted(SLOW, 4)  # imports, loading the release, and well into the query
     assert code == 130 and err.strip() == "cohbench: interrupted", err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", [(), ("--format", "csv")])
 def test_ctrl_c_stops_the_join_every_time_within_two_seconds(release, options):
     for after in (1.0, 1.5, 2.0):  # before issue 22, about half of such trials never stopped
@@ -246,6 +248,7 @@ def test_ctrl_c_stops_the_join_every_time_within_two_seconds(release, options):
 STREAMED = "SELECT a.range, md5(a.range::VARCHAR) AS h FROM range(2000000000) a"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", [("--format", "csv"), ("--format", "json"), ("--output", "out.csv"), ("--output", "out.parquet")])
 def test_ctrl_c_while_a_result_streams_out_is_130(release, tmp_path, options):
     # the interrupt reached pyarrow's reader as an OSError: exit 1, "cannot use: INTERRUPT Error"

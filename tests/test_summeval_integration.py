@@ -82,6 +82,7 @@ def test_random_scores_are_at_chance(human):
     assert result["acc_pair"]["value"] == pytest.approx(0.5, abs=0.05)
 
 
+@pytest.mark.slow
 def test_cli_scores_file_equals_the_built_in_measure_and_writes_the_bias_matrix(built, human, tmp_path, capsys):
     scores = references.reference_scores("architecture-noised", human, seed=0)
     path = tmp_path / "scores.csv"

@@ -56,6 +56,7 @@ def run(capsys, *args) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
+@pytest.mark.slow
 def test_training_on_a_corrupt_output_names_its_data_and_borrows_no_published_figure(workspace, tiny_params, capsys):
     release = toy_release(workspace / "release")
     mine = workspace / "mine"  # saved under a release config's name: the workaround the issue met
@@ -137,6 +138,7 @@ def test_index_reads_a_folder_mixing_a_generated_and_a_release_config(workspace,
     assert code == 0, err + out
 
 
+@pytest.mark.slow
 def test_sentence_labelled_own_data_trains_the_sentence_feature_head_that_scores_snac_as_the_transfer_study_does(
         workspace, tiny_params, capsys):
     from cohbench.baseline import feature_model

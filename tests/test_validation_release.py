@@ -6,6 +6,7 @@ import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from cohbench.release.build import build
 from cohbench.builders import storysumm
@@ -17,6 +18,8 @@ from cohbench.validation import record_expected, validate
 
 from conftest import FIXTURES
 from release_fixture import record, rewrite_split, snac_like, write_config
+
+pytestmark = pytest.mark.slow  # each test builds and validates a release
 
 
 def build_storysumm_fixture(workspace):

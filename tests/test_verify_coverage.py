@@ -11,6 +11,8 @@ from cohbench.cli import main
 from cohbench.release.index import write_index
 from cohbench.release.verify import verify
 
+pytestmark = pytest.mark.slow  # each test builds a release to verify
+
 
 def shipped_results(release):
     return {r["path"].removeprefix(str(release) + "/"): r for r in verify(release)["files"] if r["kind"] not in ("raw", "erratum")}

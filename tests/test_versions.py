@@ -78,6 +78,7 @@ def _release(workspace):
     return rel
 
 
+@pytest.mark.slow
 def test_changed_records_fail_validate_until_their_version_is_declared(workspace, capsys):
     rel = _release(workspace)
     assert main(["version", "--json"]) == 0
@@ -170,6 +171,7 @@ def test_load_refuses_arguments_of_the_wrong_type_in_one_line(workspace):
             cohbench.load("timetravel_dsd", **arguments)
 
 
+@pytest.mark.slow
 def test_every_result_names_its_data(every_protocol, tmp_path, capsys):
     """evaluate (above), metaeval, agreement --json and the report carry the release version and each config's version
     and fingerprint (gate.json: test_baseline_gate)."""

@@ -118,6 +118,7 @@ def _release(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium; .ci/run installs it)")
 def test_the_site_opens_in_chromium_without_errors_with_spans_corruptions_and_explanations_shown(workspace, tmp_path, capsys):
     release = _release(workspace / "release")
@@ -188,6 +189,7 @@ def test_the_index_of_a_folder_no_release_manifest_names_says_so_instead_of_an_u
     assert "configs of no cohbench release (no manifest names one): 1 config(s)" in index and "unknown" not in index
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium; .ci/run installs it)")
 def test_hostile_config_names_and_a_malformed_hash_neither_run_script_nor_blank_a_page(workspace, tmp_path, capsys):
     """A `corrupt` or `derive` output names its own configs: a name is text and a link to the site's own file."""
