@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from cohbench.cli import main
 from cohbench.release.index import write_index
 from release_fixture import record, write_config
@@ -81,6 +83,7 @@ def test_a_derived_config_is_listed_and_diffed_against_the_config_it_was_made_fr
     assert "storysumm -> storysumm_gpt4" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_derive_larger_than_memory_is_refused_in_one_line_and_writes_nothing(workspace):
     """Ten million rows under an address-space limit 1.5 GB above what the imports take: one line, exit 1, no folder
     and no temporary folder left, whichever layer runs out first (DuckDB's result here; Python's MemoryError is one

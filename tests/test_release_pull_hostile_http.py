@@ -25,6 +25,8 @@ from test_release_store import _files, repo  # noqa: F401  (repo: the fixture, a
 
 pytestmark = pytest.mark.slow  # each test publishes a release from a git + DVC repository
 
+pytestmark = pytest.mark.slow  # each test publishes a release from a git + DVC repository
+
 
 @pytest.fixture
 def published(repo, workspace, monkeypatch, tmp_path):
