@@ -162,3 +162,26 @@ def test_a_training_config_that_is_not_built_is_refused_naming_it(workspace):
         train(release=rel, params=PARAMS | {"train_configs": ["timetravel_dsd", "fairytale_dsd"]}, progress=False)
     with pytest.raises(BaselineError, match=r"^timetravel_msd .* is not built"):
         train(release=rel, params=PARAMS | {"sentence_features": {"train_configs": ["timetravel_msd"]}}, progress=False)
+
+
+@pytest.mark.slow
+def test_the_whole_metrics_file_is_the_same_bytes_on_another_blas_path(workspace):
+    """numpy's BLAS on one thread with its generic kernels (OPENBLAS_CORETYPE=Prescott), against its defaults: the
+    training is pinned (numerics.FOR_TRAINING) and every sum behind a reported figure is exact, so baseline/metrics.json
+    and the gate's file come out byte for byte the same."""
+    import os
+    import subprocess
+    import sys
+
+    rel = toy_release(workspace / "release")
+    run = ("import json, sys; from pathlib import Path; from cohbench.baseline import train; from cohbench.baseline.gate import check; "
+           f"from test_baseline_gate import PARAMS, MARGINS; rel = Path({str(rel)!r}); train(release=rel, params=PARAMS, progress=False); "
+           "check(release=rel, floors={'timetravel_dsd': {'test.auc': 0.8}}, margins=MARGINS)")
+    written = []
+    for path in ({}, {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_CORETYPE": "Prescott"}):
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), **path}
+        done = subprocess.run([sys.executable, "-c", run], env=env, capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stderr[-2000:]
+        written.append({name: (rel / "baseline" / name).read_bytes() for name in ("metrics.json", "gate.json", "metrics.md")})
+        shutil.rmtree(rel / "baseline")
+    assert written[0] == written[1]
