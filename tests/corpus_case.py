@@ -146,6 +146,8 @@ class CorpusCase:
         return corpus.parse(self.FIXTURE_PATHS, config, *options)
 
     def test_fixtures_in_the_upstream_format_parse_into_records_of_every_config(self, corpus, small_params):
+        if not hasattr(self, "FIXTURE_PATHS"):
+            pytest.skip(f"{self.CORPUS}'s test case declares no FIXTURE_PATHS yet")
         for spec in corpus.configs:
             assert self.parse_fixtures(corpus, spec.name).records, spec.name
 
@@ -163,7 +165,10 @@ class CorpusCase:
         return {config: in_release_order(parse_config_from_mirror(config).records) for config in self.SPOT_CHECKS}
 
     @pytest.mark.integration
-    def test_records_at_fixed_positions_hold_the_values_of_the_upstream_files(self, corpus, records_from_mirror):
+    def test_records_at_fixed_positions_hold_the_values_of_the_upstream_files(self, corpus, request):
+        if not hasattr(self, "SPOT_CHECKS"):  # rocstories, timetravel, fairytaleqa, synthetic_coherence: to come
+            pytest.skip(f"{self.CORPUS}'s test case declares no SPOT_CHECKS yet")
+        records_from_mirror = request.getfixturevalue("records_from_mirror")
         assert set(self.SPOT_CHECKS) == {spec.name for spec in corpus.configs}
         for config, splits in self.SPOT_CHECKS.items():
             sizes = expected_splits(config)
