@@ -6,12 +6,17 @@ a corpus module dropped into `builders/` is covered with no assertion written fo
 A config's split sizes are stated once: its `ConfigSpec.expected_splits` where the upstream files fix them, else the
 rows of its declared version (`catalog/versions/<config>.json`, recorded by `cohbench version --record` from a build
 with the shipped params.yaml); what each split counts beyond its rows (labels, sentences, spans, ...) is its recorded
-expectation (`catalog/expected/<config>.json`, recorded by `cohbench validate --record-expected`)."""
+expectation (`catalog/expected/<config>.json`, recorded by `cohbench validate --record-expected`).
+
+What a corpus holds is checked the way ir_datasets checks it: the records at positions 0, 9 and last of every split
+of every config (`SPOT_CHECKS`), against values read by hand from the upstream files."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
+import re
 from pathlib import Path
 
 import datasets
@@ -64,8 +69,40 @@ def counts_of(records) -> dict[str, dict]:
 
 def parse_config_from_mirror(config: str):
     """`config` parsed by its corpus's module from the pinned files with the shipped params.yaml (no build, no cache)."""
-    corpus = registry.corpus_of(config)
-    return corpus.parse(upstream_paths(corpus, _required_mirror()), config, registry.spec(config).generator_options())
+    corpus, spec = registry.corpus_of(config), registry.spec(config)
+    options = (spec.generator_options(),) if spec.options else ()  # as the build passes them (`hf_builder`)
+    return corpus.parse(upstream_paths(corpus, _required_mirror()), config, *options)
+
+
+def in_release_order(records) -> dict[str, list[dict]]:
+    """Split -> its records in the order a build writes them and `cohbench.load` gives them: by id (`hf_builder`)."""
+    by_split = {}
+    for record in sorted(records, key=lambda r: r["id"]):
+        by_split.setdefault(record["split"], []).append(record)
+    return by_split
+
+
+def spot_positions(rows: int) -> set[int]:
+    """The positions a split's spot checks cover: the first, the tenth and the last record (ir_datasets' choice)."""
+    return {0, -1} | ({9} if rows > 10 else set())
+
+
+@dataclasses.dataclass(frozen=True)
+class Opening:
+    """An expected text given by its first words, enough to tell it from its neighbours in the upstream file."""
+
+    words: str
+
+    def __eq__(self, text) -> bool:
+        return isinstance(text, str) and text.startswith(self.words)
+
+
+def field_at(record: dict, path: str):
+    """The value at `path` in a record: a field, then `[index]` or `.key` steps (`sentences[-1]`, `corruption.source_id`)."""
+    value = record
+    for key, index in re.findall(r"\.?(\w+)|\[(-?\d+)\]", path):
+        value = value[int(index)] if index else value[key]
+    return value
 
 
 def assert_no_story_in_two_splits(records):
@@ -77,6 +114,10 @@ def assert_no_story_in_two_splits(records):
 
 class CorpusCase:
     CORPUS: str  # the corpus's name in the registry
+    # source name -> its file in tests/fixtures, in the upstream format: what `parse` reads in the fixture check
+    FIXTURE_PATHS: dict[str, Path]
+    # config -> split -> position (`spot_positions`) -> field path (`field_at`) -> the value the upstream file gives
+    SPOT_CHECKS: dict[str, dict[str, dict[int, dict[str, object]]]]
 
     @pytest.fixture
     def corpus(self):
@@ -99,10 +140,16 @@ class CorpusCase:
             assert version["rows"] == expected_splits(spec.name)
             expected_counts(spec.name)
 
-    def test_fixtures_in_the_upstream_format_are_there(self, corpus):
-        """For every corpus whose pinned files it reads (its own, or those it is made from)."""
-        readers = {name for name, sources in _tables().items() if set(sources) & set(corpus.sources)}
-        assert readers and all(any((FIXTURES / name).iterdir()) for name in readers)
+    def parse_fixtures(self, corpus, config: str):
+        """`config` parsed by the corpus's own `parse` from `FIXTURE_PATHS` (a case overrides it where `parse` needs more)."""
+        options = (registry.spec(config).generator_options(),) if registry.spec(config).options else ()
+        return corpus.parse(self.FIXTURE_PATHS, config, *options)
+
+    def test_fixtures_in_the_upstream_format_parse_into_records_of_every_config(self, corpus, small_params):
+        if not hasattr(self, "FIXTURE_PATHS"):
+            pytest.skip(f"{self.CORPUS}'s test case declares no FIXTURE_PATHS yet")
+        for spec in corpus.configs:
+            assert self.parse_fixtures(corpus, spec.name).records, spec.name
 
     @pytest.mark.integration
     def test_the_pinned_files_give_the_expected_counts(self, from_mirror):
@@ -110,3 +157,25 @@ class CorpusCase:
         config, counts = from_mirror
         assert registry.corpus_of(config).name == self.CORPUS
         assert counts == expected_counts(config)
+
+    @pytest.fixture
+    def records_from_mirror(self):
+        """Config -> split -> its records parsed from the pinned files, in release order; a case whose module already
+        parses or builds a config from the mirror overrides this to reuse that."""
+        return {config: in_release_order(parse_config_from_mirror(config).records) for config in self.SPOT_CHECKS}
+
+    @pytest.mark.integration
+    def test_records_at_fixed_positions_hold_the_values_of_the_upstream_files(self, corpus, request):
+        if not hasattr(self, "SPOT_CHECKS"):  # rocstories, timetravel, fairytaleqa, synthetic_coherence: to come
+            pytest.skip(f"{self.CORPUS}'s test case declares no SPOT_CHECKS yet")
+        records_from_mirror = request.getfixturevalue("records_from_mirror")
+        assert set(self.SPOT_CHECKS) == {spec.name for spec in corpus.configs}
+        for config, splits in self.SPOT_CHECKS.items():
+            sizes = expected_splits(config)
+            assert set(splits) == set(sizes) and set(records_from_mirror[config]) == set(sizes), config
+            for split, positions in splits.items():
+                records = records_from_mirror[config][split]
+                assert len(records) == sizes[split] and set(positions) == spot_positions(len(records)), (config, split)
+                for position, fields in positions.items():
+                    for path, expected in fields.items():
+                        assert expected == field_at(records[position], path), (config, split, position, path)

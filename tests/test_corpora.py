@@ -14,4 +14,7 @@ class TestEveryCorpus(CorpusCase):
     def corpus(self, request):
         return registry.lookup(request.param)
 
-    test_the_pinned_files_give_the_expected_counts = None  # needs the real files: in each corpus's own module
+    # these read a corpus's own fixtures and the real files: in each corpus's own module
+    test_the_pinned_files_give_the_expected_counts = None
+    test_records_at_fixed_positions_hold_the_values_of_the_upstream_files = None
+    test_fixtures_in_the_upstream_format_parse_into_records_of_every_config = None

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 from conftest import built_from_mirror
-from corpus_case import CorpusCase, expected_splits
+from corpus_case import FIXTURES, CorpusCase, Opening, expected_splits
 
 import cohbench
 from cohbench.release.build import build
@@ -38,8 +38,45 @@ def from_mirror(built):
     return "snac", built[1]["splits"]
 
 
+def _summary(key: str, book: str, system: str, first: str, last_segment: str) -> dict:
+    """What SNaC_data.json says of summary `key`: its first unit opens with `first` and its last with `last_segment`;
+    every one checked here has error spans (label 1). The split is the parser's (the file has none)."""
+    return {"id": key, "doc_id": book, "system": system, "label": 1, "sentences[0]": Opening(first),
+            "segments[0]": Opening(first), "segments[-1]": Opening(last_segment)}
+
+
 class TestSnac(CorpusCase):
     CORPUS = "snac"
+    FIXTURE_PATHS = {"snac": FIXTURES / "snac/SNaC_data.json"}
+    SPOT_CHECKS = {"snac": {  # splits in id order: book_175b* < book_6b* < tripod*
+        "train": {
+            0: _summary("book_175b0", "book-0", "book_175b", "Johnnie, a determined 19 year old girl, works at the cotton mill",
+                        "Gray waits for Johnnie at her home"),
+            9: _summary("book_175b15", "book-15", "book_175b", "The author attempts to explain and defend the Utilitarian",
+                        "The considerations presented resolve the only real"),
+            -1: _summary("tripod8", "movie-8", "tripod", "Carly and J.R. have a heart - to - heart",
+                         "She tells him to kiss her before he wakes up."),
+        },
+        "validation": {
+            0: _summary("book_175b140", "book-140", "book_175b", "Aegeon, a merchant from Syracusa, is condemned to death",
+                        'Note IV. line 111: "Where" should be "Wear."'),
+            -1: _summary("tripod5", "movie-5", "tripod", "Claire's parents take her to the high school",
+                         "Carl and Mrs. B. arrive at the school"),
+        },
+        "test": {
+            0: _summary("book_175b124", "book-124", "book_175b", "Ferdinand, the Calabrian duke, asks the Duchess",
+                        "Delio says that they should use this opportunity"),
+            9: _summary("book_175b29", "book-29", "book_175b", "Shawn hears a strange man groaning in the distance",
+                        "Shawn goes up to Pegeen, saying it's a miracle"),
+            -1: _summary("tripod9", "movie-9", "tripod", "Trevor's first day of school is underway.",
+                         "She says she'll help him any way she can."),
+        },
+    }}
+
+    @pytest.fixture
+    def records_from_mirror(self, built):
+        loaded = built[2]
+        return {"snac": {split: list(loaded[split]) for split in loaded}}
 
 
 def rows(built):

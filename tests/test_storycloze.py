@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from corpus_case import CorpusCase, parse_config_from_mirror, counts_of, expected_splits
+from corpus_case import CorpusCase, in_release_order, parse_config_from_mirror, counts_of, expected_splits
 
 from cohbench.builders import storycloze
 from cohbench.errors import ParseError
@@ -28,8 +28,29 @@ def from_mirror(parsed_from_mirror):
     return "storycloze_dsd", counts_of(parsed_from_mirror.records)
 
 
+def _story(story: str, ending: str, first: str, fifth: str) -> dict:
+    """A row of the Story Cloze TSVs: its first sentence and the fifth sentence this record ends with, the quiz
+    ending that AnswerRightEnding names (`right_ending`, label 0) or the other one (`wrong_ending`, label 1)."""
+    wrong = int(ending == "wrong_ending")
+    return {"id": f"{story}:{ending}", "doc_id": story, "label": wrong, "sentence_labels": [0, 0, 0, 0, wrong],
+            "sentences[0]": first, "sentences[4]": fifth}
+
+
 class TestStoryCloze(CorpusCase):
     CORPUS = "storycloze"
+    FIXTURE_PATHS = SC
+    SPOT_CHECKS = {"storycloze_dsd": {"test": {
+        0: _story("00115125-5ba4-4d2d-b86c-99343afa7c59", "right_ending", "Kelly was super excited for the new drawing at work.",
+                  "She was happy she won."),
+        9: _story("00c4e875-144a-4c40-b83a-08a7e9926253", "wrong_ending", "Yao was an enthusiastic gardener.",
+                  "The judges ate Yao's vegetables without rewarding him."),
+        -1: _story("ffe078d1-6744-497d-bf45-e5df0bdfee66", "wrong_ending", "Sarah was at home when her power was shut off.",
+                   "Sarah didn't pay her bill, so her power was shut off."),
+    }}}
+
+    @pytest.fixture
+    def records_from_mirror(self, parsed_from_mirror):
+        return {"storycloze_dsd": in_release_order(parsed_from_mirror.records)}
 
 
 def test_pairs_wrong_and_right_endings_under_the_timetravel_story_id(small_params):

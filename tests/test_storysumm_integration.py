@@ -4,7 +4,7 @@ import json
 
 import pytest
 from conftest import built_from_mirror
-from corpus_case import CorpusCase, expected_splits
+from corpus_case import FIXTURES, CorpusCase, Opening, expected_splits
 
 import cohbench
 from cohbench.cli import main
@@ -23,8 +23,40 @@ def from_mirror(built):
     return "storysumm", built[1]["splits"]
 
 
+def _summary(key: str, story: int, unfaithful: bool, difficulty: str | None, errors: list[int], first: str, story_opening: str) -> dict:
+    """An entry of storysumm.json: its key, `story-id`, `label` (1 faithful), `difficulty` ("" for faithful ones), its
+    `errors` (1 consistent, 0 not), the opening of its first summary sentence and of its story; the schema flips the
+    labels (1 = error)."""
+    return {"id": key, "doc_id": f"story-{story}", "label": int(unfaithful), "difficulty": difficulty,
+            "sentence_labels": [1 - flag for flag in errors], "sentences[0]": Opening(first), "source_text": Opening(story_opening)}
+
+
 class TestStorySumm(CorpusCase):
     CORPUS = "storysumm"
+    FIXTURE_PATHS = {"storysumm": FIXTURES / "storysumm/storysumm.json"}
+    SPOT_CHECKS = {"storysumm": {  # in key order, split by the entries' own `split` ("val" is validation)
+        "validation": {
+            0: _summary("0b08649def5b4a13aa68f784227fc004", 3, True, "easy", [0, 1, 0, 1, 1, 0, 1],
+                        "A man is abducted from his car while drinking a soda", "I could still taste the gas station coke"),
+            9: _summary("26ac9c7c262c4be3be8846dd0a2f084c", 10, True, "hard", [1, 1, 0, 0, 1, 1, 1, 1],
+                        "The story is narrated from the perspective of one of three women", "Have you watched that new series?"),
+            -1: _summary("e37c62ee9b62445287a21b99c8b62b1f", 9, True, "easy", [1, 1, 1, 0],
+                         "The protagonist hates going to cemeteries", "I hate going to cemeteries."),
+        },
+        "test": {
+            0: _summary("73409150676328394731077b01", 12, False, None, [1, 1, 1, 1],
+                        "The story follows the reflections of an observer from another planet", "[I wish I were a human.]"),
+            9: _summary("7340915067632839473i9mo1w", 21, True, "easy", [1, 1, 0],
+                        "Twin siblings, Lance and the narrator, are suspicious", "My twin brother Lance and I never really liked"),
+            -1: _summary("8167058533589479ypukwu", 32, False, None, [1] * 10,
+                         "In this story, an elderly painter named Cosmo sits atop a hill", "Crooked fingers shakily grasped a paint brush."),
+        },
+    }}
+
+    @pytest.fixture
+    def records_from_mirror(self, built):
+        loaded = cohbench.load("storysumm")
+        return {"storysumm": {split: list(loaded[split]) for split in loaded}}
 
 
 def test_the_built_corpus_has_the_verified_counts(built):

@@ -5,7 +5,7 @@ import json
 
 import pytest
 from conftest import built_from_mirror
-from corpus_case import CorpusCase, expected_splits
+from corpus_case import FIXTURES, CorpusCase, Opening, expected_splits
 
 import cohbench
 from cohbench.evaluation import rating_grid, ratings, references
@@ -36,6 +36,26 @@ def from_mirror(built):
 
 class TestSummEval(CorpusCase):
     CORPUS = "summeval"
+    FIXTURE_PATHS = {**{f"damo_{system}": FIXTURES / f"summeval/{system}_outputs_annotations.jsonl" for system in ("M8", "M22")},
+                     "bartscore": FIXTURES / "summeval/data.pkl"}
+    # The extractive systems' summaries are only in BARTScore's data.pkl (tokenised, lower-cased but for the sentence
+    # starts: text_variant); the article is DAMO's untokenised `text` of the same document. No summary has a label.
+    SPOT_CHECKS = {"summeval": {"test": {
+        0: {"id": "cnn-test-404f859482d47c127868964a9a39d1a7645dd2e9/M0", "system": "M0", "label": -1,
+            "doc_id": "cnn-test-404f859482d47c127868964a9a39d1a7645dd2e9", "text_variant": "bartscore_tokenised_sentence_case",
+            "sentences[0]": Opening("( cnn ) donald sterling 's racist remarks cost him an nba team last year ."),
+            "source_text": Opening("(CNN)Donald Sterling's racist remarks cost him an NBA team last year.")},
+        9: {"id": "cnn-test-404f859482d47c127868964a9a39d1a7645dd2e9/M2", "system": "M2", "label": -1,
+            "sentences[0]": Opening("A los angeles judge has ordered v. stiviano to pay back more than $ 2.6 million")},
+        -1: {"id": "dm-test-fadabe346fe95d33eee71299e6596754768f5246/M9", "system": "M9", "label": -1, "text_variant": None,
+             "sentences[0]": Opening("the woman has two children under five by two different fathers ."),
+             "sentences[1]": Opening("debbie is threatening to ban gemma from seeing children"),
+             "source_text": Opening("A 23-year-old mother-of-two is at risk of being banned from ")},
+    }}}
+
+    @pytest.fixture
+    def records_from_mirror(self, records):
+        return {"summeval": {"test": list(records)}}
 
 
 def test_the_built_corpus_has_the_verified_counts(built, records):
