@@ -70,9 +70,10 @@ def test_a_changed_baseline_score_or_stats_is_refused_never_laundered_into_the_c
 
 
 def test_a_release_never_indexed_or_built_since_its_index_is_not_exported(release, workspace, capsys):
-    write_config(release, "open_dsd", "toy", {"test": [plain_record("a", 0, [0, 0])]})  # built since the index
+    # a registered config built since the index (only those leave a build state)
+    write_config(release, "timetravel_dsd", "timetravel", {"test": [plain_record("a", 0, [0, 0])]})
     assert main(["export", str(workspace / "share")]) == 1
-    assert "is being built (building/: open_dsd); run `cohbench index` first" in capsys.readouterr().err
+    assert "is being built (building/: timetravel_dsd); run `cohbench index` first" in capsys.readouterr().err
     (release / "manifest.json").unlink()
     for name in ("README.md", "croissant.json"):
         (release / name).unlink()
