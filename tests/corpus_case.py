@@ -145,6 +145,11 @@ class CorpusCase:
         options = (registry.spec(config).generator_options(),) if registry.spec(config).options else ()
         return corpus.parse(self.FIXTURE_PATHS, config, *options)
 
+    def test_fixtures_in_the_upstream_format_are_there(self, corpus):
+        """For every corpus whose pinned files it reads (its own, or those it is made from)."""
+        readers = {name for name, sources in _tables().items() if set(sources) & set(corpus.sources)}
+        assert readers and all(any((FIXTURES / name).iterdir()) for name in readers)
+
     def test_fixtures_in_the_upstream_format_parse_into_records_of_every_config(self, corpus, small_params):
         if not hasattr(self, "FIXTURE_PATHS"):
             pytest.skip(f"{self.CORPUS}'s test case declares no FIXTURE_PATHS yet")
