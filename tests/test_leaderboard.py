@@ -92,6 +92,32 @@ def test_a_users_function_gets_the_same_headline_as_evaluate_with_cis_difference
     kept = json.loads(open(written).read())
     assert kept["release"]["manifest_sha256"][:16] in written and kept["release"]["version"] in written
     assert kept["configs"]["timetravel_dsd"]["value"] == result["configs"]["timetravel_dsd"]["scores"][spec]["value"]
+    assert kept["configs"]["timetravel_dsd"]["version"] == result["configs"]["timetravel_dsd"]["version"] == "1.0.0"
+
+
+def test_records_no_version_declares_get_no_published_figures_and_every_config_names_its_version(board, every_protocol, capsys):
+    """A derived or rebuilt copy under a registered name (`derive snac "SELECT * FROM storysumm"`, a changed build) is
+    a development version: the papers never scored those records, so none of their figures is set beside it."""
+    from release_fixture import rewrite_split
+
+    from cohbench.release.index import write_index
+    from cohbench.release.layout import read_config
+
+    table = read_config(every_protocol, "snac").tables["test"]
+    rewrite_split(every_protocol, "snac", "test", table.slice(0, 1))  # one document fewer: other records, same name
+    write_index(every_protocol)
+    work, run = board
+    result, _ = run("--scorer", "entity_cue")
+    snac, timetravel = result["configs"]["snac"], result["configs"]["timetravel_dsd"]
+    assert snac["version"].startswith("1.0.0+dev.") and snac["published"] == [] and "paper_metric" not in snac
+    assert "no published figure is set beside it" in snac["published_withheld"]
+    assert timetravel["version"] == "1.0.0" and timetravel["published"] and "published_withheld" not in timetravel
+    assert main(["leaderboard", "--scorer", "entity_cue", "--bootstrap", "50", "--output", str(work / "out")]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| `snac` |"))
+    assert f"| `snac` | {snac['version']} | auc |" in row and "published" not in row, row
+    assert "| `timetravel_dsd` | 1.0.0 | auc |" in out
+    assert f"No published figures: snac here is {snac['version']}" in out and "Goyal et al. 2022 (SNaC)" not in out
 
 
 def test_the_text_table_prints_each_figure_with_its_ci_the_difference_and_the_papers_beside(board, capsys):
@@ -114,7 +140,7 @@ def test_the_text_table_prints_each_figure_with_its_ci_the_difference_and_the_pa
     steen = next(line for line in out.splitlines() if line.startswith("| Steen & Markert 2022 | Table 3 | CCL C/D | tau_sum | test |"))
     assert "| same data and split |" in steen, steen
     # entity_cue scores sentences only: the averages are over the sentence configs both cover, and say so
-    assert "| macro-average over 2 | auc |" in out and "auc: snac, timetravel_dsd (left out: storysumm, summeval, timetravel_msd)" in out
+    assert "| macro-average over 2 | | auc |" in out and "auc: snac, timetravel_dsd (left out: storysumm, summeval, timetravel_msd)" in out
 
 
 def test_plots_are_one_per_metric_family(board, capsys):

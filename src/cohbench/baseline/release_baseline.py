@@ -14,7 +14,7 @@ from .. import jsonout, numerics, settings
 from ..atomic import write_text
 from ..display import percent
 from ..release.layout import built_configs
-from ..release.versions import provenance
+from ..release.versions import is_development, provenance
 from ..schema import TRAIN_SPLITS
 from .data import (BaselineError, baseline_params, dev_split, examples_of, folder_data, release_data, release_vectors,
                    training_sets)
@@ -149,7 +149,7 @@ def train(*, release: Path | None = None, params: dict | None = None, progress: 
     else:
         scored_on = provenance(release, {name: stats for name, stats in built_configs(release).items() if name in data})
     # a published figure stands beside the release's own data only: the config at the version this checkout declares
-    release_own = set() if evaluate_on == "own" else {c for c, v in scored_on["configs"].items() if "+dev" not in v["version"]}
+    release_own = set() if evaluate_on == "own" else {c for c, v in scored_on["configs"].items() if not is_development(v["version"])}
     metrics = {
         "model": "sentence-level Transformer over all-MiniLM-L6-v2 sentence embeddings (Cai et al. 2020, §4.2)",
         "device": fit.device_name(),

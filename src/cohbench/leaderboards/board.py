@@ -3,9 +3,10 @@
 Per config: each scorer's headline metric on the test split with its 95% bootstrap CI over documents
 (`evaluation.headline`), the best reference scorer (the highest headline among the non-oracle references that apply)
 and each scorer's difference from it with a paired-bootstrap CI on the same resampled documents
-(`evaluation.paired_difference`), and the published figures of that config with their comparability note. Where the
-papers report another metric on a config (SNaC's recall at precision 0.70), each scorer's value of it stands beside
-theirs. Per scorer: the macro-average of its headlines per metric, over the configs every compared scorer was
+(`evaluation.paired_difference`), the config's version, and the published figures of that config with their
+comparability flags, only where its records are a version this cohbench declares (a changed build or a derived copy,
+`+dev`, gets none: the papers never scored those records). Where the papers report another metric on a config (SNaC's
+recall at precision 0.70), each scorer's value of it stands beside theirs. Per scorer: the macro-average of its headlines per metric, over the configs every compared scorer was
 scored on (`macro_configs`; the others are named in `macro_left_out`), so averages compare; the configs are
 independent samples, so its CI combines theirs in quadrature (each side's half-width separately), a normal
 approximation stated in the result.
@@ -33,11 +34,13 @@ class LeaderboardError(CohbenchError):
     """The leaderboard cannot be made as asked."""
 
 
-def _release(folder: Path, configs: list[str] | None, split: str) -> tuple[Release, list[str]]:
-    """The built configs that have the reported split (the others are named, not scored), read once."""
+def _release(folder: Path, configs: list[str] | None, split: str) -> tuple[Release, list[str], dict]:
+    """The built configs that have the reported split (the others are named, not scored), read once, and the
+    version and fingerprint of each scored one (`versions.provenance`)."""
     from ..registry import spec
     from ..release.files import MANIFEST, read_manifest
     from ..release.layout import built_configs, read_config
+    from ..release.versions import provenance
 
     built = built_configs(folder)
     unknown = sorted(set(configs or ()) - set(built))
@@ -59,14 +62,17 @@ def _release(folder: Path, configs: list[str] | None, split: str) -> tuple[Relea
         return cached["vectors"]
 
     release = Release(folder, read_manifest(folder / MANIFEST), scored, {c: spec(c).protocol for c in scored}, vectors, frozenset(data))
-    return release, sorted(c for c in data if split not in data[c] and (configs is None or c in configs))
+    versions = provenance(folder, {c: built[c] for c in scored})["configs"]
+    return release, sorted(c for c in data if split not in data[c] and (configs is None or c in configs)), versions
 
 
-def _scored(chosen: dict, data: Release, split: str, samples: int, seed: int, strict: bool) -> tuple[dict, list[dict]]:
-    """Per config: every chosen scorer's headline with its CI and difference from the best reference; and the lines
-    of what was skipped."""
+def _scored(chosen: dict, data: Release, versions: dict, split: str, samples: int, seed: int,
+            strict: bool) -> tuple[dict, list[dict]]:
+    """Per config: its version, every chosen scorer's headline with its CI and difference from the best reference,
+    and the published figures where the records are a declared version; and the lines of what was skipped."""
     from ..evaluation import headline, paired_difference
     from ..evaluation import references as builtin
+    from ..release.versions import is_development
 
     skipped: list[dict] = []
 
@@ -98,7 +104,8 @@ def _scored(chosen: dict, data: Release, split: str, samples: int, seed: int, st
                 predictions.pop(name, None)
         defined = {n: r for n, r in results.items() if n in references and r["value"] is not None}
         best = max(defined, key=lambda n: defined[n]["value"]) if defined else None
-        entry = {"protocol": data.protocols[config], "metric": None, "documents": None, "best_reference": best,
+        entry = {"version": versions[config]["version"], "fingerprint": versions[config]["fingerprint"],
+                 "protocol": data.protocols[config], "metric": None, "documents": None, "best_reference": best,
                  "references": {n: _figure(r) for n, r in results.items() if n in references}, "scores": {}}
         for name in chosen:
             if name not in results:
@@ -110,6 +117,12 @@ def _scored(chosen: dict, data: Release, split: str, samples: int, seed: int, st
                 entry["scores"][name]["difference"] = {"from": best, "value": paired["difference"], "ci": paired["ci"]}
         if best is not None:
             entry.update(metric=entry["metric"] or results[best]["metric"], documents=entry["documents"] or results[best]["documents"])
+        entry["published"], entry["note"] = [], published.note(config)
+        if is_development(entry["version"]):  # changed, derived or renamed records: the papers never scored them
+            entry["published_withheld"] = (f"{config} here is {entry['version']}, records no cohbench version declares "
+                                           "(a changed build or a derived copy), so no published figure is set beside it")
+            board[config] = entry
+            continue
         if paper := published.paper_metric(config, split):  # the papers' own metric, beside their figures of it
             # a figure on other data is listed below the board, never set in a scorer's cell as a rival
             entry["paper_metric"] = {"metric": paper[0], "published": [f["value"] for f in paper[1] if f["comparability"] != "other data"],
@@ -117,7 +130,6 @@ def _scored(chosen: dict, data: Release, split: str, samples: int, seed: int, st
             for name, score in entry["scores"].items():
                 score["paper_metric"] = _paper_value(config, paper[0], predictions[name], splits, split)
         entry["published"] = published.figures(config, split)
-        entry["note"] = published.note(config)
         board[config] = entry
     return board, skipped
 
@@ -190,13 +202,13 @@ def leaderboard(
     check_settings(samples, seed)
     folder = Path(release or settings.release_dir())
     target = store.folder(output, folder)  # a path inside a release is refused before any work
-    data, unscored = _release(folder, configs, split)
+    data, unscored, versions = _release(folder, configs, split)
     names = list(scorers or [*(n for n, s in builtin.REFERENCES.items() if not s.oracle), "baseline"])
     chosen: dict = {}
     try:
         for name in dict.fromkeys(names):  # a user's function is imported here, in its own process: refused before any work
             chosen[name] = resolve(name, set(data.built), scorer_timeout)  # a folder's file of a built config left out by --config is no unknown file
-        board, skipped = _scored(chosen, data, split, samples, seed, strict)
+        board, skipped = _scored(chosen, data, versions, split, samples, seed, strict)
     finally:
         for scorer in chosen.values():
             scorer.close()

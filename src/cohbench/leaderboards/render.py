@@ -46,23 +46,24 @@ def markdown(result: dict) -> list[str]:
     release = result["release"]
     lines = [
         f"Leaderboard on cohbench {release['version']} (manifest sha256 {release['manifest_sha256'][:12]}), {result['split']} "
-        f"split; each cell: headline metric [95% CI, {result['samples']} bootstrap samples over documents, seed "
+        f"split; each config at the version of its records (`+dev`: records no cohbench declares, so no published figure "
+        f"beside them); each cell: headline metric [95% CI, {result['samples']} bootstrap samples over documents, seed "
         f"{result['seed']}]; Δ = difference from the config's best reference scorer [paired bootstrap, same documents]; "
         "then the papers' published figures of the metric they report there on the same data, after the scorer's value of "
         "it where it is not the headline (each figure is listed below, in that order, with how it compares; figures on "
         "other data are listed there only). Proportions in percent, Kendall's tau as a coefficient.",
         "",
-        "| config | metric | docs | best reference | " + " | ".join(f"`{s}`" for s in scorers) + " |",
-        "| --- | --- | --- | --- | " + " | ".join("---" for _ in scorers) + " |",
+        "| config | version | metric | docs | best reference | " + " | ".join(f"`{s}`" for s in scorers) + " |",
+        "| --- | --- | --- | --- | --- | " + " | ".join("---" for _ in scorers) + " |",
     ]
     for config, entry in result["configs"].items():
         metric, best = entry["metric"], entry["best_reference"]
         best_cell = f"{best} {_cell(metric, entry['references'][best])}" if best else "-"
         cells = [_cell(metric, entry["scores"].get(s)) + _paper_cell(entry, entry["scores"].get(s)) for s in scorers]
-        lines.append(f"| `{config}` | {metric or '-'} | {entry['documents'] or '-'} | {best_cell} | " + " | ".join(cells) + " |")
+        lines.append(f"| `{config}` | {entry['version']} | {metric or '-'} | {entry['documents'] or '-'} | {best_cell} | " + " | ".join(cells) + " |")
     for metric, configs in sorted(result["macro_configs"].items()):
         cells = [_cell(metric, result["macro"][s].get(metric)) for s in scorers]
-        lines.append(f"| macro-average over {len(configs)} | {metric} | | | " + " | ".join(cells) + " |")
+        lines.append(f"| macro-average over {len(configs)} | | {metric} | | | " + " | ".join(cells) + " |")
     lines += ["", "Macro-averages are taken only over the configs every scorer compared here covers: "
               + ("; ".join(f"{metric}: {', '.join(configs)}" for metric, configs in sorted(result["macro_configs"].items())) or "none")
               + (f" (left out: {', '.join(result['macro_left_out'])})" if result["macro_left_out"] else "")
@@ -76,7 +77,8 @@ def markdown(result: dict) -> list[str]:
 
 
 def _published(result: dict) -> list[str]:
-    lines = []
+    withheld = [entry["published_withheld"] for entry in result["configs"].values() if "published_withheld" in entry]
+    lines = ["", "No published figures: " + "; ".join(withheld) + "."] if withheld else []
     for config, entry in result["configs"].items():
         if not entry["published"]:
             continue
@@ -127,6 +129,11 @@ def papers_metrics(result: dict) -> dict[str, list[str]]:
 def _data_line(result: dict) -> str:
     release = result["release"]
     return f"cohbench {release['version']} (manifest sha256 {release['manifest_sha256'][:12]}), {result['split']} split"
+
+
+def _labels(result: dict, configs: list[str]) -> list[str]:
+    """Each config under its plot slot with the version of its records."""
+    return [f"{config}\n{result['configs'][config]['version']}" for config in configs]
 
 
 def _axes(plt, configs: list[str]):
@@ -211,7 +218,7 @@ def plot(result: dict, path: Path) -> list[Path]:
         if chance is not None:
             ax.axhline(chance, color="grey", linestyle="--", linewidth=1, label=f"chance ({chance:g})")
         _finish(ax, fig, plt, configs, values, path, family, f"{title}, {result['split']} split",
-                f"{title}: headline with 95% bootstrap CI\n{_data_line(result)}", written, configs)
+                f"{title}: headline with 95% bootstrap CI\n{_data_line(result)}", written, _labels(result, configs))
     for metric, configs in papers_metrics(result).items():
         fig, ax = _axes(plt, configs)
         values = []
@@ -224,7 +231,7 @@ def plot(result: dict, path: Path) -> list[Path]:
         values += _published_marks(ax, fig, result, configs, lambda entry: entry["paper_metric"]["metric"])
         if values:
             _finish(ax, fig, plt, configs, values, path, metric, f"{metric}, {result['split']} split",
-                    f"{metric}, the metric the papers report (no CI: a point value)\n{_data_line(result)}", written, configs)
+                    f"{metric}, the metric the papers report (no CI: a point value)\n{_data_line(result)}", written, _labels(result, configs))
         else:
             plt.close(fig)
     return written

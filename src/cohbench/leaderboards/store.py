@@ -30,7 +30,8 @@ def _file_name(scorer: str) -> str:
 
 
 def write(result: dict, target: Path) -> list[str]:
-    """One file per scorer: its figures on every config, the release it was measured on and the bootstrap settings."""
+    """One file per scorer: its figures on every config with the config's version and fingerprint, the release it
+    was measured on and the bootstrap settings."""
     keyed = target / f"{result['release']['version']}-{result['release']['manifest_sha256'][:16]}"
     written = []
     for scorer in result["scorers"]:
@@ -38,7 +39,8 @@ def write(result: dict, target: Path) -> list[str]:
         jsonout.write(path, {
             "scorer": scorer, "release": result["release"], "split": result["split"], "samples": result["samples"],
             "seed": result["seed"], "macro": result["macro"][scorer],
-            "configs": {c: {"metric": e["metric"], "best_reference": e["best_reference"], **e["scores"][scorer]}
+            "configs": {c: {"version": e["version"], "fingerprint": e["fingerprint"], "metric": e["metric"],
+                            "best_reference": e["best_reference"], **e["scores"][scorer]}
                         for c, e in result["configs"].items() if scorer in e["scores"]},
             "skipped": [s for s in result["skipped"] if s["scorer"] == scorer],
         })  # fmt: skip

@@ -17,6 +17,7 @@ import yaml
 from .. import settings
 from .._version import __version__
 from .layout import annotation_of
+from .versions import is_development
 from ..registry import corpora, corpus_of
 
 def cohbench_citation(release: str = __version__, configs: dict | None = None) -> str:
@@ -118,7 +119,7 @@ def front_matter(configs: dict[str, dict], data: dict) -> dict:
         # Each config's version, which `load_dataset` gives its DatasetInfo (a development version, whose records no
         # version declares, has no X.Y.Z to give).
         "configs": [
-            {"config_name": name, **({"version": v} if "+" not in (v := data["configs"][name]["version"]) else {}),
+            {"config_name": name, **({"version": v} if not is_development(v := data["configs"][name]["version"]) else {}),
              "data_files": [{"split": split, "path": f["path"]} for split, f in stats["files"].items()]}
             for name, stats in configs.items()
         ],

@@ -10,7 +10,7 @@ from ..errors import ReleaseError
 from .. import settings
 from .layout import built_configs, read_table, require_built
 from .store import releases_with
-from .versions import declared, matches, provenance
+from .versions import declared, is_development, matches, provenance
 from ..registry import corpora, spec
 from ..schema import SPLITS, split_sort_key
 
@@ -76,7 +76,7 @@ def load(config: str, split: str | None = None, release: Path | None = None, ver
                  "`git tag` lists the releases, and CHANGELOG.md says which one has it; `cohbench pull VERSION` restores one")
         raise ReleaseError(f"{config} in {folder} is version {found} (cohbench {data['release']}), not {version}; {where}")
     # A development version (records not yet declared) has no X.Y.Z to show: its info carries none.
-    info = datasets.DatasetInfo(version=None if "+" in found else found,
+    info = datasets.DatasetInfo(version=None if is_development(found) else found,
                                 description=f"{config} {found}, cohbench {data['release']} (records {data['configs'][config]['fingerprint']})")
     out = {name: datasets.Dataset(read_table(folder, config, stats, name), info=info.copy())
            for name in ([split] if split else sorted(files, key=split_sort_key))}

@@ -37,6 +37,7 @@ from ..errors import ReleaseError
 from .http_remote import download
 from .store_objects import check_folder, check_md5, in_folder
 from .verify import verify
+from .versions import is_development
 
 RELEASE_FOLDER = "cohbench"  # the release inside a checkout
 TAG = re.compile(r"^v?(\d+\.\d+\.\d+)$")
@@ -118,7 +119,7 @@ def releases(repo: Path) -> dict[str, str]:
         manifest = _manifest_at(repo, commit) or {}
         version, configs = manifest.get("cohbench_version"), manifest.get("configs") or {}
         if isinstance(version, str) and TAG.match(version) and version not in found and configs and all(
-                isinstance(c, dict) and "+" not in str(c.get("version", "+")) for c in configs.values()):
+                isinstance(c, dict) and not is_development(str(c.get("version", "+"))) for c in configs.values()):
             found[version] = commit
     return dict(sorted(found.items(), key=lambda item: _version_key(item[0])))
 

@@ -68,6 +68,17 @@ def _bumped(version: str, part: str) -> str:
 FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
 
 
+def development_version(declared_version: str | None, fingerprint: str | None) -> str:
+    """The version of records that are not their declared version: `<declared>+dev.<fingerprint[:8]>`."""
+    return f"{declared_version or '0.0.0'}+dev.{(fingerprint or 'unknown')[:8]}"
+
+
+def is_development(version: str) -> bool:
+    """Whether `version` names records no cohbench declared (changed code, a derived copy): never cited, never set
+    beside published figures."""
+    return "+" in version
+
+
 def check(config: str, stats: dict, folder: Path | None = None) -> Verdict:
     """Whether a built config's records (its stats: fingerprint, schema, field hashes, rows) are its declared version,
     and if not, which part of the version must move and why."""
@@ -78,7 +89,7 @@ def check(config: str, stats: dict, folder: Path | None = None) -> Verdict:
         raise ReleaseError(f"stats/{config}.json records no fingerprint, schema and field hashes of its records (built by an older "
                            f"cohbench, or edited); rebuild it with `cohbench build {config}`")
     if entry is None:
-        return Verdict(config, None, f"0.0.0+dev.{fingerprint[:8]}", "minor", "1.0.0", ("a config not declared before",))
+        return Verdict(config, None, development_version(None, fingerprint), "minor", "1.0.0", ("a config not declared before",))
     if entry["fingerprint"] == fingerprint:
         return Verdict(config, entry["version"], entry["version"], None, None, ())
     old_schema, new_schema = entry.get("schema") or {}, stats.get("schema") or {}
@@ -93,7 +104,7 @@ def check(config: str, stats: dict, folder: Path | None = None) -> Verdict:
     if rows != entry.get("rows"):
         reasons.insert(0, f"rows {entry.get('rows')} -> {rows}")
     part = "major" if removed or retyped or changed or rows != entry.get("rows") else "minor"
-    return Verdict(config, entry["version"], f"{entry['version']}+dev.{fingerprint[:8]}", part,
+    return Verdict(config, entry["version"], development_version(entry["version"], fingerprint), part,
                    _bumped(entry["version"], part), tuple(reasons or ["fingerprint differs"]))
 
 
@@ -161,7 +172,7 @@ _RECOMPUTED: dict[tuple, str | None] = {}
 def matches(version: str, wanted: str) -> bool:
     """Whether `version` is what `wanted` asks for: exactly X.Y.Z, or a pattern with `*` parts (`2.*.*`, TFDS's
     `mnist:3.*.*`). A development version (`+dev...`) matches nothing."""
-    if "+" in version:
+    if is_development(version):
         return False
     parts, asked = version.split("."), wanted.split(".")
     return len(asked) == 3 and all(a in ("*", p) for a, p in zip(asked, parts))
@@ -192,7 +203,7 @@ def provenance(release: Path, configs: dict[str, dict], *, recorded: bool = True
             if recorded.get("fingerprint") == fingerprint and fingerprint and claimed and not false_claim(release, name, claimed, stats):
                 version = claimed
             else:
-                version = f"{entry['version'] if entry else '0.0.0'}+dev.{(fingerprint or 'unknown')[:8]}"
+                version = development_version(entry and entry["version"], fingerprint)
         out[name] = {"version": version, "fingerprint": fingerprint}
     release_version = __version__ if declared_here else manifest.get("cohbench_version", "unknown")
     return {"release": release_version, "configs": out}
