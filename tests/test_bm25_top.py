@@ -10,7 +10,8 @@ import pytest
 
 from conftest import _required_mirror
 from cohbench.corruptions.bm25_top import DeviceBm25, _scores, cpu_top
-from cohbench.corruptions.retrieval import Bm25, merged_top, tokenize
+from cohbench.corruptions.retrieval import Bm25, merged_top
+from cohbench.text import words
 
 # TimeTravel's test file in the mirror (builders/checksums/timetravel.tsv): real short story sentences, no splitter
 TIMETRAVEL = "raw.githubusercontent.com/jiangjiechen/EDUCAT/e5bb270308854fb80824681bf33fa760a5bd36ee/data/TimeTravel/test_data.json"
@@ -27,9 +28,9 @@ def real():
             item = json.loads(line)
             sentences += [item["premise"], item["initial"], item["counterfactual"]]
     pool = list(dict.fromkeys(s.strip() for s in sentences if s.strip()))[:4000]
-    queries = pool[::8] + [f"{s} {tokenize(s)[0]}" for s in pool[1::40]] + ["zyzzyva quux", "the the the", ""]
+    queries = pool[::8] + [f"{s} {words(s)[0]}" for s in pool[1::40]] + ["zyzzyva quux", "the the the", ""]
     index = Bm25(pool)
-    return index, [[index._vocab[t] for t in tokenize(q) if t in index._vocab] for q in queries]
+    return index, [[index._vocab[t] for t in words(q) if t in index._vocab] for q in queries]
 
 
 def test_batched_torch_scores_are_bm25s_scores_bit_for_bit(real):
@@ -70,7 +71,7 @@ def test_torch_top_k_equals_the_cpu_top_k_and_bm25s_up_to_the_order_of_ties(real
 def test_crafted_ties_are_cut_at_the_lowest_pool_indices_whatever_the_shards():
     pool = ["red ball"] * 7 + ["a red ball", "the dog", "red ball"] * 5 + ["ball red red"]
     index = Bm25(pool)
-    terms = [[index._vocab[t] for t in tokenize(q)] for q in ("red ball", "ball ball", "red", "dog the")]
+    terms = [[index._vocab[t] for t in words(q)] for q in ("red ball", "ball ball", "red", "dog the")]
     full = [sorted(range(len(pool)), key=lambda i, s=index._index.get_scores_from_ids(t): (-s[i], i)) for t in terms]
     for k in (1, 3, 8, 12, len(pool)):
         expected = cpu_top(index._index, terms, k)
@@ -95,10 +96,10 @@ def test_a_batch_out_of_device_memory_is_halved_and_one_query_that_does_not_fit_
     import torch
 
     from cohbench.corruptions import bm25_top
-    from cohbench.corruptions.registry import CorruptionError
+    from cohbench.errors import CorruptionError
 
     index = Bm25(["red ball", "the dog", "a red dog", "ball"] * 10)
-    terms = [[index._vocab[t] for t in tokenize(q)] for q in ("red ball", "dog", "the ball", "red") * 4]
+    terms = [[index._vocab[t] for t in words(q)] for q in ("red ball", "dog", "the ball", "red") * 4]
     real, refusals = bm25_top._scores, []
 
     def refusing(*args):

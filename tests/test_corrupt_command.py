@@ -377,14 +377,14 @@ def test_the_packaged_held_out_fingerprints_are_the_checkout_release_s():
 
 def test_held_out_fingerprints_of_configs_that_disagree_are_refused(workspace, capsys):
     from cohbench.user_corruption import leakage
-    from cohbench.errors import CorruptError
+    from cohbench.errors import CorruptionError
 
     recorded = {"method": leakage.HELD_OUT_FINGERPRINT, "fingerprints": ["0123456789abcdef"]}
     configs = {"timetravel_msd": {"corpus": "timetravel", "held_out": recorded},
                "timetravel_dsd": {"corpus": "timetravel", "held_out": {**recorded, "fingerprints": []}}}
-    with pytest.raises(CorruptError, match="record different held-out stories of timetravel"):
+    with pytest.raises(CorruptionError, match="record different held-out stories of timetravel"):
         leakage.from_release(configs)
-    with pytest.raises(CorruptError, match="records no held-out fingerprints of fairytaleqa, storycloze"):
+    with pytest.raises(CorruptionError, match="records no held-out fingerprints of fairytaleqa, storycloze"):
         leakage.from_release({"timetravel_msd": configs["timetravel_msd"]})
 
 

@@ -10,7 +10,7 @@ import pytest
 from cohbench import cli
 from cohbench.corruptions import recipes
 from cohbench.corruptions.ray_engine import Pool, placement
-from cohbench.errors import CorruptError
+from cohbench.errors import CorruptionError
 
 from test_corrupt_command import STORIES, data_bytes, summary
 
@@ -98,11 +98,11 @@ def test_device_stages_go_to_gpu_actors_that_share_a_gpu_and_the_rest_to_cpu_act
            "--workers 4 or fewer"),
 ])
 def test_a_cluster_without_the_gpus_the_actors_need_is_refused_naming_what_is_missing(gpus, workers, missing):
-    with pytest.raises(CorruptError) as refused:
+    with pytest.raises(CorruptionError) as refused:
         places(device="cuda", gpus=gpus, workers=workers)
     assert str(refused.value).startswith(missing) and "\n" not in str(refused.value)
     if workers:  # asked for on GPUs by auto too; with --device cpu the same workers are CPU actors
-        with pytest.raises(CorruptError, match="need 2 GPUs"):
+        with pytest.raises(CorruptionError, match="need 2 GPUs"):
             places(gpus=gpus, workers=workers)
         assert places(device="cpu", gpus=gpus, workers=workers) == (Pool(True, True, "cpu", 8),)
 
@@ -118,6 +118,6 @@ def test_a_cluster_without_the_gpus_the_actors_need_is_refused_naming_what_is_mi
 ])
 def test_actors_beyond_the_clusters_cpus_are_refused_instead_of_left_waiting(asked, missing):
     # Ray would leave the actors beyond its CPUs pending: a stage whose pool never starts stalls the whole run
-    with pytest.raises(CorruptError) as refused:
+    with pytest.raises(CorruptionError) as refused:
         places(**asked)
     assert str(refused.value).startswith(missing) and "\n" not in str(refused.value)

@@ -7,7 +7,7 @@ import pytest
 from cohbench.corruptions.bertscore import TokenEmbeddings, load_baseline, rescale
 from cohbench.corruptions.dsd import ConfounderPool
 from cohbench.encoder import default_device, encoder_path
-from cohbench.corruptions.registry import CorruptionError
+from cohbench.errors import CorruptionError
 from generator_run import corrupt
 from cohbench.schema import FEATURES, empty_record
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from cohbench.corruptions.registry import CorruptionError
+from cohbench.errors import CorruptionError
 from cohbench.corruptions.retrieval import SHARD_MARK, merged_top, pool_index
 
 POOL = ["Tom went to the park.", "The dog chased a ball in the park.", "Tom went to the park.", "Mary baked a cake.",

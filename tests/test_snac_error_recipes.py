@@ -6,7 +6,7 @@ them, refusing proportions that do not add up before any work."""
 import pytest
 
 from cohbench.corruptions import recipes
-from cohbench.corruptions.registry import CorruptionError
+from cohbench.errors import CorruptionError
 from cohbench.errors import RegistryError
 from cohbench.schema import ERROR_TYPES, FEATURES
 from generator_run import corrupt, narrative

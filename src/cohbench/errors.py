@@ -29,5 +29,6 @@ class QueryError(CohbenchError):
     """A SQL query failed (syntax, unknown view or column, type error)."""
 
 
-class CorruptError(CohbenchError):
-    """`cohbench corrupt` was given options or an output folder it cannot honour."""
+class CorruptionError(CohbenchError):
+    """A corruption generator, recipe or `cohbench corrupt` run was given inputs, options or an output folder it
+    cannot honour."""

@@ -160,6 +160,13 @@ def split_sentences(texts: Iterable[str], batch_size: int = 64) -> list[list[str
 
 
 _WORD = re.compile(r"\w+")
+_WORD_WITH_APOSTROPHES = re.compile(r"[\w']+")
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased runs of word characters and apostrophes ("don't" is one word): the tokens BM25 retrieval indexes
+    and SNaC App. B's bigrams are counted over."""
+    return _WORD_WITH_APOSTROPHES.findall(text.lower())
 
 
 def normalise(text: str) -> str:

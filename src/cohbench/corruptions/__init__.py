@@ -11,7 +11,8 @@ Generators: shuffle, repetition, ne_bigram (SNaC App. B); remove_sentences (MSD)
 from __future__ import annotations
 
 from . import dsd, goyal, msd, character_and_scene, snac_errors, surface  # noqa: F401  (modules register their generators)
-from .registry import GENERATORS, CorruptionError, generator, record_rng
+from ..errors import CorruptionError
+from .registry import GENERATORS, generator, record_rng
 
 
 __all__ = ["GENERATORS", "CorruptionError", "generator", "record_rng"]

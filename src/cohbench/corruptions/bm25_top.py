@@ -94,7 +94,7 @@ class DeviceBm25:
     def _out_of_memory(self, rows: int, widest: int) -> None:
         import torch
 
-        from .registry import CorruptionError
+        from ..errors import CorruptionError
 
         torch.cuda.empty_cache()
         if rows <= 1:

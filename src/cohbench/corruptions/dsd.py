@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from ..schema import ERROR, FLOAT_DECIMALS, OK
 from .bertscore import TokenEmbeddings, load_baseline, rescale
-from .registry import CorruptionError, count, derived, generator, record_rng, sentence_id, span, to_columns, to_records
+from ..errors import CorruptionError
+from .registry import count, derived, generator, record_rng, sentence_id, span, to_columns, to_records
 from .retrieval import merged_top, pool_index
 
 

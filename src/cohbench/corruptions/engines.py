@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..encoder import DEVICES, resolve_device
-from ..errors import CohbenchError, CorruptError
+from ..errors import CohbenchError, CorruptionError
 from . import recipes
 
 ENGINES = ("local", "ray")
@@ -48,7 +48,7 @@ def _checked(device: str) -> str:
     try:
         return resolve_device(device)
     except CohbenchError as error:  # resolve_device's one-line refusal, as the job's error type
-        raise CorruptError(str(error)) from None
+        raise CorruptionError(str(error)) from None
 
 
 def start(resolved: recipes.Resolved, engine: str, device: str = "auto", address: str | None = None,
@@ -56,9 +56,9 @@ def start(resolved: recipes.Resolved, engine: str, device: str = "auto", address
     """An engine for `resolved`, started: a device or cluster that cannot serve the request is refused here, in one
     line."""
     if engine not in ENGINES:
-        raise CorruptError(f"unknown engine {engine!r}; choose {' or '.join(ENGINES)}")
+        raise CorruptionError(f"unknown engine {engine!r}; choose {' or '.join(ENGINES)}")
     if device not in DEVICES:
-        raise CorruptError(f"unknown device {device!r}; choose one of {', '.join(DEVICES)}")
+        raise CorruptionError(f"unknown device {device!r}; choose one of {', '.join(DEVICES)}")
     if engine == "local":
         return LocalEngine(resolved, device)
     from .ray_engine import RayEngine

@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections import Counter
 
 from ..schema import ERROR, OK
-from .character_and_scene import first_and_second_mentions
+from .character_and_scene import TITLES, first_and_second_mentions
 from .nlp import per_sentence
 from .registry import context_pair, count, generator, record_rng, sentence_id, to_columns, to_records
 
 ENTITY_TYPES = {"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART"}
-TITLES = {"mr", "mrs", "ms", "miss", "dr", "sir", "madam", "mister", "lady", "lord", "st", "saint", "king", "queen",
-          "prince", "princess", "the"}
+# spaCy's entities take a royal title or an article into a name ("King Arthur", "the Smiths"): neither says who is meant.
+NOT_NAME_WORDS = TITLES | {"king", "queen", "prince", "princess", "the"}
 
 
 def _mentions(doc) -> list[tuple[str, frozenset[str]]]:
@@ -34,7 +34,7 @@ def _mentions(doc) -> list[tuple[str, frozenset[str]]]:
     found += [(t.text, [t]) for t in doc if t.pos_ == "PROPN" and t.i not in covered]
     out = []
     for text, tokens in found:
-        names = frozenset(t.text.lower() for t in tokens if t.is_alpha and t.text.lower() not in TITLES and t.text[0].isupper())
+        names = frozenset(t.text.lower() for t in tokens if t.is_alpha and t.text.lower() not in NOT_NAME_WORDS and t.text[0].isupper())
         if names:
             out.append((text, names))
     return out

@@ -23,7 +23,7 @@ import pickle
 from dataclasses import dataclass
 
 from . import recipes
-from ..errors import CorruptError
+from ..errors import CorruptionError
 
 
 class RayShard:
@@ -83,7 +83,7 @@ def placement(resolved: recipes.Resolved, device: str, cpus: float, gpus: float,
     actors needing more GPUs or CPUs than the cluster has, are refused in one line naming what is missing."""
     if device == "cuda" and gpus < GPU_SHARE:
         has = f"{gpus:g} GPU, less than one actor's {GPU_SHARE:g}" if gpus else "no GPU"
-        raise CorruptError(f"--device cuda: the Ray cluster at {where} has {has} (it offers CPU {cpus:g}); add GPU "
+        raise CorruptionError(f"--device cuda: the Ray cluster at {where} has {has} (it offers CPU {cpus:g}); add GPU "
                            "nodes, or use --device cpu or auto")
     return _within_cpus(_pools(resolved, device, cpus, gpus, workers, where), cpus, workers, where)
 
@@ -100,7 +100,7 @@ def _pools(resolved: recipes.Resolved, device: str, cpus: float, gpus: float, wo
     holds = int(gpus / GPU_SHARE + 1e-9)
     on_gpu = workers or max(1, min(holds, int(cpus) - cpu_pool))
     if on_gpu > holds:
-        raise CorruptError(f"--workers {on_gpu}: {on_gpu} GPU actors of {GPU_SHARE:g} GPU each need "
+        raise CorruptionError(f"--workers {on_gpu}: {on_gpu} GPU actors of {GPU_SHARE:g} GPU each need "
                            f"{on_gpu * GPU_SHARE:g} GPUs, and the Ray cluster at {where} has {gpus:g}; use --workers "
                            f"{holds} or fewer, add GPU nodes, or use --device cpu")
     gpu_pool = Pool(plan=plan_on_gpu, make=True, device="cuda", actors=on_gpu, gpus=GPU_SHARE)
@@ -119,7 +119,7 @@ def _within_cpus(pools: tuple[Pool, ...], cpus: float, workers: int | None, wher
                           for pool in pools)
     fits = int(cpus) // len(pools)
     fix = f"use --workers {fits} or fewer, or add nodes" if fits else "add nodes with more CPUs"
-    raise CorruptError(f"{f'--workers {workers}: ' if workers else ''}{needed} Ray actors of one CPU each ({stages}) "
+    raise CorruptionError(f"{f'--workers {workers}: ' if workers else ''}{needed} Ray actors of one CPU each ({stages}) "
                        f"need {needed} CPUs, and the Ray cluster at {where} has {cpus:g}; {fix}")
 
 
@@ -163,11 +163,11 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
         return
     host, _, port = address.split("://")[-1].rpartition(":")
     if not host or not port.isdigit():
-        raise CorruptError(f"--address {address!r} is not HOST:PORT (or ray://HOST:PORT, or auto)")
+        raise CorruptionError(f"--address {address!r} is not HOST:PORT (or ray://HOST:PORT, or auto)")
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()
     except OSError as error:
-        raise CorruptError(f"cannot reach a Ray cluster at {address} ({error.strerror or error}); check --address "
+        raise CorruptionError(f"cannot reach a Ray cluster at {address} ({error.strerror or error}); check --address "
                            "(host:port of the head node) or leave it out to start a local instance") from None
 
 
@@ -188,7 +188,7 @@ class RayEngine:
         try:
             import ray
         except ImportError:
-            raise CorruptError("--engine ray needs Ray: pip install 'cohbench[scale]'") from None
+            raise CorruptionError("--engine ray needs Ray: pip install 'cohbench[scale]'") from None
         self.started = False
         if address:
             check_reachable(address)
@@ -201,7 +201,7 @@ class RayEngine:
                     ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, configure_logging=False)
             except Exception as error:  # ConnectionError, TimeoutError, RuntimeError, ValueError, depending on how it fails
                 detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-                raise CorruptError(f"cannot reach a Ray cluster at {address or 'a new local instance'} ({detail}); "
+                raise CorruptionError(f"cannot reach a Ray cluster at {address or 'a new local instance'} ({detail}); "
                                    "check --address (host:port of the head node) or leave it out to start one here") from None
             self.started = True
         resources = ray.cluster_resources()
@@ -210,7 +210,7 @@ class RayEngine:
         try:
             self.pools = placement(resolved, device, cpus, resources.get("GPU", 0), workers,
                                    address or "a new local instance")
-        except CorruptError:
+        except CorruptionError:
             self.close()
             raise
         import ray.data  # configures Ray Data's loggers: quieten them after that
@@ -261,7 +261,7 @@ class RayEngine:
                 if sizes[n] == 0:
                     finished(n, pending.pop(n))
         if pending:
-            raise CorruptError(f"the Ray run returned no result for partitions {sorted(pending)[:5]}; run again with --resume")
+            raise CorruptionError(f"the Ray run returned no result for partitions {sorted(pending)[:5]}; run again with --resume")
 
     def close(self) -> None:
         import ray

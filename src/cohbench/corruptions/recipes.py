@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from ..names import Registry
 from ..schema import NO_LABEL, OK, empty_record
 from .dsd import ConfounderPool, plan_replacements, replace_planned
-from .registry import GENERATORS, CorruptionError, record_rng, to_columns, to_records
+from ..errors import CorruptionError
+from .registry import GENERATORS, record_rng, to_columns, to_records
 from .retrieval import RETRIEVERS
 from .surface import top_bigrams
 
@@ -238,8 +239,10 @@ register(Recipe(
     prepare=lambda records, params: top_bigrams(s for r in records for s in r["sentences"])))
 
 
-# The SNaC-format synthetic mix (Goyal et al. §5.1, App. C.1), in the order its examples are made.
-SYNTHETIC_GENERATORS = ("entity_first_mention", "next_sentence_swap", "discordant_replace")
+# The SNaC-format synthetic mix (Goyal et al. §5.1, App. C.1), in the order its examples are made: the generators that
+# need only the record, then discordant replacement, which draws from the batch's confounder pool (`_make_dsd`).
+RECORD_ONLY_GENERATORS = ("entity_first_mention", "next_sentence_swap")
+SYNTHETIC_GENERATORS = (*RECORD_ONLY_GENERATORS, "discordant_replace")
 
 
 def _example(source: dict, sentences: list[str], label: int, rid: str, spans=(), corruption=None) -> dict:
@@ -267,7 +270,7 @@ def snac_pair(negative: dict, source: dict) -> list[dict]:
 def _make_synthetic(batch, plans, shared, params, device=None):
     seed = params["seed"]
     negatives = [by_source(batch, to_records(GENERATORS[g](to_columns(batch), seed=seed)))
-                 for g in SYNTHETIC_GENERATORS[:2]]
+                 for g in RECORD_ONLY_GENERATORS]
     negatives.append(_make_dsd(batch, plans, shared, params, device, error_type="SceneE"))
     return [[r for per_generator in negatives for negative in per_generator[n] for r in snac_pair(negative, source)]
             for n, source in enumerate(batch)]

@@ -15,13 +15,8 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-from ..errors import CohbenchError
 from ..names import Registry
 from ..schema import CATEGORIES, ERROR, FIELDS, ERROR_TYPES, NO_LABEL, category_of, empty_record
-
-
-class CorruptionError(CohbenchError):
-    """A generator or recipe was given inputs it cannot honour."""
 
 
 Generator = Callable[..., dict]

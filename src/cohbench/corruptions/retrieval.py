@@ -3,7 +3,7 @@ parity) or tantivy (an inverted index on disk, memory-mapped: a query scores the
 lists, all of them, since the Python binding's search collects through a multi-collector and never runs tantivy's
 block-max WAND; catalog/SCALE.md measures it).
 
-All three see the same tokens (`tokenize`: lower-cased runs of word characters and apostrophes); tantivy receives
+All three see the same tokens (`text.words`: lower-cased runs of word characters and apostrophes); tantivy receives
 them joined by spaces and split on whitespace only (`TOKENS`, no other filter), so a sentence's terms and length
 are the same everywhere. Their BM25 differs, so confounders agree between them only when the same retriever is
 chosen: bm25s scores "lucene" BM25 (idf ln(1 + (N - df + 0.5) / (df + 0.5)), k1 = 1.5, b = 0.75, float32; its
@@ -26,7 +26,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import re
 import shutil
 import tempfile
 import weakref
@@ -36,25 +35,21 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import write_text
+from ..text import words
 
 RETRIEVERS = ("bm25s", "rank_bm25", "tantivy")
 SCORED_ON_DEVICE = ("bm25s",)  # scores on the device it is given (`bm25_top`); the others on the CPU, whatever it is
 EXTRA_OF = {"bm25s": "build", "rank_bm25": "build", "tantivy": "tantivy"}  # the cohbench extra that installs each
-_WORD = re.compile(r"[\w']+")
-TOKENS = "cohbench_words"  # tantivy's name for `tokenize`'s tokens: split on whitespace, nothing else
+TOKENS = "cohbench_words"  # tantivy's name for `text.words`' tokens: split on whitespace, nothing else
 SHARD_MARK = "cohbench-shard.json"  # written last into a tantivy shard's folder: which pool and which sentences
 # Indexing memory of a tantivy shard's one writer thread (allocated as needed; tantivy takes at most ~4 GB a thread).
 # A shard must fit one segment in it: measured ~20 B of index per short sentence on disk, more while indexing.
 WRITER_HEAP = 2_000_000_000
 
 
-def tokenize(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
-
-
 def _unknown_or_missing(retriever: str):
     """A retriever that is unknown, or not installed (named with the extra that installs it), as an error."""
-    from .registry import CorruptionError
+    from ..errors import CorruptionError
 
     if retriever not in RETRIEVERS:
         return CorruptionError(f"unknown retriever {retriever!r}; choose one of {', '.join(RETRIEVERS)}")
@@ -96,7 +91,7 @@ class Bm25:
         self.retriever = retriever
         self.size = len(texts)
         self._on_device = {}  # device -> bm25_top.DeviceBm25 of a bm25s index, made on first use there, never pickled
-        tokens = [tokenize(t) for t in texts]
+        tokens = [words(t) for t in texts]
         if retriever == "bm25s":
             bm25s = _bm25s()
 
@@ -123,7 +118,7 @@ class Bm25:
             return [rank_bm25_top(self._index, q, k) for q in queries]
         from . import bm25_top
 
-        terms = [[self._vocab[t] for t in tokenize(q) if t in self._vocab] for q in queries]
+        terms = [[self._vocab[t] for t in words(q) if t in self._vocab] for q in queries]
         if device is None:
             from ..encoder import default_device
 
@@ -137,7 +132,7 @@ class Bm25:
     def shards(self, count: int) -> list["Bm25Shard"]:
         """The index cut into `count` shards of consecutive documents, each scoring with the pool-wide statistics."""
         if self.retriever != "bm25s":
-            from .registry import CorruptionError
+            from ..errors import CorruptionError
 
             raise CorruptionError("rank_bm25 cannot be sharded; use --retriever bm25s or tantivy, or one shard")
         from .bm25_top import document_slices
@@ -176,7 +171,7 @@ def merged_top(shards: Sequence, queries: Sequence[str], k: int, device: str | N
 
 def rank_bm25_top(index, query: str, k: int) -> list[int]:
     """rank_bm25's ranking: score the whole pool, stable sort (ties: lower index first), no-match texts left out."""
-    scores = index.get_scores(tokenize(query))
+    scores = index.get_scores(words(query))
     return [(int(i), float(scores[i])) for i in np.argsort(-scores, kind="stable")[:k] if scores[i] > 0]
 
 
@@ -239,13 +234,13 @@ class TantivyShard:
         A shard too large for one segment within the writer's memory is refused, naming the shards it needs."""
         import tantivy
 
-        from .registry import CorruptionError
+        from ..errors import CorruptionError
 
         path.mkdir(parents=True)
         index = cls._with_tokens(tantivy.Index(cls._schema(), path=str(path)))
         writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
         for text in texts:
-            writer.add_document(tantivy.Document(text=" ".join(tokenize(text))))
+            writer.add_document(tantivy.Document(text=" ".join(words(text))))
         writer.commit()
         writer.wait_merging_threads()
         index.reload()
@@ -262,7 +257,7 @@ class TantivyShard:
         return {"pool": self.pool, "offset": self.offset, "size": self.size}
 
     def _open(self):
-        from .registry import CorruptionError
+        from ..errors import CorruptionError
 
         where = f"index shard {self.path} (pool sentences {self.offset}-{self.offset + self.size})"
         try:
@@ -292,7 +287,7 @@ class TantivyShard:
         k = min(k, self.size)
         out = []
         for text in queries:
-            tokens = tokenize(text)
+            tokens = words(text)
             if not tokens or k == 0:
                 out.append([])
                 continue

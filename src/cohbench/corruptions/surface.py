@@ -3,13 +3,14 @@ named entities + frequent bigrams."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 
 from ..schema import ERROR, OK
+from ..text import words as text_words
 from .nlp import analyse
-from .registry import CorruptionError, derived, per_record, sentence_id, span, to_columns, to_records, generator
+from ..errors import CorruptionError
+from .registry import derived, per_record, sentence_id, span, to_columns, to_records, generator
 
 
 def _permutation(size: int, window: int | None, rng) -> list[int]:
@@ -74,14 +75,11 @@ def _repetition(record: dict, rng, seed: int, ratio: float = 0.5) -> list[dict]:
 
 repetition = per_record("repetition", _repetition)
 
-_WORD = re.compile(r"[\w']+")
-
-
 def top_bigrams(texts: Iterable[str], n: int = 200) -> list[str]:
     """The `n` most frequent lower-cased word bigrams of `texts` (ties broken alphabetically), SNaC App. B's list."""
     counts = Counter()
     for text in texts:
-        words = _WORD.findall(text.lower())
+        words = text_words(text)
         counts.update(zip(words, words[1:]))
     return [" ".join(pair) for pair, _ in sorted(counts.items(), key=lambda item: (-item[1], item))[:n]]
 

@@ -35,7 +35,7 @@ from .._version import __version__
 from ..atomic import atomic_path, write_text
 from ..corruptions import engines, recipes
 from ..display import datasets_bars, progress_bar
-from ..errors import CohbenchError, CorruptError
+from ..errors import CohbenchError, CorruptionError
 from ..release.layout import write_config
 from ..schema import OK, SPLITS, empty_record
 from ..sources import sha256_of
@@ -80,7 +80,7 @@ def parse_splits(text: str) -> dict[str, float]:
         try:
             ratios[name.strip()] = float(value)
         except ValueError:
-            raise CorruptError(f"--splits must look like train=0.8,validation=0.1,test=0.1, got {text!r}") from None
+            raise CorruptionError(f"--splits must look like train=0.8,validation=0.1,test=0.1, got {text!r}") from None
     return ratios
 
 
@@ -89,12 +89,12 @@ def check_splits(ratios: dict[str, float]) -> None:
     or NaN ratio would leave `split_of` no split to choose, or write NaN into the stats)."""
     unknown = sorted(set(ratios) - set(SPLITS))
     if unknown:
-        raise CorruptError(f"--splits names {unknown[0]!r}; the splits are {', '.join(SPLITS)}")
+        raise CorruptionError(f"--splits names {unknown[0]!r}; the splits are {', '.join(SPLITS)}")
     shown = ",".join(f"{name}={ratio}" for name, ratio in ratios.items())
     if not all(math.isfinite(v) and v > 0 for v in ratios.values()):
-        raise CorruptError(f"--splits ratios must be finite and positive (leave out a split that gets nothing), got {shown}")
+        raise CorruptionError(f"--splits ratios must be finite and positive (leave out a split that gets nothing), got {shown}")
     if abs(sum(ratios.values()) - 1) > 1e-9:
-        raise CorruptError(f"--splits ratios must sum to 1, got {shown}")
+        raise CorruptionError(f"--splits ratios must sum to 1, got {shown}")
 
 
 def split_of(doc_id: str, ratios: dict[str, float]) -> str:
@@ -116,11 +116,11 @@ def check_config_name(config: str) -> None:
     from ..sql import LONG_VIEWS
 
     if not CONFIG_NAME.fullmatch(config):
-        raise CorruptError(f"--config {config!r} is not a config name: use lowercase letters, digits and _, starting with a letter")
+        raise CorruptionError(f"--config {config!r} is not a config name: use lowercase letters, digits and _, starting with a letter")
     if config in LONG_VIEWS:
-        raise CorruptError(f"--config {config!r} is the name of a view every release defines ({', '.join(LONG_VIEWS)}); choose another name")
+        raise CorruptionError(f"--config {config!r} is the name of a view every release defines ({', '.join(LONG_VIEWS)}); choose another name")
     if duckdb.execute("SELECT 1 FROM duckdb_keywords() WHERE keyword_category = 'reserved' AND keyword_name = ?", [config]).fetchall():
-        raise CorruptError(f"--config {config!r} is a word SQL reserves, which `cohbench sql` could not name as a view; choose another name")
+        raise CorruptionError(f"--config {config!r} is a word SQL reserves, which `cohbench sql` could not name as a view; choose another name")
 
 
 def _check_place(out: Path, resume: bool, release: Path | None) -> None:
@@ -140,22 +140,22 @@ def _check_place(out: Path, resume: bool, release: Path | None) -> None:
 def _check_out(out: Path, resume: bool) -> dict | None:
     """The unfinished run's description when resuming; refuse a non-empty folder otherwise."""
     if out.exists() and not out.is_dir():
-        raise CorruptError(f"--out {out} is a file; give a new or empty folder")
+        raise CorruptionError(f"--out {out} is a file; give a new or empty folder")
     if not out.exists() or not any(out.iterdir()):
         return None
     state = out / PARTIAL / "run.json"
     if not resume:
-        raise CorruptError(f"--out {out} is not empty; pass --resume to continue an unfinished run there, or choose a new folder")
+        raise CorruptionError(f"--out {out} is not empty; pass --resume to continue an unfinished run there, or choose a new folder")
     if not state.is_file():
-        raise CorruptError(f"--out {out} holds no unfinished `cohbench corrupt` run to resume; choose a new folder")
+        raise CorruptionError(f"--out {out} holds no unfinished `cohbench corrupt` run to resume; choose a new folder")
     return _partial_json(state)
 
 
-def _damaged(path: Path, problem) -> CorruptError:
+def _damaged(path: Path, problem) -> CorruptionError:
     """A file of an unfinished run that cannot be read back (edited, truncated by a failing disk): the run cannot be
     resumed, only started over."""
     out = path.parent.parent
-    return CorruptError(f"the unfinished run in {out} is damaged ({PARTIAL}/{path.name}: {problem}); delete "
+    return CorruptionError(f"the unfinished run in {out} is damaged ({PARTIAL}/{path.name}: {problem}); delete "
                         f"{out / PARTIAL} and run again without --resume to start over")
 
 
@@ -266,9 +266,9 @@ def corrupt(input_path: Path, out: Path, options: CorruptRequest) -> dict:
     check_config_name(config)
     check_splits(options.splits)
     if options.partition_size < 1:
-        raise CorruptError(f"--partition-size must be at least 1, got {options.partition_size}")
+        raise CorruptionError(f"--partition-size must be at least 1, got {options.partition_size}")
     if options.sentences_per_record is not None and options.sentences_per_record < 1:
-        raise CorruptError(f"N (sentences per record) must be at least 1, got {options.sentences_per_record}")
+        raise CorruptionError(f"N (sentences per record) must be at least 1, got {options.sentences_per_record}")
     _check_place(out, options.resume, options.release)
     previous = _check_out(out, options.resume)
     # an unreachable cluster, or a device that is not there, fails here, before anything is written
@@ -283,7 +283,7 @@ def _corrupt(input_path, out, options, resolved, config, previous, engine) -> di
     recipe, params = resolved.recipe, resolved.params
     stories = inputs.read(Path(input_path), options.id_column, options.text_column)
     if not stories:
-        raise CorruptError(f"input {input_path} holds no stories")
+        raise CorruptionError(f"input {input_path} holds no stories")
     run = {
         "cohbench": __version__, "recipe": recipe.name, "parameters": params, "splits": options.splits,
         "corpus": options.corpus, "config": config, "sentences_per_record": options.sentences_per_record,
@@ -292,7 +292,7 @@ def _corrupt(input_path, out, options, resolved, config, previous, engine) -> di
     }
     if previous is not None and previous != run:
         changed = sorted(k for k in run if previous.get(k) != run[k])
-        raise CorruptError(f"--out {out} holds a run with other {', '.join(changed)}; resume with the same input and "
+        raise CorruptionError(f"--out {out} holds a run with other {', '.join(changed)}; resume with the same input and "
                            "options, or choose a new folder")
     dropped, notes = Counter(), Counter()
     records = source_records(stories, options, config, dropped, notes, options.progress, engine.split_sentences)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .. import jsonout
 from ..builders import HELD_OUT_FINGERPRINT
-from ..errors import CorruptError
+from ..errors import CorruptionError
 
 PACKAGED = Path(__file__).with_name("held_out.json")
 
@@ -25,10 +25,10 @@ def held_out_fingerprints() -> dict[str, frozenset[str]]:
     try:
         recorded = json.loads(PACKAGED.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
-        raise CorruptError(f"{PACKAGED} cannot be read ({error}); reinstall cohbench, or rewrite it with `cohbench "
+        raise CorruptionError(f"{PACKAGED} cannot be read ({error}); reinstall cohbench, or rewrite it with `cohbench "
                            "held-out` from a release") from None
     if recorded.get("method") != HELD_OUT_FINGERPRINT:
-        raise CorruptError(f"{PACKAGED} holds fingerprints made another way ({recorded.get('method')!r}); rewrite it "
+        raise CorruptionError(f"{PACKAGED} holds fingerprints made another way ({recorded.get('method')!r}); rewrite it "
                            "with `cohbench held-out` from a release built by this version")
     return {corpus: frozenset(fingerprints) for corpus, fingerprints in recorded["corpora"].items()}
 
@@ -45,17 +45,17 @@ def from_release(configs: dict[str, dict]) -> dict:
         if held_out is None:
             continue
         if held_out.get("method") != HELD_OUT_FINGERPRINT:
-            raise CorruptError(f"stats/{config}.json records held-out fingerprints made another way; rebuild it with "
+            raise CorruptionError(f"stats/{config}.json records held-out fingerprints made another way; rebuild it with "
                                f"`cohbench build {config}`")
         corpus = stats["corpus"]
         if corpus in corpora_by_fingerprints and corpora_by_fingerprints[corpus] != held_out["fingerprints"]:
-            raise CorruptError(f"stats/{config}.json and stats/{where[corpus]}.json record different held-out stories "
+            raise CorruptionError(f"stats/{config}.json and stats/{where[corpus]}.json record different held-out stories "
                                f"of {corpus}; rebuild both")
         corpora_by_fingerprints[corpus], where[corpus] = held_out["fingerprints"], config
     declared = sorted(c.name for c in corpora().values() if c.held_out_texts)
     missing = [corpus for corpus in declared if corpus not in corpora_by_fingerprints]
     if missing:
-        raise CorruptError(f"the release records no held-out fingerprints of {', '.join(missing)}; build one of "
+        raise CorruptionError(f"the release records no held-out fingerprints of {', '.join(missing)}; build one of "
                            f"{'its' if len(missing) == 1 else 'their'} configs with this version of cohbench")
     return {"method": HELD_OUT_FINGERPRINT, "corpora": {c: corpora_by_fingerprints[c] for c in declared}}
 
