@@ -96,6 +96,26 @@ def test_a_scorer_that_returns_the_labels_cannot_because_it_never_gets_them(rele
     assert json.loads(out)["splits"]["test"]["headline"]["value"] == 1.0
 
 
+def test_a_scorer_that_loads_the_release_itself_is_refused_it_in_one_line(release, capsys):
+    """`cohbench.load` inside a scorer finds no release: its process is named none (no COHBENCH_RELEASE) and the
+    package looks nowhere there. A scorer that opens the release's files by path is not stopped (README)."""
+    spec = _module(release, "loader", '''
+        import os
+
+        import cohbench
+
+        def score(records):
+            assert "COHBENCH_RELEASE" not in os.environ
+            data = cohbench.load("timetravel_dsd")
+            labels = {tuple(r["sentences"]): r["sentence_labels"] for split in data.values() for r in split}
+            return [labels[tuple(r["sentences"])] for r in records]
+    ''')
+    code, out, err = _run(capsys, "evaluate", "timetravel_dsd", "--scorer", spec, "--json")
+    assert code == 1 and out == ""
+    (line,) = err.strip().splitlines()
+    assert "a scorer's process is given no release: score the records the scorer is sent" in line, line
+
+
 def test_a_summary_scorer_also_sees_the_source_its_protocol_declares(release, capsys):
     spec = _module(release, "lengths", '''
         import json, os

@@ -57,8 +57,17 @@ def params() -> dict:
     return copy.deepcopy(_PARSED[key])
 
 
+# Set, to the parent's pid, in the process a user's scorer runs in (`leaderboards.sandbox`), which is given no release.
+SCORER_PARENT = "COHBENCH_SCORER_PARENT"
+
+
 def release_places() -> list[tuple[Path, str]]:
-    """Where a release is looked for, in order, each with why it is looked at."""
+    """Where a release is looked for, in order, each with why it is looked at. In a scorer's own process, nowhere: a
+    scorer scores the views it is sent, and `cohbench.load` there would hand it the labels."""
+    if os.environ.get(SCORER_PARENT):
+        from .errors import ReleaseError
+
+        raise ReleaseError("a scorer's process is given no release: score the records the scorer is sent")
     if os.environ.get("COHBENCH_RELEASE"):
         return [(Path(os.environ["COHBENCH_RELEASE"]).resolve(), "COHBENCH_RELEASE")]
     data_home = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")

@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+from .. import settings
 from ..display import escaped
 from ..errors import CohbenchError
 
@@ -47,7 +48,8 @@ class ScorerProcess:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "cohbench.leaderboards.scorer_process", self.spec],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            env={**os.environ, "PYTHONPATH": os.pathsep.join(paths), "COHBENCH_SCORER_PARENT": str(os.getpid())},
+            env={**{k: v for k, v in os.environ.items() if k != "COHBENCH_RELEASE"},  # no release is named to it
+                 "PYTHONPATH": os.pathsep.join(paths), settings.SCORER_PARENT: str(os.getpid())},
         )  # fmt: skip
         try:
             reply = self._reply("on import")

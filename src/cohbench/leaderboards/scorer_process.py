@@ -81,7 +81,7 @@ def _die_with_parent(parent: int) -> None:
 
 
 def main(spec: str) -> int:
-    _die_with_parent(int(os.environ.get("COHBENCH_SCORER_PARENT", os.getppid())))
+    _die_with_parent(int(os.environ.get("COHBENCH_SCORER_PARENT", os.getppid())))  # settings.SCORER_PARENT (stdlib only here)
     requests, replies = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)  # the scorer's prints (Python's and C's) go to stderr
