@@ -1,16 +1,12 @@
-"""`cohbench show`: the static site of a release, opened from disk in a real headless Chromium (Debian's), driven over
-the DevTools protocol on a pipe: the pages load without a console error, a known SNaC span of a known record is
-highlighted with its type, votes and annotator, a DSD corruption is marked at its position with the sentence it
+"""`cohbench show`: the static site of a release, opened from disk in a real headless Chromium (Debian's), driven
+by Selenium through Debian's chromedriver: the pages load without a console error, a known SNaC span of a known record
+is highlighted with its type, votes and annotator, a DSD corruption is marked at its position with the sentence it
 replaced and its similarity, StorySumm's explanations are shown, and the filters narrow the records."""
 
 from __future__ import annotations
 
-import base64
-import fcntl
-import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,83 +16,42 @@ from cohbench.release.index import write_index
 from release_fixture import plain_record, record, snac_record, write_config
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def _above_4(fd: int) -> int:
-    """The same pipe end at a number above 4 (closed on exec, as os.pipe's are)."""
-    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 5)
-    os.close(fd)
-    return moved
+CHROMEDRIVER = shutil.which("chromedriver")
+NEEDS_CHROMIUM = pytest.mark.skipif(
+    CHROMIUM is None or CHROMEDRIVER is None and not os.environ.get("CI"),
+    reason="needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver; .ci/run installs them)")
 
 
 class Browser:
-    """Headless Chromium with the DevTools protocol on file descriptors 3 and 4 (NUL-separated JSON messages)."""
+    """Headless Chromium under Selenium, with the console's messages kept: `errors` is what a page reported."""
 
     def __init__(self, profile: Path):
-        to_browser, self._commands = map(_above_4, os.pipe())  # none may be one of the numbers the child needs
-        self._replies, from_browser = map(_above_4, os.pipe())
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
 
-        def fds():  # in the child: inheritable copies at 3 and 4; os.pipe's own ends close on exec
-            os.dup2(to_browser, 3)
-            os.dup2(from_browser, 4)
-
-        self.process = subprocess.Popen(
-            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe", f"--user-data-dir={profile}",
-             "--window-size=1200,900", "about:blank"],
-            preexec_fn=fds, close_fds=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-        # close_fds=False: subprocess would close 3 and 4 after preexec_fn (pass_fds keeps only the parent's numbers)
-        os.close(to_browser)
-        os.close(from_browser)
-        self._buffer, self._next, self.events, self.session = b"", 0, [], None
-
-    def send(self, method: str, **params) -> dict:
-        self._next += 1
-        message = {"id": self._next, "method": method, "params": params} | ({"sessionId": self.session} if self.session else {})
-        os.write(self._commands, json.dumps(message).encode() + b"\0")
-        while True:
-            reply = self._read()
-            if reply.get("id") == self._next:
-                assert "error" not in reply, reply
-                return reply["result"]
-            self.events.append(reply)
-
-    def wait_for(self, method: str) -> dict:
-        while not any(e.get("method") == method for e in self.events):
-            self.events.append(self._read())
-        return next(e for e in self.events if e.get("method") == method)
-
-    def _read(self) -> dict:
-        while b"\0" not in self._buffer:
-            chunk = os.read(self._replies, 1 << 20)
-            assert chunk, "Chromium closed the DevTools pipe"
-            self._buffer += chunk
-        message, _, self._buffer = self._buffer.partition(b"\0")
-        return json.loads(message)
+        options = webdriver.ChromeOptions()
+        options.binary_location = CHROMIUM
+        for argument in ("--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,900", f"--user-data-dir={profile}"):
+            options.add_argument(argument)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        assert CHROMEDRIVER, "chromedriver is missing: apt-get install chromium-driver"  # CI: installed by .ci/run
+        self.driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+        self.console: list[dict] = []
 
     def open(self, url: str) -> None:
-        (page,) = [t for t in self.send("Target.getTargets")["targetInfos"] if t["type"] == "page"]
-        self.session = self.send("Target.attachToTarget", targetId=page["targetId"], flatten=True)["sessionId"]
-        for domain in ("Page", "Runtime", "Log"):
-            self.send(f"{domain}.enable")
-        self.events.clear()
-        self.send("Page.navigate", url=url)
-        self.wait_for("Page.loadEventFired")
+        self.driver.get_log("browser")  # what the previous page reported is its own
+        self.console = []
+        self.driver.get(url)
 
     def errors(self) -> list[dict]:
-        return [e for e in self.events if e.get("method") == "Runtime.exceptionThrown"
-                or e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "assert")
-                or e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error"]
+        self.console += self.driver.get_log("browser")
+        return [entry for entry in self.console if entry["level"] == "SEVERE"]
 
     def value(self, expression: str):
-        result = self.send("Runtime.evaluate", expression=expression, returnByValue=True)
-        assert "exceptionDetails" not in result, result
-        return result["result"].get("value")
+        return self.driver.execute_script(f"return ({expression});")
 
     def close(self) -> None:
-        self.process.kill()
-        self.process.wait()
-        os.close(self._commands)
-        os.close(self._replies)
+        self.driver.quit()
 
 
 def _release(folder: Path) -> Path:
@@ -119,7 +74,7 @@ def _release(folder: Path) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium; .ci/run installs it)")
+@NEEDS_CHROMIUM
 def test_the_site_opens_in_chromium_without_errors_with_spans_corruptions_and_explanations_shown(workspace, tmp_path, capsys):
     release = _release(workspace / "release")
     site = tmp_path / "site"
@@ -141,13 +96,13 @@ def test_the_site_opens_in_chromium_without_errors_with_spans_corruptions_and_ex
         assert mark == {"text": "Bob", "type": "CharE", "votes": "2", "title": "CharE: 2 vote(s), annotator w7", "background": "rgb(255, 214, 165)"}
         assert browser.value("[...document.querySelectorAll('.legend mark.span')].map(m => m.textContent)") == ["CharE", "SceneE"]
         assert "hover for votes and annotators" in browser.value("document.querySelector('header').textContent")
-        moved = browser.send("Runtime.evaluate", awaitPromise=True, returnByValue=True, expression="""new Promise(done => {
+        moved = browser.driver.execute_async_script("""const done = arguments[arguments.length - 1];
             window.addEventListener('hashchange', () => setTimeout(() => done(
                 [...document.querySelectorAll('article.record')].map(a => a.dataset.id)), 0), {once: true});
-            location.hash = 'n2'; })""")
-        assert moved["result"]["value"] == ["n2"]  # a hash changed in an open page shows that record
+            location.hash = 'n2';""")
+        assert moved == ["n2"]  # a hash changed in an open page shows that record
         screenshot = tmp_path / "snac.png"
-        screenshot.write_bytes(base64.b64decode(browser.send("Page.captureScreenshot", format="png")["data"]))
+        screenshot.write_bytes(browser.driver.get_screenshot_as_png())
 
         browser.open((site / "snac.html").as_uri())
         assert browser.value("document.getElementById('count').textContent") == "2 of 2 records"
@@ -190,7 +145,7 @@ def test_the_index_of_a_folder_no_release_manifest_names_says_so_instead_of_an_u
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium; .ci/run installs it)")
+@NEEDS_CHROMIUM
 def test_hostile_config_names_and_a_malformed_hash_neither_run_script_nor_blank_a_page(workspace, tmp_path, capsys):
     """A `corrupt` or `derive` output names its own configs: a name is text and a link to the site's own file."""
     release = workspace / "release"
