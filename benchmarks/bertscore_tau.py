@@ -14,10 +14,10 @@ import sys
 
 import numpy as np
 
-from cohbench.builders import timetravel
+from cohbench.corpora import timetravel
 from cohbench.corruptions.bertscore import TokenEmbeddings, load_baseline, rescale
 from cohbench.corruptions.dsd import ConfounderPool
-from cohbench.fetch import fetch
+from cohbench.corpora.fetch import fetch
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 

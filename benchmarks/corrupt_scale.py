@@ -46,7 +46,7 @@ ROC_SHA256 = "04a9ee6abf9f820aedece2aee16a7b6b1547bf050c4146c86c341b65ac964f37"
 def stories(replicas: int) -> tuple[list[dict], dict]:
     from cohbench import settings
     from cohbench.schema import OK, empty_record
-    from cohbench.sources import sha256_of
+    from cohbench.corpora.sources import sha256_of
     from cohbench.text import split_sentences
 
     path = next((m / ROC for m in settings.mirror_dirs() if (m / ROC).is_file()), None)

@@ -74,10 +74,10 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
-    from cohbench import registry
-    from cohbench.builders import timetravel
+    from cohbench.corpora import registry
+    from cohbench.corpora import timetravel
     from cohbench.corruptions.bertscore import load_baseline
-    from cohbench.fetch import fetch
+    from cohbench.corpora.fetch import fetch
 
     options = registry.spec("timetravel_dsd").generator_options()
     tau, baseline = options.tau, load_baseline()["F"]

@@ -24,7 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from cohbench import registry, settings
+from cohbench.corpora import registry
+from cohbench import settings
 from cohbench.release.layout import built_configs
 
 OTHER_PATH = {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}

@@ -30,7 +30,7 @@ def write_release(root: Path, records: int, sentences: int) -> None:
 
     from cohbench.release.layout import split_stats
     from cohbench.schema import FEATURES, empty_record
-    from cohbench.sources import sha256_of
+    from cohbench.corpora.sources import sha256_of
 
     datasets.disable_progress_bars()
     files, per_split = {}, {}

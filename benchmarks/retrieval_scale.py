@@ -36,8 +36,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 def real_sentences() -> list[str]:
     """The sentences of the ROCStories sample and of the TimeTravel files (premise, initial, counterfactual, the
     original ending split with the project's splitter, the edited endings' sentences), in file order."""
-    from cohbench.builders import rocstories, timetravel
-    from cohbench.fetch import fetch
+    from cohbench.corpora import rocstories, timetravel
+    from cohbench.corpora.fetch import fetch
     from cohbench.text import split_sentences
 
     roc = fetch(rocstories.CORPUS, progress=False)

@@ -29,9 +29,9 @@ CONFIGS = {"rocstories_dsd": "rocstories", "timetravel_dsd": "timetravel"}
 
 def coherent_and_params(config: str):
     from cohbench import settings
-    from cohbench.builders import rocstories, timetravel
-    from cohbench.fetch import fetch
-    from cohbench.registry import corpus_of
+    from cohbench.corpora import rocstories, timetravel
+    from cohbench.corpora.fetch import fetch
+    from cohbench.corpora.registry import corpus_of
 
     corpus = corpus_of(config)
     opts = corpus.config(config).options.from_params(settings.params())

@@ -14,8 +14,8 @@ import argparse
 import json
 import time
 
-from cohbench.builders import rocstories
-from cohbench.fetch import fetch
+from cohbench.corpora import rocstories
+from cohbench.corpora.fetch import fetch
 from cohbench.text import _senter, _trimmed_spans
 
 

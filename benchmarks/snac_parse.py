@@ -12,8 +12,8 @@ import json
 import sys
 import time
 
-from cohbench.builders import snac
-from cohbench.fetch import fetch
+from cohbench.corpora import snac
+from cohbench.corpora.fetch import fetch
 from cohbench.text import _senter, sentence_offsets
 
 

@@ -24,8 +24,8 @@ GLUED = re.compile(r"(?<=[.!?])(?=[A-Z])")  # "He left.She slept." -> two senten
 
 
 def counterfactual_stories(count: int) -> list[dict]:
-    from cohbench.fetch import fetch
-    from cohbench.registry import lookup
+    from cohbench.corpora.fetch import fetch
+    from cohbench.corpora.registry import lookup
 
     path = fetch(lookup("timetravel"))["timetravel_dev"]
     out = []

@@ -95,7 +95,7 @@ def ray_local():
 def upstream_paths(corpus, mirror: Path) -> dict[str, Path]:
     """A corpus's inputs straight from the mirror (byte-exact upstream files; fetch's checks are tested elsewhere),
     so that no test copies FairytaleQA's 279 files into its private cache."""
-    return {source.name: mirror / source.relpath for source in corpus.sources}
+    return {source.name: mirror / source.relpath for source in corpus.inputs}
 
 
 @pytest.fixture

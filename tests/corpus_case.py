@@ -1,7 +1,7 @@
 """What every corpus must satisfy, read from its declarations instead of written out per corpus (the habit of TFDS's
 `DatasetBuilderTestCase` and of ir_datasets' integration tests). A corpus's test module subclasses `CorpusCase` with
 `CORPUS` and gives `from_mirror`; `tests/test_corpora.py` runs the declaration checks for every registered corpus, so
-a corpus module dropped into `builders/` is covered with no assertion written for it.
+a corpus module dropped into `corpora/` is covered with no assertion written for it.
 
 A config's split sizes are stated once: its `ConfigSpec.expected_splits` where the upstream files fix them, else the
 rows of its declared version (`catalog/versions/<config>.json`, recorded by `cohbench version --record` from a build
@@ -23,13 +23,13 @@ import datasets
 import pytest
 from conftest import _required_mirror, upstream_paths
 
-from cohbench import registry
-from cohbench.builders import CHECKSUMS
+from cohbench.corpora import registry
+from cohbench.corpora import CHECKSUMS
 from cohbench.evaluation import protocols
 from cohbench.release.layout import split_stats
 from cohbench.release.versions import declared
 from cohbench.schema import FEATURES
-from cohbench.sources import read_table
+from cohbench.corpora.sources import read_table
 from cohbench.statistics.kind import KINDS
 from cohbench.validation import expected_dir
 
@@ -124,10 +124,12 @@ class CorpusCase:
         return registry.lookup(self.CORPUS)
 
     def test_every_source_is_pinned_in_a_checksum_table(self, corpus):
-        # read_table refuses a row without size, sha256 or licence; a corpus made only from other corpora's files
-        # (synthetic_coherence) has no table of its own
-        assert set(corpus.sources) <= {source for sources in _tables().values() for source in sources}
-        assert set(_tables().get(corpus.name, ())) <= set(corpus.sources)
+        # read_table refuses a row without size, sha256 or licence; a corpus's own files are its table, in order (a
+        # corpus made only from other corpora's files, synthetic_coherence, has none), and the files of the corpora
+        # it uses are theirs
+        assert corpus.sources == tuple(_tables().get(corpus.name, ()))
+        assert set(corpus.inputs) <= {source for sources in _tables().values() for source in sources}
+        assert all(registry.lookup(name).name == name for name in (*corpus.uses, *corpus.cites))
 
     def test_every_config_names_a_declared_protocol_and_statistics_kind(self, corpus):
         for spec in corpus.configs:
@@ -147,7 +149,7 @@ class CorpusCase:
 
     def test_fixtures_in_the_upstream_format_are_there(self, corpus):
         """For every corpus whose pinned files it reads (its own, or those it is made from)."""
-        readers = {name for name, sources in _tables().items() if set(sources) & set(corpus.sources)}
+        readers = {name for name, sources in _tables().items() if set(sources) & set(corpus.inputs)}
         assert readers and all(any((FIXTURES / name).iterdir()) for name in readers)
 
     def test_fixtures_in_the_upstream_format_parse_into_records_of_every_config(self, corpus, small_params):

@@ -11,7 +11,7 @@ import torch
 
 torch.set_num_threads(int(sys.argv[1]))
 
-from cohbench.builders import timetravel  # noqa: E402
+from cohbench.corpora import timetravel  # noqa: E402
 from cohbench.corruptions.bertscore import TokenEmbeddings  # noqa: E402
 from cohbench.encoder import encode, encoder_path  # noqa: E402
 from cohbench.schema import FLOAT_DECIMALS  # noqa: E402

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import datasets
 
-from cohbench.builders import snac
+from cohbench.corpora import snac
 from cohbench.release import versions
 from cohbench.release.layout import write_config as write_records
 from cohbench.schema import CATEGORIES, ERROR, ERROR_TYPES, FEATURES, OK, category_of, empty_record

@@ -1,6 +1,6 @@
 """Adding a corpus is one module plus its checksum table and fixtures, as ARCHITECTURE.md says: in a copy of the
-project, a tiny corpus module dropped into `cohbench/builders/`, its checksum table (rows of name, url and licence)
-into `builders/checksums/` and its upstream file into the fixtures (and a mirror). Everything else is written by
+project, a tiny corpus module dropped into `cohbench/corpora/`, its checksum table (rows of name, url and licence)
+beside it and its upstream file into the fixtures (and a mirror). Everything else is written by
 commands: the table's sizes and sha256 (`fetch --register-checksums`), its first version (`version --record`), its
 expectations (`validate --record-expected`) and its dvc.yaml stage (`pipeline`); it is then built, validated and
 evaluated through the command line, and the per-corpus checks (`corpus_case.CorpusCase`, run by
@@ -26,8 +26,8 @@ FIXTURE = Path(__file__).parent / "fixtures/tiny_corpus"
 
 def test_a_corpus_module_its_checksums_and_fixtures_are_all_a_new_config_needs(tmp_path):
     copy = tracked_copy(tmp_path)
-    shutil.copyfile(FIXTURE / "tiny_stories.py", copy / "src/cohbench/builders/tiny_stories.py")
-    shutil.copyfile(FIXTURE / "tiny_stories.tsv", copy / "src/cohbench/builders/checksums/tiny_stories.tsv")
+    shutil.copyfile(FIXTURE / "tiny_stories.py", copy / "src/cohbench/corpora/tiny_stories.py")
+    shutil.copyfile(FIXTURE / "tiny_stories.tsv", copy / "src/cohbench/corpora/tiny_stories.tsv")
     (copy / "tests/fixtures/tiny_stories").mkdir()
     shutil.copyfile(FIXTURE / "stories.jsonl", copy / "tests/fixtures/tiny_stories/stories.jsonl")
     mirror = tmp_path / "mirror/example.org/tiny/v1"
@@ -42,7 +42,7 @@ def test_a_corpus_module_its_checksums_and_fixtures_are_all_a_new_config_needs(t
         assert run.returncode == 0, (args, run.stderr[-2000:])
         return run.stdout
 
-    table = copy / "src/cohbench/builders/checksums/tiny_stories.tsv"
+    table = copy / "src/cohbench/corpora/tiny_stories.tsv"
     assert table.read_text().splitlines()[1].split("\t")[2:4] == ["", ""]  # by hand: name, url and licence only
     cohbench("fetch", "--register-checksums", "tiny_stories")
     upstream = (FIXTURE / "stories.jsonl").read_bytes()

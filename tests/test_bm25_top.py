@@ -13,7 +13,7 @@ from cohbench.corruptions.bm25_top import DeviceBm25, _scores, cpu_top
 from cohbench.corruptions.retrieval import Bm25, merged_top
 from cohbench.text import words
 
-# TimeTravel's test file in the mirror (builders/checksums/timetravel.tsv): real short story sentences, no splitter
+# TimeTravel's test file in the mirror (corpora/timetravel.tsv): real short story sentences, no splitter
 TIMETRAVEL = "raw.githubusercontent.com/jiangjiechen/EDUCAT/e5bb270308854fb80824681bf33fa760a5bd36ee/data/TimeTravel/test_data.json"
 K = 106  # what dsd asks for: top_k 100 + the widest document (5) + 1
 

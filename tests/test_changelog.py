@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import re
 
-from cohbench import registry, settings
+from cohbench.corpora import registry
+from cohbench import settings
 from cohbench._version import __version__
 from cohbench.release.versions import declared
 

@@ -1,4 +1,4 @@
-"""Every registered corpus, a module dropped into `builders/` included, checked against its own declarations
+"""Every registered corpus, a module dropped into `corpora/` included, checked against its own declarations
 (`corpus_case.CorpusCase`); what a corpus makes from its pinned files is checked in its own test module."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from corpus_case import CorpusCase
 
-from cohbench import registry
+from cohbench.corpora import registry
 
 
 class TestEveryCorpus(CorpusCase):

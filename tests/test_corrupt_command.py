@@ -343,7 +343,7 @@ def test_an_unreachable_ray_address_is_refused_in_one_line(workspace, capsys):
 def test_stories_of_cohbench_evaluation_splits_are_dropped_and_counted_without_upstream_files(mirror, workspace, monkeypatch):
     """A TimeTravel test story (also a Story Cloze story), given as text (split with the project's splitter), is
     recognised by the packaged fingerprints alone: no mirror, an empty raw cache, no network."""
-    from cohbench.builders import timetravel
+    from cohbench.corpora import timetravel
 
     test_file = mirror / timetravel.TEST.relpath
     story = json.loads(test_file.read_text(encoding="utf-8").splitlines()[0])

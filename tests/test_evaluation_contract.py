@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from cohbench import registry
+from cohbench.corpora import registry
 from cohbench.cli import main
 from cohbench.errors import RegistryError
 from cohbench.evaluation import PROTOCOLS, Headline, PredictionsError, Protocol, bootstrap, declare, evaluate, headline, metrics, paired_difference

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cohbench.registry import spec
-from cohbench.builders import fairytaleqa
+from cohbench.corpora.registry import spec
+from cohbench.corpora import fairytaleqa
 from cohbench.errors import ParseError
 
 FIX = Path(__file__).parent / "fixtures/fairytaleqa"

@@ -8,8 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 from corpus_case import assert_no_story_in_two_splits
 
-from cohbench.builders import fairytaleqa, synthetic_coherence
-from cohbench.registry import spec
+from cohbench.corpora import fairytaleqa, synthetic_coherence
+from cohbench.corpora.registry import spec
 
 pytestmark = pytest.mark.integration
 

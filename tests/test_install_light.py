@@ -81,7 +81,7 @@ def _ship_reference_predictions(release: Path) -> None:
     config it applies to, made here by the scorers themselves (this environment has the extras). The leaderboard
     reads them, as a light install cannot run the scorers that need torch, spaCy or scikit-learn."""
     from cohbench.evaluation import protocols, references
-    from cohbench.registry import spec
+    from cohbench.corpora.registry import spec
     from cohbench.release.layout import built_configs, read_config, shipped_predictions
 
     for config in built_configs(release):

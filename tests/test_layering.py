@@ -1,8 +1,8 @@
 """The import graph, read from the source (AST, imports inside functions included), against the floors that
 catalog/ARCHITECTURE.md declares: every module is on one floor and every package wholly on one, each imports only from
-its floor or below, nothing imports in a circle, and no two packages import each other but for the plugin hook (the
-registry's discovery of the corpus modules, which `importlib` makes at run time and no import statement names). Only
-the registry and the corpus modules name a config or a corpus."""
+its floor or below, nothing imports in a circle, no two packages import each other, and no import statement names a
+corpus module (the registry finds them by listing `corpora/`). Only the registry and the corpus modules name a config
+or a corpus."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import cohbench
-from cohbench import registry, settings
+from cohbench.corpora import registry
+from cohbench import settings
 
 PACKAGE = Path(cohbench.__file__).parent
 ARCHITECTURE = settings.catalog_dir() / "ARCHITECTURE.md"
@@ -122,13 +123,12 @@ def test_nothing_imports_in_a_circle():
             visit(node)
 
 
-def test_no_two_packages_import_each_other_but_through_the_plugin_hook():
-    hook = ("cohbench.registry", "cohbench.builders")  # `registry._discover` lists builders/ to import each module
+def test_no_two_packages_import_each_other():
     packages = {}
     for module, targets in _graph().items():
         for target in targets:
             edge = (_package(module), _package(target))
-            if edge[0] != edge[1] and edge != hook:
+            if edge[0] != edge[1]:
                 packages.setdefault(edge[0], set()).add(edge[1])
 
     def reaches(start, goal, seen):
@@ -138,11 +138,17 @@ def test_no_two_packages_import_each_other_but_through_the_plugin_hook():
     assert not loops, f"packages that import each other (through any path): {loops}"
 
 
-def test_the_registry_finds_corpus_modules_without_importing_them_by_name():
+def test_no_import_statement_names_a_corpus_module():
+    """The registry finds the corpus modules by listing `corpora/`; a corpus that needs another names it in `uses`
+    (and `cites`), and reads it through the registry."""
+    assert "no import statement names a corpus module" in " ".join(ARCHITECTURE.read_text(encoding="utf-8").split())
     graph = _graph()
-    corpus_modules = {m for m in graph if m.startswith("cohbench.builders.") and m != "cohbench.builders.incoherence"}
-    assert not graph["cohbench.registry"] & corpus_modules  # discovered (importlib), so no floor has to hold them below
-    assert {registry.corpus_of(c).parse.__module__ for c in registry.config_names()} <= corpus_modules
+    declaring = {registry.corpus_of(c).parse.__module__ for c in registry.config_names()}
+    corpus_of = {m: d for d in declaring for m in graph if m == d or m.startswith(d + ".")}  # a corpus package's parts
+    assert {"cohbench.corpora.snac", "cohbench.corpora.snac.spans", "cohbench.corpora.timetravel"} <= set(corpus_of)
+    named = sorted(f"{m} imports {t}" for m, targets in graph.items() for t in targets if t in corpus_of and corpus_of.get(m) != corpus_of[t])
+    assert not named, named
+    assert all(name in registry.corpora() for c in registry.corpora().values() for name in (*c.uses, *c.cites))
 
 
 def test_the_corruption_engine_imports_nothing_above_the_ground():
@@ -155,9 +161,9 @@ def test_the_corruption_engine_imports_nothing_above_the_ground():
 
 
 def test_the_checker_sees_imports_inside_functions():
-    tree = ast.parse("def f():\n    from ..builders import timetravel\n")
-    known = {"cohbench.builders", "cohbench.builders.timetravel"}
-    assert _imports("cohbench.corruptions.x", tree, False, known) == {"cohbench.builders.timetravel"}
+    tree = ast.parse("def f():\n    from ..corpora import timetravel\n")
+    known = {"cohbench.corpora", "cohbench.corpora.timetravel"}
+    assert _imports("cohbench.corruptions.x", tree, False, known) == {"cohbench.corpora.timetravel"}
 
 
 def _named(tree: ast.Module, configs: set[str], quoted: re.Pattern) -> set[str]:
@@ -178,7 +184,7 @@ def test_only_the_registry_and_the_corpus_modules_name_a_config_or_a_corpus():
     configs = set(registry.config_names())
     quoted = _quoted(configs | set(registry.corpora()))
     for name, (tree, _) in _modules().items():
-        if name == "cohbench.registry" or name.startswith("cohbench.builders"):
+        if name.startswith("cohbench.corpora"):
             continue
         named = _named(tree, configs, quoted)
         assert not named, f"{name} names {sorted(named)}; look them up in the registry instead"

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from cohbench.builders import summeval
+from cohbench.corpora import summeval
 from cohbench.evaluation import kendall, rating_grid, rating_references, ratings, references
 from cohbench.evaluation.bias import bias_matrix
 from cohbench.evaluation.protocol import PredictionsError

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from project_copy import dvc_runner, tracked_copy
 
-from cohbench import registry
+from cohbench.corpora import registry
 
 CI_PARAMS = Path(__file__).parent / "fixtures/pipeline_ci/params.yaml"
 GATE_KEYS = ("floors", "margin_over_references", "not_validated")  # replaced whole: the CI subsets keep their own checks

@@ -4,7 +4,8 @@ other data: another (crowd-verified) test set, another confounder pool, another 
 
 from __future__ import annotations
 
-from cohbench import published, registry
+from cohbench import published
+from cohbench.corpora import registry
 
 
 def test_every_published_figure_is_flagged_with_how_it_compares():

@@ -4,7 +4,8 @@ schema docs, the DVC pipeline's config lists; evaluation and statistics look con
 import pytest
 from project_copy import dvc_runner, tracked_copy
 
-from cohbench import pipeline, registry, settings
+from cohbench import pipeline, settings
+from cohbench.corpora import registry
 from cohbench.evaluation import protocol_of, unit_of
 from cohbench.schema import FEATURES, FIELDS, schema_markdown
 
@@ -25,13 +26,13 @@ def test_dvc_yaml_is_current_and_builds_exactly_the_registered_configs():
 def test_a_stage_depends_on_the_code_it_runs_and_nothing_a_change_elsewhere_touches():
     deps = {stage.name: pipeline.code_dependencies(stage.modules) for stage in pipeline.stages()}
     snac, dsd = set(deps["build_snac"]), set(deps["build_timetravel_dsd"])
-    assert {"src/cohbench/builders/snac/__init__.py", "src/cohbench/builders/checksums/snac.tsv", "src/cohbench/release/layout.py"} <= snac
+    assert {"src/cohbench/corpora/snac/__init__.py", "src/cohbench/corpora/snac.tsv", "src/cohbench/release/layout.py"} <= snac
     assert not any("corruptions/" in d or "timetravel" in d for d in snac)  # a generator change leaves SNaC alone
     # a generated corpus depends on the generators it runs and the BERTScore baseline its tau applies to
     assert {"src/cohbench/corruptions/dsd.py", "src/cohbench/corruptions/bertscore_baseline.json",
-            "src/cohbench/builders/incoherence.py", "src/cohbench/numerics.py"} <= dsd
+            "src/cohbench/corpora/incoherence.py", "src/cohbench/numerics.py"} <= dsd
     assert not any(d.endswith(("verify.py", "load.py", "index.py", "card.py")) or "/sql/" in d for d in snac | dsd)
-    assert "src/cohbench/builders/storycloze.py" in deps["build_rocstories_dsd"]  # what it imports, transitively
+    assert "src/cohbench/corpora/storycloze.py" in deps["build_rocstories_dsd"]  # what it imports, transitively
 
 
 def test_configs_are_found_by_protocol_and_the_unit_is_the_protocols():
@@ -79,6 +80,6 @@ def test_dvc_rebuilds_from_the_mirror_then_is_a_noop_until_a_builder_changes(mir
     assert run.returncode == 0, run.stderr
     assert (copy / "cohbench/data/storysumm/test.parquet").is_file()
     assert "up to date" in dvc("status", "build_storysumm").stdout
-    with open(copy / "src/cohbench/builders/storysumm.py", "a") as handle:
+    with open(copy / "src/cohbench/corpora/storysumm.py", "a") as handle:
         handle.write("\n# a change\n")
     assert "changed deps" in dvc("status", "build_storysumm").stdout

@@ -11,10 +11,10 @@ from cohbench.release.build import build
 from cohbench.release.index import write_index
 from cohbench.release.load import load
 from cohbench.release.verify import verify
-from cohbench.builders import storysumm
+from cohbench.corpora import storysumm
 from cohbench.errors import ParseError, RegistryError, ReleaseError
-from cohbench.registry import ConfigSpec
-from cohbench.sources import Source
+from cohbench.corpora.registry import ConfigSpec
+from cohbench.corpora.sources import Source
 
 from conftest import FIXTURES
 from release_fixture import record, write_config

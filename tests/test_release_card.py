@@ -7,7 +7,8 @@ import re
 
 import yaml
 
-from cohbench import cli, registry, settings
+from cohbench import cli, settings
+from cohbench.corpora import registry
 from cohbench.release.card import DETAILS, citation_keys
 from cohbench.release.index import write_index
 from cohbench.release.verify import verify
@@ -92,7 +93,7 @@ def test_each_config_has_one_table_row_with_its_annotations_licence_and_citation
     assert "| [mit](https://github.com/melaniesubbiah/storysumm) |" in rows["storysumm"]
     bibtex = card.split("```bibtex", 1)[1]
     for config in registry.config_names():
-        for key in citation_keys(registry.corpus_of(config).citation):
+        for key in citation_keys(registry.corpus_of(config).bibtex):
             assert f"`{key}`" in rows[config] and f"{{{key}," in bibtex
     assert "@software{cohbench," in bibtex
     assert rows["storycloze_dsd"].count("research only") == 1 and "research only" not in rows["storysumm"]

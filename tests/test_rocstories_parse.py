@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cohbench.builders import rocstories
+from cohbench.corpora import rocstories
 from cohbench.errors import ParseError
-from cohbench.registry import spec
+from cohbench.corpora.registry import spec
 
 FIX = Path(__file__).parent / "fixtures"
 PATHS = {

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cohbench.release.build import build
-from cohbench.builders import snac
+from cohbench.corpora import snac
 from cohbench.errors import ParseError, SourceError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "snac"

@@ -11,7 +11,8 @@ from corpus_case import FIXTURES, CorpusCase, Opening, expected_splits
 
 import cohbench
 from cohbench.release.build import build
-from cohbench.builders import snac
+from cohbench.corpora import snac
+from cohbench.schema import sentence_examples
 from cohbench.schema import ERROR_TYPES
 
 pytestmark = pytest.mark.integration
@@ -175,6 +176,6 @@ def test_loaded_release_keeps_class_label_names(built):
 
 def test_training_view_gives_one_example_per_test_sentence(built):
     test = built[2]["test"]
-    examples = [e for row in test for e in snac.sentence_examples(row)]
+    examples = [e for row in test for e in sentence_examples(row)]
     assert len(examples) == sum(len(s) for s in test["sentences"])
     assert sum(e["label"] for e in examples) == sum(sum(l) for l in test["sentence_labels"])

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cohbench.builders import snac
+from cohbench.corpora import snac
+from cohbench.schema import sentence_examples
 
 FIXTURE = Path(__file__).parent / "fixtures" / "snac" / "SNaC_data.json"
 
@@ -61,12 +62,12 @@ def test_a_summary_without_coherence_errors_is_coherent_at_every_level(records, 
         assert record[field] == [0] * len(record["sentences"])
     for field in ("segment_labels", "segment_labels_min2votes"):
         assert record[field] == [0] * len(record["segments"])
-    assert all(not example["error_types"] for example in snac.sentence_examples(record))
+    assert all(not example["error_types"] for example in sentence_examples(record))
 
 
 def test_training_view_context_is_every_preceding_sentence(records):
     record = records["book_175b1"]
-    examples = snac.sentence_examples(record)
+    examples = sentence_examples(record)
     assert [e["sentence"] for e in examples] == record["sentences"]
     assert examples[0]["context"] == ""
     assert examples[3]["context"] == " ".join(record["sentences"][:3])
@@ -76,18 +77,18 @@ def test_training_view_context_is_every_preceding_sentence(records):
 def test_training_view_labels_match_the_projections(records):
     for record in records.values():
         for min_votes, field in ((1, "sentence_labels"), (2, "sentence_labels_min2votes")):
-            assert [e["label"] for e in snac.sentence_examples(record, min_votes)] == record[field]
+            assert [e["label"] for e in sentence_examples(record, min_votes)] == record[field]
 
 
 def test_training_view_lists_coherence_types_and_spans_only(records):
-    examples = snac.sentence_examples(records["book_175b1"])
+    examples = sentence_examples(records["book_175b1"])
     assert examples[1]["error_types"] == ["CharE", "RefE"]
     assert {(s["type"], s["text"]) for s in examples[1]["error_spans"]} == {("CharE", "Tom"), ("RefE", "the harbour")}
     assert examples[6]["error_types"] == ["InconE"]  # the RepE and CorefE in that sentence are language errors
-    assert snac.sentence_examples(records["book_175b1"], min_votes=2)[0]["error_types"] == []
+    assert sentence_examples(records["book_175b1"], min_votes=2)[0]["error_types"] == []
 
 
 def test_training_view_reads_encoded_rows_like_parsed_records(records):
     record = records["tripod3"]
     as_names = dict(record, spans=[dict(s, type=snac.ERROR_TYPES[s["type"]]) for s in record["spans"]])
-    assert snac.sentence_examples(as_names) == snac.sentence_examples(record)
+    assert sentence_examples(as_names) == sentence_examples(record)

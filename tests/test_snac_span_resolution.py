@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cohbench.builders import snac
+from cohbench.corpora import snac
 from cohbench.schema import ERROR_TYPES
 
 FIXTURE = Path(__file__).parent / "fixtures" / "snac" / "SNaC_data.json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cohbench.builders import snac
+from cohbench.corpora import snac
 
 FIXTURE = Path(__file__).parent / "fixtures" / "snac" / "SNaC_data.json"
 # Goyal et al. (2022) §5: "We split SNAC into train (4.2k), dev (230) and test (1.8k) examples" (sentences)

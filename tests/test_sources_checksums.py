@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from cohbench.builders import CHECKSUMS, pinned
+from cohbench.corpora import CHECKSUMS, pinned
 from cohbench.cli import main
 from cohbench.errors import SourceError
-from cohbench.sources import read_table, register_checksums, resolve
+from cohbench.corpora.sources import read_table, register_checksums, resolve
 
 FIXTURE = Path(__file__).parent / "fixtures/fairytaleqa/story_meta.csv"
 URL = "https://raw.githubusercontent.com/owner/repo/0123abcd/story_meta.csv"

@@ -5,7 +5,7 @@ import hashlib
 import pytest
 
 from cohbench.errors import SourceError
-from cohbench.sources import Source, resolve
+from cohbench.corpora.sources import Source, resolve
 
 CONTENT = b'{"hello": "world"}\n'
 

@@ -76,8 +76,8 @@ def test_training_view_gives_the_preceding_summary_as_context(release):
     assert [r["label"] for r in rows] == [1, 1, 1, 1]
 
 
-def test_training_view_equals_the_snac_module_examples(release):
-    from cohbench.builders.snac import sentence_examples
+def test_training_view_equals_the_schemas_sentence_examples(release):
+    from cohbench.schema import sentence_examples
 
     columns = ("id", "segment", "context", "sentence", "label", "error_types")
     view = sql.query("SELECT * FROM snac_training ORDER BY record_id, sentence_index", cohbench.db()).to_pylist()

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from corpus_case import CorpusCase, in_release_order, parse_config_from_mirror, counts_of, expected_splits
 
-from cohbench.builders import storycloze
+from cohbench.corpora import storycloze
 from cohbench.errors import ParseError
-from cohbench.registry import spec
+from cohbench.corpora.registry import spec
 
 FIX = Path(__file__).parent / "fixtures"
 TT = {"timetravel_test": FIX / "timetravel/test_data.json", "timetravel_dev": FIX / "timetravel/dev_data.json"}

@@ -117,9 +117,9 @@ def test_cli_fetch_is_idempotent_and_reports_paths(built, capsys):
 
 
 def test_the_corpus_builder_works_directly_with_hf_caching(built, tmp_path):
-    from cohbench.fetch import fetch
+    from cohbench.corpora.fetch import fetch
     from cohbench.release.hf_builder import builder_for
-    from cohbench.registry import lookup
+    from cohbench.corpora.registry import lookup
 
     corpus = lookup("storysumm")
     builder = builder_for(corpus)(config_name="storysumm", cache_dir=str(tmp_path / "hf"), paths=fetch(corpus))

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from cohbench.builders import storysumm
+from cohbench.corpora import storysumm
 from cohbench.errors import ErratumError, ParseError
 from cohbench.schema import ERROR, NO_LABEL, OK
 

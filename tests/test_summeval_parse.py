@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from cohbench.builders import summeval
+from cohbench.corpora import summeval
 from cohbench.errors import ParseError
 
 from conftest import FIXTURES

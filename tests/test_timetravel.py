@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from corpus_case import CorpusCase, parse_config_from_mirror, assert_no_story_in_two_splits, counts_of, expected_splits
 
-from cohbench.builders import timetravel
+from cohbench.corpora import timetravel
 from cohbench.errors import ParseError
-from cohbench.registry import spec
+from cohbench.corpora.registry import spec
 
 FIX = Path(__file__).parent / "fixtures"
 TT = {"timetravel_test": FIX / "timetravel/test_data.json", "timetravel_dev": FIX / "timetravel/dev_data.json"}

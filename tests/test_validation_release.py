@@ -9,10 +9,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from cohbench.release.build import build
-from cohbench.builders import storysumm
+from cohbench.corpora import storysumm
 from cohbench.cli import main
-from cohbench.registry import ConfigSpec
-from cohbench.sources import Source
+from cohbench.corpora.registry import ConfigSpec
+from cohbench.corpora.sources import Source
 from cohbench.release import versions
 from cohbench.validation import record_expected, validate
 

@@ -69,7 +69,7 @@ def release_with_inputs(root):
     """A tiny storysumm release whose stats record the corpus's real upstream inputs, as a build records them."""
     import datasets
 
-    from cohbench.registry import lookup
+    from cohbench.corpora.registry import lookup
     from cohbench.release.layout import write_config
     from cohbench.schema import FEATURES
     from release_fixture import plain_record
@@ -95,8 +95,8 @@ def test_a_release_received_without_the_raw_cache_passes_and_says_what_it_did_no
 
 
 def test_in_a_checkout_that_fetched_the_corpus_its_upstream_files_are_checked_too(mirror, workspace, capsys):
-    from cohbench.fetch import fetch
-    from cohbench.registry import lookup
+    from cohbench.corpora.fetch import fetch
+    from cohbench.corpora.registry import lookup
 
     release = release_with_inputs(workspace / "release")
     fetch(lookup("storysumm"))

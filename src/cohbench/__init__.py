@@ -25,8 +25,8 @@ def build(config: str, *, progress: bool = True) -> dict:
 
 def fetch(name: str, *, progress: bool = True) -> dict:
     """Resolve and verify the upstream files of a corpus or config; returns local paths by source name."""
-    from .fetch import fetch as _fetch
-    from .registry import lookup
+    from .corpora.fetch import fetch as _fetch
+    from .corpora.registry import lookup
 
     return _fetch(lookup(name), progress=progress)
 

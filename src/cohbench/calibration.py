@@ -7,15 +7,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import jsonout, settings
-from .builders import timetravel
-from .fetch import fetch
+from .corpora.fetch import fetch
+from .corpora.incoherence import TimeTravelOptions
+from .corpora.registry import lookup
 from .corruptions.bertscore import BASELINE_FILE, compute_baseline, load_baseline
 
 
 def calibration_sentences(params: dict | None = None) -> dict[str, list[str]]:
     """The sentences the rescaling baseline is drawn from, by source."""
-    opts = timetravel.TimeTravelOptions.from_params(settings.params() if params is None else params)
-    records, _, _ = timetravel.coherent_records(fetch(timetravel.CORPUS), "calibration", opts)
+    opts = TimeTravelOptions.from_params(settings.params() if params is None else params)
+    timetravel = lookup("timetravel")
+    records = timetravel.narratives(fetch(timetravel), "calibration", opts)
     return {"timetravel/train": [s for r in records if r["split"] == "train" for s in r["sentences"]]}
 
 

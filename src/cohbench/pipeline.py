@@ -18,7 +18,8 @@ from pathlib import Path
 
 import yaml
 
-from . import registry, settings
+from .corpora import registry
+from . import settings
 from .atomic import write_text
 from .errors import CohbenchError
 
@@ -76,18 +77,26 @@ STAGES = (
 def fetch_stage() -> Stage:
     # every corpus's files into one cache keyed by URL (raw/HOST/URL-PATH): a shared file is stored once
     return Stage("fetch", "Every corpus's upstream files into one cache keyed by URL (raw/HOST/URL-PATH), verified.",
-                 "cohbench fetch", ("cohbench.fetch", *(f"cohbench.builders.{m}" for m in corpus_modules())),
+                 "cohbench fetch", ("cohbench.corpora.fetch", *(f"cohbench.corpora.{m}" for m in corpus_modules())),
                  outs=("raw",))
 
 
 def build_stage(config: str) -> Stage:
     spec = registry.spec(config)
-    module = registry.corpus_of(config).parse.__module__
+    modules = _used_modules(registry.corpus_of(config))
     kind = "made with the corruption generators (options: params.yaml `incoherence`)" if spec.options else "parsed from its corpus's files"
     return Stage(f"build_{config}", f"{config}: {kind}.", f"cohbench build {config} --no-index",
-                 ("cohbench.release.build", module), deps=("raw",),
+                 ("cohbench.release.build", *modules), deps=("raw",),
                  params=("incoherence",) if spec.options else (),
                  outs=(f"cohbench/data/{config}",), metrics=(_not_cached(f"cohbench/stats/{config}.json"),))
+
+
+def _used_modules(corpus) -> list[str]:
+    """The module of `corpus` and those of the corpora it uses, whose code its parse runs through the registry."""
+    found = [corpus.parse.__module__]
+    for name in corpus.uses:
+        found += [m for m in _used_modules(registry.lookup(name)) if m not in found]
+    return found
 
 
 def corpus_modules() -> list[str]:
@@ -130,7 +139,7 @@ def _direct(module: str) -> tuple[frozenset[str], frozenset[str]]:
         elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
             called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
             if called == "pinned":
-                data.add(PACKAGE / "builders" / "checksums" / f"{node.args[0].value}.tsv")
+                data.add(PACKAGE / "corpora" / f"{node.args[0].value}.tsv")
             elif called == "with_name" and Path(node.args[0].value).suffix:
                 data.add(path.with_name(node.args[0].value))
     known = {m for m in modules if m.startswith("cohbench") and _source(m).is_file()}

@@ -2,12 +2,15 @@
 
 Each field is declared once, with its documentation beside its type; `FEATURES` (a `datasets.Features`)
 and the pyarrow schema follow from it, and `catalog/SCHEMA.md` is rendered from it (`schema_markdown`).
-Fields that do not apply to a config are null or empty. Polarity is the same everywhere: 1 = has an error.
+Fields that do not apply to a config are null or empty. Polarity is the same everywhere: 1 = has an error. What a
+record's coherence spans say per sentence is defined here too: the labels they project to (`project`, how SNaC's labels
+are made) and the paper's sentence-level examples (`sentence_examples`, Goyal et al. §5).
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 # SNaC's taxonomy (Goyal et al. 2022, §3.2): the first four are coherence errors, the rest language errors.
@@ -44,6 +47,62 @@ NO_LABEL = -1  # ClassLabel's own encoding of "no label"
 
 def category_of(error_type: str) -> str:
     return "coherence" if error_type in COHERENCE_ERROR_TYPES else "language"
+
+
+# --- what a record's coherence spans say per sentence (SNaC's labels, and the paper's unit of evaluation) ---------
+
+
+def _span_type(value) -> str:
+    return value if isinstance(value, str) else ERROR_TYPES[value]
+
+
+def _counts(span: dict, min_votes: int) -> bool:
+    return category_of(_span_type(span["type"])) == "coherence" and span["votes"] >= min_votes
+
+
+def project(spans: list[dict], sentences: int, segments: int, min_votes: int = 1) -> tuple[list[int], list[int]]:
+    """Sentence and segment labels (1 = at least one coherence error with >= min_votes votes). A span covering
+    several sentences marks each; an unresolved span without a sentence counts for its segment only."""
+    sentence_labels, segment_labels = [OK] * sentences, [OK] * segments
+    for span in spans:
+        if not _counts(span, min_votes):
+            continue
+        segment_labels[span["segment"]] = ERROR
+        if span["first_sentence"] is not None:
+            for i in range(span["first_sentence"], span["last_sentence"] + 1):
+                sentence_labels[i] = ERROR
+    return sentence_labels, segment_labels
+
+
+def sentence_examples(record: Mapping, min_votes: int = 1) -> list[dict]:
+    """The paper's unit of evaluation (§5): one example per summary sentence, with all preceding sentences of
+    the summary as context and the coherence label and types projected from spans with >= min_votes votes.
+    Works on records from `parse` and on rows of the built dataset alike."""
+    sentences = record["sentences"]
+    found: list[list[dict]] = [[] for _ in sentences]
+    for span in record["spans"]:
+        if _counts(span, min_votes) and span["first_sentence"] is not None:
+            for i in range(span["first_sentence"], span["last_sentence"] + 1):
+                found[i].append(span)
+    examples = []
+    for i, sentence in enumerate(sentences):
+        types = {_span_type(span["type"]) for span in found[i]}
+        examples.append(
+            {
+                "id": f"{record['id']}/{i}",
+                "summary_id": record["id"],
+                "split": record["split"],
+                "system": record["system"],
+                "sentence_index": i,
+                "segment": record["sentence_segments"][i],
+                "context": " ".join(sentences[:i]),
+                "sentence": sentence,
+                "label": ERROR if types else OK,
+                "error_types": [t for t in COHERENCE_ERROR_TYPES if t in types],
+                "error_spans": [{"type": _span_type(span["type"]), "text": span["text"]} for span in found[i]],
+            }
+        )
+    return examples
 
 
 @dataclass(frozen=True)

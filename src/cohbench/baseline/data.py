@@ -102,7 +102,7 @@ def release_data(release: Path) -> tuple[dict, dict[str, str], dict[str, str]]:
     """Every built config's records by split (read once), its protocol, and its task (its protocol's unit) where
     the detector has a head for it (sentences or gaps)."""
     from ..evaluation import unit_of
-    from ..registry import spec
+    from ..corpora.registry import spec
     from ..release.layout import read_config
 
     built = built_configs(release)

@@ -85,8 +85,8 @@ def narratives(study: dict) -> tuple[list[dict], int]:
     longer windows; public-domain books, the nearest to SNaC's book summaries in the mirror)."""
     import dataclasses
 
-    from ..fetch import fetch
-    from ..registry import lookup, spec
+    from ..corpora.fetch import fetch
+    from ..corpora.registry import lookup, spec
 
     options = spec(study["narratives"]).generator_options()
     options = dataclasses.replace(options, fairytale=dataclasses.replace(options.fairytale, max_stories_per_split=study["max_stories"]))

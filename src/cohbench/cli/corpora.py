@@ -41,8 +41,8 @@ def cmd_list(args) -> int:
          argument("--register-checksums", action="store_true",
                   help="hash each file the corpus's checksum table declares and write its size and sha256 there"))
 def cmd_fetch(args) -> int:
-    from ..fetch import fetch
-    from ..registry import config_names, corpus_of, lookup
+    from ..corpora.fetch import fetch
+    from ..corpora.registry import config_names, corpus_of, lookup
 
     if args.register_checksums:  # before any corpus module is imported: those refuse unregistered rows
         return _register_checksums(args, args.names)
@@ -50,15 +50,15 @@ def cmd_fetch(args) -> int:
     out = {}
     for name in names:
         corpus = lookup(name)
-        print(f"fetching {corpus.name} ({len(corpus.sources)} file(s))", file=sys.stderr)
+        print(f"fetching {corpus.name} ({len(corpus.inputs)} file(s))", file=sys.stderr)
         out[corpus.name] = {source: str(path) for source, path in fetch(corpus, mirrors=_mirrors(args), progress=not args.json).items()}
     emit(args, out, [f"{c}: {s} -> {p}" for c, paths in out.items() for s, p in paths.items()])
     return 0
 
 
 def _register_checksums(args, corpora: list[str]) -> int:
-    from ..builders import CHECKSUMS, checksum_table
-    from ..sources import register_checksums
+    from ..corpora import CHECKSUMS, checksum_table
+    from ..corpora.sources import register_checksums
 
     known = sorted(p.stem for p in CHECKSUMS.glob("*.tsv"))
     for corpus in corpora:
@@ -75,10 +75,10 @@ def _register_checksums(args, corpora: list[str]) -> int:
          MIRROR,
          argument("--no-index", action="store_true", help="do not rewrite README.md and manifest.json"))
 def cmd_build(args) -> int:
-    from ..fetch import fetch
+    from ..corpora.fetch import fetch
     from ..release.build import build
     from ..release.index import write_index
-    from ..registry import config_names, corpus_of
+    from ..corpora.registry import config_names, corpus_of
 
     configs = config_names() if args.all else args.configs
     if not configs:
@@ -114,7 +114,7 @@ def cmd_index(args) -> int:
 @command("cite", "print the BibTeX to cite for configs (their corpora's papers and cohbench)",
          argument("configs", nargs="*", help="configs (default: cohbench itself)"))
 def cmd_cite(args) -> int:
-    from ..registry import corpus_of
+    from ..corpora.registry import corpus_of
     from ..release.card import cohbench_citation, citation
     from ..release.layout import built_configs
     from ..release.versions import provenance

@@ -3,7 +3,7 @@ one `declare(Protocol(...))`."""
 
 from __future__ import annotations
 
-from .. import registry
+from ..corpora import registry
 from ..display import coefficient, percent
 from ..names import Registry
 from . import bootstrap, metrics

@@ -95,7 +95,7 @@ def human_scores(records: Iterable[Mapping]) -> HumanScores:
 
 def rated_config() -> str:
     """The config meta-evaluation scores against: the one the registry declares with the `metaeval` protocol."""
-    from .. import registry
+    from ..corpora import registry
 
     configs = registry.configs_where(protocol="metaeval")
     if len(configs) != 1:

@@ -99,7 +99,7 @@ def evaluate(
 def _better_score(config: str | None) -> tuple[str, str] | None:
     """The rated config's declared score in its users' polarity (SummEval: `coherence`); the package's `__init__`
     has declared the protocols."""
-    from .. import registry
+    from ..corpora import registry
     from .protocol import PROTOCOLS
 
     return PROTOCOLS[registry.spec(config or rated_config()).protocol].better_score

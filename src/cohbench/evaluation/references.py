@@ -175,7 +175,7 @@ def import_modules(name: str) -> None:
 
 def config_predictions(config: str, name: str, release=None) -> list[dict]:
     """`predictions` for a built config of the release, its protocol looked up."""
-    from ..registry import spec
+    from ..corpora.registry import spec
     from ..release.layout import read_config
 
     import_modules(name)

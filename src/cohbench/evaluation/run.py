@@ -15,7 +15,7 @@ import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from .. import registry
+from ..corpora import registry
 from ..release.layout import read_config, require_built
 from ..release.versions import provenance
 from ..schema import DEV_SPLITS, SPLITS, TRAIN_SPLITS, split_sort_key

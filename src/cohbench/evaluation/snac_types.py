@@ -45,7 +45,7 @@ def typed_sentence_metrics(rows, predictions, threshold) -> dict:
     """SNaC (Goyal et al. §5, Table 11): sentence-level metrics on the labels and on the >=2-vote labels; with
     `types`, per-type P/R/F1; with `spans`, ov. = the share of correctly typed sentences whose predicted span of
     that type overlaps a gold span of that type."""
-    from ..builders.snac import sentence_examples
+    from ..schema import sentence_examples
 
     out = {"sentence": unit_metrics("sentences")(rows, predictions, threshold)}
     min2 = [dict(r, sentence_labels=r["sentence_labels_min2votes"]) for r in rows]

@@ -37,7 +37,7 @@ class LeaderboardError(CohbenchError):
 def _release(folder: Path, configs: list[str] | None, split: str) -> tuple[Release, list[str], dict]:
     """The built configs that have the reported split (the others are named, not scored), read once, and the
     version and fingerprint of each scored one (`versions.provenance`)."""
-    from ..registry import spec
+    from ..corpora.registry import spec
     from ..release.files import MANIFEST, read_manifest
     from ..release.layout import built_configs, read_config
     from ..release.versions import provenance

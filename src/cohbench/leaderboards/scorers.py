@@ -183,7 +183,7 @@ def resolve(spec: str, built: set[str], timeout: float = TIMEOUT) -> Scorer:
 def function_predictions(spec: str, config: str, release: Path | None = None, timeout: float = TIMEOUT) -> list[dict]:
     """The prediction lines of a user's `module:function` on one built config (`cohbench evaluate --scorer`); any
     way it fails is one line naming it and the config."""
-    from ..registry import spec as config_spec
+    from ..corpora.registry import spec as config_spec
     from ..release.layout import read_config, require_built
 
     config_spec(config)  # an unknown name: the closest registered one, before the scorer is started

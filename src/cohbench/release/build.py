@@ -18,12 +18,12 @@ from pathlib import Path
 
 from .. import settings
 from ..display import datasets_bars
-from ..builders import HELD_OUT_FINGERPRINT, held_out_fingerprints
+from ..corpora import HELD_OUT_FINGERPRINT, held_out_fingerprints
 from ..errors import ReleaseError
 from ..embedding_store import kept_embeddings
 from ..text import cached_splits
 from .layout import write_config
-from ..registry import corpus_of
+from ..corpora.registry import corpus_of
 
 
 
@@ -34,7 +34,7 @@ def build(config: str, *, corpus=None, release: Path | None = None, paths=None, 
     `corpus` defaults to the registered owner of `config`; `paths` to the verified files `fetch` resolves."""
     import datasets
 
-    from ..fetch import fetch
+    from ..corpora.fetch import fetch
     from .hf_builder import builder_for
 
     release = release or settings.release_dir()
@@ -56,7 +56,7 @@ def build(config: str, *, corpus=None, release: Path | None = None, paths=None, 
             "research_only": spec.research_only,
             **builder.account,
             "inputs": [{"name": s.name, "url": s.url, "sha256": s.sha256, "bytes": s.size, "licence": s.licence}
-                       for s in corpus.sources],
+                       for s in corpus.inputs],
             "errata": [e.manifest_entry() for e in corpus.errata],
         }
         if corpus.held_out_texts:

@@ -23,7 +23,7 @@ def record_build(release: Path, config: str, stats_sha256: str) -> None:
         recorded = None
     path = release / BUILDING / f"{config}.json"
     if recorded != stats_sha256:
-        from ..registry import is_config
+        from ..corpora.registry import is_config
 
         if not is_config(config):
             raise ReleaseError(f"{config!r} is not a registered config, so it cannot be built into the indexed release "
@@ -44,7 +44,7 @@ def build_state(release: Path) -> dict[str, str]:
             raise ReleaseError(f"{path} is not a cohbench build state (config, stats_sha256); {fix}")
         out[path.stem] = entry["stats_sha256"]
     if out:  # only `cohbench build` leaves a build state, and it builds registered configs only
-        from ..registry import is_config
+        from ..corpora.registry import is_config
 
         if unknown := [config for config in out if not is_config(config)]:
             raise ReleaseError(f"{release / BUILDING / unknown[0]}.json names {unknown[0]!r}, which no corpus declares; only "
@@ -55,7 +55,7 @@ def build_state(release: Path) -> dict[str, str]:
 
 def clear_build_state(release: Path, recorded: dict[str, str]) -> None:
     """Remove the build state the manifest (`recorded`) makes needless: all but what describes stats written since."""
-    from ..sources import sha256_of
+    from ..corpora.sources import sha256_of
 
     for config, sha256 in build_state(release).items():
         path = stats_path(release, config)

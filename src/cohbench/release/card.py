@@ -18,7 +18,7 @@ from .. import settings
 from .._version import __version__
 from .layout import annotation_of
 from .versions import is_development
-from ..registry import corpora, corpus_of
+from ..corpora.registry import corpora, corpus_of
 
 def cohbench_citation(release: str = __version__, configs: dict | None = None) -> str:
     """BibTeX of cohbench at a release version; with `configs` (name -> {version, fingerprint}), a note naming the
@@ -57,7 +57,7 @@ def citation(config: str, data: dict | None = None) -> str:
     """BibTeX for one config: its corpus's papers, then cohbench itself at the release and config version of `data`
     (`versions.provenance`) where the config is built (`cohbench cite CONFIG`)."""
     own = cohbench_citation(data["release"], {config: data["configs"][config]}) if data and config in data["configs"] else CITATION
-    return "\n\n".join([*bibtex_entries(corpus_of(config).citation), own]) + "\n"
+    return "\n\n".join([*bibtex_entries(corpus_of(config).bibtex), own]) + "\n"
 
 
 def licence_of(stats: dict) -> dict:
@@ -72,7 +72,7 @@ def licence_of(stats: dict) -> dict:
 
 def _bibtex_of(corpus: str) -> str:
     known = corpora().get(corpus)
-    return known.citation if known else ""
+    return known.bibtex if known else ""
 
 
 def corpus_card(corpus: str) -> tuple[str, str] | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .card import cohbench_citation, licence_of
 from .layout import annotation_of
-from ..registry import corpora
+from ..corpora.registry import corpora
 
 # The standard Croissant 1.0 @context (as mlcroissant writes it).
 CONTEXT = {
@@ -114,7 +114,7 @@ def croissant(configs: dict[str, dict], data: dict) -> dict:
         corpus = known.get(stats["corpus"])
         who = corpus.annotators if corpus and corpus.annotators else "no human annotators: labels come from the corruption generator"
         annotators.append(f"{name}: {who}")
-    citations = [cohbench_citation(data["release"])] + [known[c].citation.strip() for c in dict.fromkeys(s["corpus"] for s in configs.values()) if c in known]
+    citations = [cohbench_citation(data["release"])] + [known[c].bibtex.strip() for c in dict.fromkeys(s["corpus"] for s in configs.values()) if c in known]
     return {
         "@context": CONTEXT,
         "@type": "sc:Dataset",

@@ -15,7 +15,7 @@ from typing import Optional
 import datasets
 
 from ..errors import RegistryError
-from ..registry import Corpus
+from ..corpora.registry import Corpus
 from ..schema import FEATURES, split_sort_key
 from .versions import declared
 

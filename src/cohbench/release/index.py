@@ -15,7 +15,7 @@ from .build_state import clear_build_state
 from .files import MANIFEST
 from .layout import built_configs, remove_leftovers, shipped_files
 from .versions import provenance
-from ..sources import sha256_of
+from ..corpora.sources import sha256_of
 
 
 def manifest(configs: dict[str, dict], data: dict, shipped: dict[str, str] | None = None) -> dict:

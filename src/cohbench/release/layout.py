@@ -67,7 +67,7 @@ def write_config(release: Path, config: str, splits: Mapping[str, object], descr
     corruption generator altered. `row_group` fixes the rows per Parquet row group (default: `datasets`' own
     choice, one group for a release-sized split). The stats also hold the records' content fingerprint, schema and
     field hashes (`release.fingerprint`), which the config's declared version must match. Returns the stats."""
-    from ..sources import sha256_of  # here: a reader of the release (`cohbench sql`) need not import the downloader
+    from ..corpora.sources import sha256_of  # here: a reader of the release (`cohbench sql`) need not import the downloader
 
     files, per_split, tables = {}, {}, {}
     remove_leftovers(release)

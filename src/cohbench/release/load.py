@@ -11,7 +11,7 @@ from .. import settings
 from .layout import built_configs, read_table, require_built
 from .store import releases_with
 from .versions import declared, is_development, matches, provenance
-from ..registry import corpora, spec
+from ..corpora.registry import corpora, spec
 from ..schema import SPLITS, split_sort_key
 
 

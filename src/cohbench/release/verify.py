@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .. import settings
 from ..errors import ReleaseError
-from ..sources import sha256_of
+from ..corpora.sources import sha256_of
 from . import versions
 from .build_state import build_state
 from .files import BUILDING, MANIFEST, read_manifest, stats_path
@@ -31,8 +31,8 @@ def verify(release: Path | None = None, *, raw: bool | None = None) -> dict:
     files of every corpus (True), of none (False), or of each corpus the raw cache holds any of (default)."""
     import pyarrow.parquet as pq
 
-    from ..fetch import erratum_path
-    from ..registry import corpora
+    from ..corpora.fetch import erratum_path
+    from ..corpora.registry import corpora
 
     release = Path(release or settings.release_dir())
     manifest_file = release / MANIFEST
@@ -53,10 +53,10 @@ def verify(release: Path | None = None, *, raw: bool | None = None) -> dict:
     cache, fetched, upstream = settings.raw_cache_dir(), set(), set()
     for name, entry in recorded["configs"].items():
         corpus = corpora().get(entry["corpus"])  # None: a corpus this version does not know (its inputs are not checked)
-        if corpus is not None and (raw or raw is None and any((cache / s.relpath).is_file() for s in corpus.sources)):
+        if corpus is not None and (raw or raw is None and any((cache / s.relpath).is_file() for s in corpus.inputs)):
             if corpus.name not in fetched:  # a corpus's files once, however many of its configs the release holds
                 fetched.add(corpus.name)
-                for source in corpus.sources:
+                for source in corpus.inputs:
                     check("raw", cache / source.relpath, source.sha256, f"run cohbench fetch {name}")
                 for erratum in corpus.errata:
                     check("erratum", erratum_path(corpus, erratum), erratum.output_sha256, f"run cohbench fetch {name}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import registry
+from ..corpora import registry
 from ..errors import CohbenchError
 from ..release.layout import require_built
 from ..release.versions import provenance

@@ -9,7 +9,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from .. import published, registry
+from .. import published
+from ..corpora import registry
 from ..schema import CATEGORIES, COHERENCE_ERROR_TYPES, ERROR_TYPES
 from ..sql.views import LABEL_NAMES, TYPE_NAMES, long_view, names_list, view_reference
 from .alpha import binary_agreement, with_zeros
@@ -264,7 +265,7 @@ def plot_agreement(stats: dict, path: Path) -> None:
 def training_view() -> str:
     """The `snac_training` view: the sentence-level detector's examples (SNaC §5), one row per sentence of the corpora
     whose configs are of this kind, with the summary's preceding sentences joined by spaces as context and the
-    coherence types of the spans touching the sentence; the same examples as `builders.snac.sentence_examples`."""
+    coherence types of the spans touching the sentence; the same examples as `schema.sentence_examples`."""
     corpora = names_list(sorted({registry.corpus_of(config).name for config in registry.configs_where(statistics=NAME)}))
     return f"""
         SELECT r.config, r.id || '/' || (r.i - 1) AS id, r.id AS record_id, r.split, r.annotation, r.doc_id, r.system,

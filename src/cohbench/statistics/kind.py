@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from .. import registry
+from ..corpora import registry
 from ..names import Registry
 from ..sql import rows as query_rows
 

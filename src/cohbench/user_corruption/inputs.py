@@ -12,7 +12,7 @@ from pathlib import Path
 from .. import jsonlines
 from ..display import not_a_file
 from ..errors import CohbenchError
-from ..sources import sha256_of
+from ..corpora.sources import sha256_of
 
 SUFFIXES = (".jsonl", ".json", ".parquet")
 # The sentence splitter's limit (spaCy's `nlp.max_length`, which `cohbench.text` keeps at its default). A longer

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import jsonlines, settings
-from ..builders import text_fingerprint
+from ..corpora import text_fingerprint
 from .._version import __version__
 from ..atomic import atomic_path, write_text
 from ..corruptions import engines, recipes
@@ -38,7 +38,7 @@ from ..display import datasets_bars, progress_bar
 from ..errors import CohbenchError, CorruptionError
 from ..release.layout import write_config
 from ..schema import OK, SPLITS, empty_record
-from ..sources import sha256_of
+from ..corpora.sources import sha256_of
 from . import inputs
 from ..text import normalise
 from .leakage import held_out_fingerprints

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from .. import jsonout
-from ..builders import HELD_OUT_FINGERPRINT
+from ..corpora import HELD_OUT_FINGERPRINT
 from ..errors import CorruptionError
 
 PACKAGED = Path(__file__).with_name("held_out.json")
@@ -37,7 +37,7 @@ def from_release(configs: dict[str, dict]) -> dict:
     """The packaged file's content, gathered from a release's built configs (name -> stats): each corpus's
     fingerprints as its configs' stats record them. Configs of one corpus that record different fingerprints were
     built from different upstream files or code, and are refused."""
-    from ..registry import corpora
+    from ..corpora.registry import corpora
 
     corpora_by_fingerprints, where = {}, {}
     for config, stats in sorted(configs.items()):

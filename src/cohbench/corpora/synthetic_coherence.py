@@ -22,12 +22,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..corruptions import recipes
-from ..registry import ConfigSpec, Corpus, Parsed, register
+from .registry import ConfigSpec, Corpus, Parsed, register
 from ..schema import ERROR_TYPES
-from . import fairytaleqa, timetravel
 from . import incoherence as inc
-from .fairytaleqa import FairytaleOptions
-from .timetravel import TimeTravelOptions
+from .incoherence import FairytaleOptions, TimeTravelOptions
 
 RECIPES = recipes.SYNTHETIC_GENERATORS
 
@@ -43,8 +41,8 @@ class SyntheticOptions(inc.GeneratorOptions):
 
 def _narratives(paths: Mapping[str, Path], opts: SyntheticOptions) -> tuple[dict[str, list[dict]], Counter]:
     """Coherent narratives by source corpus, at most `max_narratives_per_split[split]` per corpus and split."""
-    stories, _, _ = timetravel.coherent_records(paths, "synthetic_coherence", opts.timetravel)
-    windows, _, _, _ = fairytaleqa.windows(paths, "synthetic_coherence", opts.fairytale)
+    stories = CORPUS.used("timetravel").narratives(paths, "synthetic_coherence", opts.timetravel)
+    windows = CORPUS.used("fairytaleqa").narratives(paths, "synthetic_coherence", opts.fairytale)
     limits = dict(opts.max_narratives_per_split)
     out, dropped = {}, Counter()
     for corpus, records in (("timetravel", stories), ("fairytaleqa", windows)):
@@ -98,8 +96,7 @@ CORPUS = register(
             "TimeTravel stories and FairytaleQA windows with SNaC's coref-based and next-sentence recipes and Cai et "
             "al.'s discordant confounders, balanced positive/negative."
         ),
-        citation=timetravel.CITATION + "\n" + fairytaleqa.CITATION + """
-@inproceedings{goyal-etal-2022-snac,
+        citation="""@inproceedings{goyal-etal-2022-snac,
   title = {{SN}a{C}: Coherence Error Detection for Narrative Summarization},
   author = {Goyal, Tanya and Li, Junyi Jessy and Durrett, Greg},
   booktitle = {Proceedings of EMNLP 2022},
@@ -107,7 +104,9 @@ CORPUS = register(
 }""",
         licence="as its sources: TimeTravel (Apache-2.0 repositories, story terms unstated) and FairytaleQA (Apache-2.0, public-domain stories)",
         homepage="https://github.com/tagoyal/snac",
-        sources=(timetravel.TEST, timetravel.DEV, *fairytaleqa.STORY_SOURCES, fairytaleqa.META_SOURCE),
+        sources=(),
+        uses=("timetravel", "fairytaleqa"),  # the narratives it is made from
+        cites=("timetravel", "fairytaleqa"),
         configs=(ConfigSpec(options=SyntheticOptions, name="synthetic_coherence", protocol="sentences", description="Balanced synthetic (context, sentence) coherence "
                             "examples for CharE (entity_first_mention) and SceneE (next_sentence_swap, discordant_replace)."),),
         parse=parse,

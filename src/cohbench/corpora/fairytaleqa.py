@@ -22,14 +22,14 @@ import dataclasses
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Optional
 
 from ..errors import ParseError
 from ..corruptions import recipes
-from ..registry import ConfigSpec, Corpus, Parsed, register
+from .registry import ConfigSpec, Corpus, Parsed, register
 from ..schema import ERROR_TYPES, OK, empty_record
 from ..text import split_sentences
 from . import incoherence as inc
+from .incoherence import FairytaleOptions
 from . import pinned
 
 LICENCE = "Apache-2.0 (repository); stories are public-domain Project Gutenberg texts"
@@ -46,16 +46,6 @@ CITATION = """@inproceedings{xu-etal-2022-fantastic,
 }"""
 
 csv.field_size_limit(1 << 26)
-
-
-@dataclasses.dataclass(frozen=True)
-class FairytaleOptions(inc.GeneratorOptions):
-    window: int  # consecutive sentences per record
-    k: int  # sentences altered per window
-    max_stories_per_split: Optional[int]
-    max_windows_per_story: Optional[int]
-
-    SECTION = "fairytale"
 
 
 # Upstream split folder -> cohbench's split vocabulary (schema.SPLITS); the card records the upstream name.
@@ -123,6 +113,10 @@ def windows(paths: Mapping[str, Path], config: str, opts: FairytaleOptions, file
              "stories_left_out_by_max_stories_per_split": len(files) - len(chosen_files), "sentences_not_in_a_window": unused,
              "sections": len(flat), "file_names_differing_from_story_meta_in_case": case_only}
     return records, cut, dropped, stats
+
+
+def narratives(paths: Mapping[str, Path], config: str, opts: FairytaleOptions) -> list[dict]:
+    return windows(paths, config, opts)[0]
 
 
 def held_out_texts(paths: Mapping[str, Path], files=FILES) -> list[str]:
@@ -223,5 +217,6 @@ CORPUS = register(
         configs=(*PAIR.configs, SNAC_SYNTHETIC),
         parse=parse,
         held_out_texts=held_out_texts,
+        narratives=narratives,
     )
 )

@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 
-from . import settings
-from .atomic import atomic_path
-from .display import progress_bar
-from .errors import ErratumError
+from .. import settings
+from ..atomic import atomic_path
+from ..display import progress_bar
+from ..errors import ErratumError
 from .registry import Corpus
 from .sources import resolve, sha256_of
 
@@ -24,8 +24,8 @@ def fetch(corpus: Corpus, *, mirrors=None, network=None, progress: bool = False)
     """Verified local paths of the corpus's inputs by source name, repaired files in place of defective ones."""
     cache = settings.raw_cache_dir()
     # A corpus of many small files (FairytaleQA: ~280) gets one bar over its files, not one bar per file.
-    single = len(corpus.sources) == 1
-    sources = progress_bar(corpus.sources, shown=progress and not single, desc=f"fetching {corpus.name}", unit="file", leave=False)
+    single = len(corpus.inputs) == 1
+    sources = progress_bar(corpus.inputs, shown=progress and not single, desc=f"fetching {corpus.name}", unit="file", leave=False)
     paths = {s.name: resolve(s, cache, mirrors=mirrors, network=network, progress=progress and single) for s in sources}
     for erratum in corpus.errata:
         repaired = erratum_path(corpus, erratum)

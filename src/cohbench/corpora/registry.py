@@ -1,5 +1,5 @@
 """Explicit registry of corpora and their configs: the one place a config is declared. Each corpus module under
-`cohbench.builders` calls `register` once at import; a second corpus or config of the same name is an error.
+`cohbench.corpora` calls `register` once at import; a second corpus or config of the same name is an error.
 
 Everything else looks a config up here (`spec(config).protocol`, `.statistics`, `.options`) instead of keeping a
 table of config names: evaluation, the baseline, agreement statistics, the report and the DVC pipeline
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errata import Erratum
-from .errors import RegistryError
-from .names import Registry
+from ..errors import RegistryError
+from ..names import Registry
 from .sources import Source
 
 
@@ -54,7 +54,7 @@ class ConfigSpec:
 
     def generator_options(self, params: Mapping | None = None):
         """The typed generator options from params.yaml (or `params`), or None where the config takes none."""
-        from . import settings
+        from .. import settings
 
         return self.options.from_params(settings.params() if params is None else params) if self.options else None
 
@@ -75,10 +75,37 @@ class Corpus:
     annotators: str = ""  # who gave the human labels, and how many per item; empty where a generator made them
     # The leakage policy's one declaration: full texts of the corpus's narratives that training data must never hold
     # (those of its evaluation splits). The training-only configs built from the upstream files drop any story whose
-    # normalised text is among them (`builders.held_out`). Each build records their fingerprints in its stats, which
+    # normalised text is among them (`corpora.held_out`). Each build records their fingerprints in its stats, which
     # `cohbench held-out` gathers into the package's `user_corruption/held_out.json`: `cohbench corrupt` checks a
     # user's stories against those shipped fingerprints and reads no upstream file.
     held_out_texts: Callable[[Mapping[str, Path]], list[str]] | None = None
+    # Its coherent narratives in the schema, each with its split: `(paths, config, options) -> records`, what other
+    # corpora are made from or split by (and the BERTScore calibration reads).
+    narratives: Callable[..., list[dict]] | None = None
+    # The corpora whose files and declarations its parse reads (the narratives it is made from, the stories it must
+    # split with or leave out), named here and found with `used`, never imported: their files are its inputs too.
+    uses: tuple[str, ...] = ()
+    # The corpora whose BibTeX comes before its own (those its records are made from, or one paper for two corpora).
+    cites: tuple[str, ...] = ()
+
+    @property
+    def inputs(self) -> tuple[Source, ...]:
+        """Every upstream file its parse reads: its own sources, then those of the corpora it uses, each once."""
+        found = dict.fromkeys(self.sources)
+        for name in self.uses:
+            found.update(dict.fromkeys(lookup(name).inputs))
+        return tuple(found)
+
+    @property
+    def bibtex(self) -> str:
+        """What citing it means: the BibTeX of the corpora it cites, then its own."""
+        return "\n".join(text for text in (*(lookup(name).bibtex for name in self.cites), self.citation) if text)
+
+    def used(self, name: str) -> "Corpus":
+        """A corpus this one declares in `uses`."""
+        if name not in self.uses:
+            raise RegistryError(f"corpus {self.name} reads corpus {name} without declaring it in `uses`")
+        return lookup(name)
 
     def config(self, name: str) -> ConfigSpec:
         for spec in self.configs:
@@ -94,12 +121,10 @@ class Corpus:
 
 
 def _discover() -> None:
-    """The plugin hook: every module of `builders/` declares its corpus at import, found here by `importlib` at run
-    time (no import statement names a corpus module, so the builders may sit above the registry)."""
-    from . import builders
-
-    for module in pkgutil.iter_modules(builders.__path__):
-        importlib.import_module(f"{builders.__name__}.{module.name}")
+    """Every module of `corpora/` is imported, and each corpus module declares its corpus at import: adding a corpus
+    is adding a module (no import statement names a corpus module; one corpus needing another says so in `uses`)."""
+    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        importlib.import_module(f"{__package__}.{module.name}")
 
 
 _CORPORA: Registry[Corpus] = Registry("corpus", _discover)

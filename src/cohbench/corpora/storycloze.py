@@ -12,15 +12,16 @@ Licence: none stated, distributed by its authors on request: research only.
 from __future__ import annotations
 
 import csv
+import dataclasses
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import ParseError
-from ..registry import ConfigSpec, Corpus, Parsed, register
+from .registry import ConfigSpec, Corpus, Parsed, register
 from ..schema import ERROR, OK, empty_record
-from . import pinned, timetravel
-from .timetravel import TimeTravelOptions
+from . import pinned
+from .incoherence import TimeTravelOptions
 
 LICENCE = "none stated; distributed by the authors on request"  # the config is research_only: says so once
 VAL, TEST = pinned("storycloze").values()
@@ -51,10 +52,11 @@ def _rows(path: Path) -> list[dict]:
 
 
 def parse(paths: Mapping[str, Path], config: str, opts: TimeTravelOptions) -> Parsed:
-    """`opts`: TimeTravel's, whose split of the stories decides which Story Cloze stories a test may use."""
-    stories, _, _ = timetravel.load_stories(paths)
-    tt_split = timetravel.story_splits(stories, opts)
-    tt_text = {s["story_id"]: s["sentences"] for s in stories}
+    """`opts`: TimeTravel's, whose split of the stories (every story: no size limit) decides which Story Cloze
+    stories a test may use."""
+    stories = CORPUS.used("timetravel").narratives(paths, config, dataclasses.replace(opts, max_stories_per_split=None))
+    tt_split = {s["doc_id"]: s["split"] for s in stories}
+    tt_text = {s["doc_id"]: s["sentences"] for s in stories}
     records, seen, where, same_text, dropped, upstream = [], set(), Counter(), 0, Counter(), 0
     for name in ("storycloze_val", "storycloze_test"):
         for row in _rows(Path(paths[name])):
@@ -103,7 +105,8 @@ CORPUS = register(
         citation=CITATION,
         licence=LICENCE,
         homepage="https://cs.rochester.edu/nlp/rocstories/",
-        sources=(VAL, TEST, timetravel.TEST, timetravel.DEV),
+        sources=(VAL, TEST),
+        uses=("timetravel",),  # its split of the stories both hold
         configs=(
             ConfigSpec(
                 options=TimeTravelOptions,

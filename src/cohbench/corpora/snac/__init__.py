@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ...errors import ParseError
-from ...registry import ConfigSpec, Corpus, Parsed, register
-from ...schema import COHERENCE_ERROR_TYPES, ERROR, ERROR_TYPES, OK, category_of, empty_record
+from ..registry import ConfigSpec, Corpus, Parsed, register
+from ...schema import ERROR, ERROR_TYPES, OK, empty_record, project
 from .. import pinned
 from .spans import resolve_segment
 from ...text import sentence_offsets
@@ -106,62 +106,6 @@ def doc_id_of(summary_id: str) -> str:
     if SYSTEMS[prefix][1] == "movie":
         return f"movie-{number}"
     return f"book-{SAME_BOOK.get(number, number)}"
-
-
-# --- projections and the training view ------------------------------------------------------------
-
-
-def _type_name(value) -> str:
-    return value if isinstance(value, str) else ERROR_TYPES[value]
-
-
-def _counts(span: dict, min_votes: int) -> bool:
-    return category_of(_type_name(span["type"])) == "coherence" and span["votes"] >= min_votes
-
-
-def project(spans: list[dict], sentences: int, segments: int, min_votes: int = 1) -> tuple[list[int], list[int]]:
-    """Sentence and segment labels (1 = at least one coherence error with >= min_votes votes). A span covering
-    several sentences marks each; an unresolved span without a sentence counts for its segment only."""
-    sentence_labels, segment_labels = [OK] * sentences, [OK] * segments
-    for span in spans:
-        if not _counts(span, min_votes):
-            continue
-        segment_labels[span["segment"]] = ERROR
-        if span["first_sentence"] is not None:
-            for i in range(span["first_sentence"], span["last_sentence"] + 1):
-                sentence_labels[i] = ERROR
-    return sentence_labels, segment_labels
-
-
-def sentence_examples(record: Mapping, min_votes: int = 1) -> list[dict]:
-    """The paper's unit of evaluation (§5): one example per summary sentence, with all preceding sentences of
-    the summary as context and the coherence label and types projected from spans with >= min_votes votes.
-    Works on records from `parse` and on rows of the built dataset alike."""
-    sentences = record["sentences"]
-    found: list[list[dict]] = [[] for _ in sentences]
-    for span in record["spans"]:
-        if _counts(span, min_votes) and span["first_sentence"] is not None:
-            for i in range(span["first_sentence"], span["last_sentence"] + 1):
-                found[i].append(span)
-    examples = []
-    for i, sentence in enumerate(sentences):
-        types = {_type_name(span["type"]) for span in found[i]}
-        examples.append(
-            {
-                "id": f"{record['id']}/{i}",
-                "summary_id": record["id"],
-                "split": record["split"],
-                "system": record["system"],
-                "sentence_index": i,
-                "segment": record["sentence_segments"][i],
-                "context": " ".join(sentences[:i]),
-                "sentence": sentence,
-                "label": ERROR if types else OK,
-                "error_types": [t for t in COHERENCE_ERROR_TYPES if t in types],
-                "error_spans": [{"type": _type_name(span["type"]), "text": span["text"]} for span in found[i]],
-            }
-        )
-    return examples
 
 
 # --- splits -----------------------------------------------------------------------------------------

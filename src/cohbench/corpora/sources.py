@@ -23,10 +23,10 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 
-from . import settings
-from .atomic import atomic_path, write_text
-from .display import progress_bar
-from .errors import SourceError
+from .. import settings
+from ..atomic import atomic_path, write_text
+from ..display import progress_bar
+from ..errors import SourceError
 
 _CHUNK = 1 << 20
 

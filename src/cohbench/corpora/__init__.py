@@ -1,6 +1,7 @@
-"""One module per corpus. Each calls `cohbench.registry.register` at import; every module in this package is
-discovered, so adding a corpus is adding a module. A corpus's upstream files are pinned in its checksum table,
-`checksums/<corpus>.tsv` (name, url, size, sha256, licence), read with `pinned`."""
+"""The corpora wing: the one declaration of each corpus and config (`registry`), their upstream files pinned and
+fetched (`sources`, `errata`, `fetch`), and one module (or package) per corpus, which calls `registry.register` at
+import. Every module here is imported when the registry is first asked, so adding a corpus is adding a module and its
+checksum table beside it, `<corpus>.tsv` (name, url, size, sha256, licence), read with `pinned`."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from pathlib import Path
 
 from .. import jsonlines
 from ..errors import ParseError
-from ..sources import Source, read_table
+from .sources import Source, read_table
 from ..text import normalise
 
-CHECKSUMS = Path(__file__).with_name("checksums")
+CHECKSUMS = Path(__file__).parent  # each corpus's table beside its module
 
 
 def checksum_table(corpus: str) -> Path:

@@ -15,9 +15,9 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..errata import Erratum
+from .errata import Erratum
 from ..errors import ParseError
-from ..registry import ConfigSpec, Corpus, Parsed, register
+from .registry import ConfigSpec, Corpus, Parsed, register
 from ..schema import ERROR, NO_LABEL, OK, empty_record
 from . import pinned
 

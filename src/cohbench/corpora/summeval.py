@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import ParseError
-from ..registry import ConfigSpec, Corpus, Parsed, register
+from .registry import ConfigSpec, Corpus, Parsed, register
 from ..schema import empty_record
 from . import json_lines, pinned
 from ..text import split_sentences

@@ -12,17 +12,16 @@ Upstream quirks handled here and nowhere else:
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Optional
 
 from ..errors import ParseError
-from ..registry import Corpus, Parsed, register
+from .registry import Corpus, Parsed, register
 from ..schema import OK, empty_record
 from ..text import split_sentences
 from . import incoherence as inc
+from .incoherence import TimeTravelOptions
 from . import json_lines, pinned
 
 TEST, DEV = pinned("timetravel").values()
@@ -39,15 +38,6 @@ CITATION = """@inproceedings{qin-etal-2019-counterfactual,
   journal = {arXiv preprint arXiv:2012.11157},
   year = {2020}
 }"""
-
-
-@dataclasses.dataclass(frozen=True)
-class TimeTravelOptions(inc.GeneratorOptions):
-    k: int  # sentences altered per 5-sentence story
-    dev_stories: int  # carved from the dev file by sha256 of the story id; the rest is train
-    max_stories_per_split: Optional[int]
-
-    SECTION = "timetravel"
 
 
 def _lines(path: Path):
@@ -105,6 +95,10 @@ def coherent_records(paths: Mapping[str, Path], config: str, opts: TimeTravelOpt
     return records, upstream, +dropped
 
 
+def narratives(paths: Mapping[str, Path], config: str, opts: TimeTravelOptions) -> list[dict]:
+    return coherent_records(paths, config, opts)[0]
+
+
 def held_out_texts(paths: Mapping[str, Path]) -> list[str]:
     """Every story of both files, each as one text: validation is carved from the dev file by a parameter
     (`dev_stories`), so any dev-file story may be an evaluation story, and the test file is the test split."""
@@ -141,5 +135,6 @@ CORPUS = register(
         configs=PAIR.configs,
         parse=parse,
         held_out_texts=held_out_texts,
+        narratives=narratives,
     )
 )

@@ -3,13 +3,15 @@ share: the base of their typed generator options (read from params.yaml's `incoh
 and handed to `parse` through the builder config, so that the Hugging Face fingerprint sees them), the declaration
 of an MSD/DSD config pair and its `parse` (`CorruptedPair`), running a recipe over coherent narratives with every
 source accounted for, deterministic orders, and the statistics for the cards. Each corpus declares its own options
-beside its `parse`."""
+beside its `parse`, but for the options of narratives that other corpora read too (TimeTravel's and FairytaleQA's).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import typing
+from typing import Optional
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -17,7 +19,7 @@ import numpy as np
 
 from ..errors import CohbenchError
 from ..corruptions import recipes
-from ..registry import ConfigSpec, Parsed
+from .registry import ConfigSpec, Parsed
 
 PARAMS_KEY = "incoherence"
 
@@ -78,6 +80,28 @@ class GeneratorOptions:
             elif name not in shared or name in reads:
                 out[name] = _thawed(value)
         return out
+
+
+# The options of the narratives several corpora read, declared here so that no corpus imports another: TimeTravel's
+# stories (its own configs, the Story Cloze split check, synthetic_coherence, the BERTScore calibration) and
+# FairytaleQA's windows (its own configs and synthetic_coherence).
+@dataclasses.dataclass(frozen=True)
+class TimeTravelOptions(GeneratorOptions):
+    k: int  # sentences altered per 5-sentence story
+    dev_stories: int  # carved from the dev file by sha256 of the story id; the rest is train
+    max_stories_per_split: Optional[int]
+
+    SECTION = "timetravel"
+
+
+@dataclasses.dataclass(frozen=True)
+class FairytaleOptions(GeneratorOptions):
+    window: int  # consecutive sentences per record
+    k: int  # sentences altered per window
+    max_stories_per_split: Optional[int]
+    max_windows_per_story: Optional[int]
+
+    SECTION = "fairytale"
 
 
 def _frozen(value):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from .errors import ErratumError
+from ..errors import ErratumError
 
 
 @dataclass(frozen=True)

@@ -24,19 +24,17 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import ParseError
-from ..registry import Corpus, Parsed, register
+from .registry import Corpus, Parsed, register
 from ..schema import OK, empty_record
 from ..text import normalise, split_sentences
 from . import held_out, incoherence as inc
-from . import json_lines, pinned, storycloze, timetravel
+from . import json_lines, pinned
 
 (SAMPLE,) = pinned("rocstories").values()
 
-CITATION = storycloze.CITATION
-
 SENTENCES = 5
 # The corpora ROCStories shares stories with (TimeTravel and the Story Cloze Test were written from it).
-SHARES_STORIES_WITH = (timetravel.CORPUS, storycloze.CORPUS)
+SHARES_STORIES_WITH = ("timetravel", "storycloze")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +74,7 @@ def coherent_records(paths: Mapping[str, Path], config: str) -> tuple[list[dict]
     ids = [story_id(t) for t in texts]
     if len(set(ids)) != len(ids):
         raise ParseError("the ROCStories sample repeats a story; the pinned file does not, so fetch it again")
-    held_out_stories = set().union(*held_out(SHARES_STORIES_WITH, lambda corpus: paths).values())
+    held_out_stories = set().union(*held_out([CORPUS.used(name) for name in SHARES_STORIES_WITH], lambda corpus: paths).values())
     dropped, records = Counter(), []
     for sid, sentences in zip(ids, split_sentences(texts)):
         sentences = [s.strip() for s in sentences]
@@ -122,10 +120,12 @@ CORPUS = register(
             "narrative incoherence detection as in Cai et al. (2020): several instances per story, each with one "
             "sentence removed (MSD) or replaced by a confounder (DSD). Train split only."
         ),
-        citation=CITATION,
+        citation="",  # the Story Cloze paper is ROCStories' paper
+        cites=("storycloze",),
         licence="research only (ROCStories terms: on request from its authors, cite Mostafazadeh et al., 2016); repository Apache-2.0",
         homepage="https://cs.rochester.edu/nlp/rocstories/",
-        sources=(SAMPLE, timetravel.TEST, timetravel.DEV, storycloze.VAL, storycloze.TEST),
+        sources=(SAMPLE,),
+        uses=SHARES_STORIES_WITH,
         configs=PAIR.configs,
         parse=parse,
     )
