@@ -1,7 +1,7 @@
 """What the incoherence-detection builders (TimeTravel, Story Cloze, FairytaleQA, ROCStories, synthetic_coherence)
 share: the base of their typed generator options (read from params.yaml's `incoherence:` block by the release layer
 and handed to `parse` through the builder config, so that the Hugging Face fingerprint sees them), the declaration
-of an MSD/DSD config pair and its `parse` (`CorruptedPair`), running a recipe over coherent narratives with every
+of an MSD/DSD config pair, whose `parsed` makes its records (`CorruptedPair`), running a recipe over coherent narratives with every
 source accounted for, deterministic orders, and the statistics for the cards. Each corpus declares its own options
 beside its `parse`, but for the options of narratives that other corpora read too (TimeTravel's and FairytaleQA's).
 """
