@@ -97,6 +97,34 @@ class Opening:
         return isinstance(text, str) and text.startswith(self.words)
 
 
+@dataclasses.dataclass(frozen=True)
+class Removed:
+    """The sentences of an upstream text less `count` of them, the others in order: which ones a generator removed is
+    generated (seeded), so left open."""
+
+    upstream: tuple
+    count: int
+
+    def __eq__(self, sentences) -> bool:
+        rest = list(sentences)
+        for sentence in self.upstream:
+            if rest and sentence == rest[0]:
+                rest.pop(0)
+        return len(sentences) == len(self.upstream) - self.count and not rest
+
+
+@dataclasses.dataclass(frozen=True)
+class Replaced:
+    """The sentences of an upstream text with `count` of them replaced, the others in place: which ones a generator
+    replaced, and by what, is generated (seeded), so left open."""
+
+    upstream: tuple
+    count: int
+
+    def __eq__(self, sentences) -> bool:
+        return len(sentences) == len(self.upstream) and sum(u != s for u, s in zip(self.upstream, sentences)) == self.count
+
+
 def field_at(record: dict, path: str):
     """The value at `path` in a record: a field, then `[index]` or `.key` steps (`sentences[-1]`, `corruption.source_id`)."""
     value = record

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from corpus_case import CorpusCase, parse_config_from_mirror, assert_no_story_in_two_splits, counts_of, expected_splits
+from corpus_case import (CorpusCase, Removed, Replaced, assert_no_story_in_two_splits, counts_of, expected_splits,
+                         in_release_order, parse_config_from_mirror)
 
 from cohbench.corpora import timetravel
 from cohbench.errors import ParseError
@@ -27,8 +28,71 @@ def from_mirror(msd_from_mirror):
     return "timetravel_msd", counts_of(msd_from_mirror.records)
 
 
+# Stories of the pinned files as they give them (premise, initial, the 3 sentences of original_ending), by the split
+# and position in release order their records hold: train and validation are carved from dev_data.json, test is
+# test_data.json.
+STORIES = {
+    "train": {
+        0: ("001df42a-7c6c-4bee-bbb8-21950fe87d2c", (
+            "Kelly and her friends went to a new ice cream shop.", "They were excited to try the new flavors.",
+            "One of the flavors was wasabi.", "Even though it looked gross it tasted good.", "Kelly was glad she tried new flavors.")),
+        9: ("02200fbb-9771-46f3-809b-1c70cb0c41d7", (
+            "Ray hung a tire on a rope to make his daughter a swing.", "She climbed into it and played happily.",
+            "Then Ray heard a loud, sickening crack, and a loud crash.",
+            "The branch holding the swing had broken and his daughter had fallen!", "Ray ran to his daughter to make sure she was okay.")),
+        -1: ("ffcd78ff-f1c4-416a-b3d7-d4f9fe32c83a", (
+            "Harry secretly hated haunted houses, but couldn't let his friend down.",
+            "Faking a brave face, the went forth into the darkened house.",
+            "He managed to make it all way through without screaming out loud.",
+            "At the very end, they fell through a trick floor into a bunch of goo.", "Harry wished he wouldn't have went.")),
+    },
+    "validation": {
+        0: ("006aa20e-51a7-48ea-8e1d-572f24cf1551", (
+            "I ordered a family meal at a Chinese restaurant.", "As soon as I placed it on the table, my family attacked it.",
+            "They were eating a lot out of the meal.", "After everyone ate, there was no food left.",
+            "I was happy we found a new favorite restaurant.")),
+        9: ("0e1cae86-3c60-4150-b34a-f306fa9fa1e3", (
+            "Tommy was having a bad day.", "His friends tried to cheer him up by taking him out.", "He grumbled but went along.",
+            "He drank and danced with his friends all night.", "Tommy had good friends.")),
+        -1: ("fedc6a43-057c-4684-ad11-200180ade0d3", (
+            "Quinn spent a lot of time caring for her lawn.", "She felt that a well-kept lawn reflected well on the house.",
+            "Quinn thought that it made the only first impression that mattered.",
+            "Her region experienced a drought and watering restrictions happened.",
+            "She researched methods of lawn care that took less water.")),
+    },
+    "test": {
+        0: ("00115125-5ba4-4d2d-b86c-99343afa7c59", (
+            "Kelly was super excited for the new drawing at work.", "She was hoping she could win the new iPad.",
+            "She put her name in and crossed her fingers.", "Luckily her name was picked.", "She was happy she won.")),
+        9: ("01ba0600-2b67-4bd1-be61-35edd41d9a50", (
+            "Linda always wanted to learn to ice skate.", "She asked her mom to sign her up for lesson.",
+            "She fell over and over again.", "She kept practicing every day.", "Linda was determined.")),
+        -1: ("ffe078d1-6744-497d-bf45-e5df0bdfee66", (
+            "Sarah was at home when her power was shut off.", "She had no money to pay the late bill and fees.",
+            "She contacted a charity in town.", "She explained the situation.", "A charity gave Sarah money to pay her power bill.")),
+    },
+}
+
+
+def _spot_checks(generator: str, altered) -> dict:
+    """Every record is an altered story (label 1): the story and its unaltered sentences are upstream's, which one
+    sentence was removed or replaced (and by which confounder) is generated."""
+    return {split: {position: {"id": f"{story}:{generator}", "doc_id": story, "corruption.source_id": story, "label": 1,
+                               "sentences": altered(sentences, 1)}
+                    for position, (story, sentences) in stories.items()}
+            for split, stories in STORIES.items()}
+
+
 class TestTimeTravel(CorpusCase):
     CORPUS = "timetravel"
+    FIXTURE_PATHS = TT
+    SPOT_CHECKS = {"timetravel_msd": _spot_checks("remove_sentences", Removed),
+                   "timetravel_dsd": _spot_checks("discordant_replace", Replaced)}
+
+    @pytest.fixture
+    def records_from_mirror(self, msd_from_mirror):
+        return {"timetravel_msd": in_release_order(msd_from_mirror.records),
+                "timetravel_dsd": in_release_order(parse_config_from_mirror("timetravel_dsd").records)}
 
 
 def test_msd_splits_by_file_drops_unsplittable_endings_and_removes_one_inner_sentence(small_params):
