@@ -1,10 +1,13 @@
-"""FairytaleQA builder on tiny story files in the upstream format: windows, splits, MSD/DSD constraints, errors."""
+"""FairytaleQA builder on tiny story files in the upstream format: windows, splits, MSD/DSD constraints, errors; and
+the pinned story files (integration): the declared counts and the records at fixed positions."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
+from corpus_case import CorpusCase, Opening, Removed, Replaced, counts_of, in_release_order, parse_config_from_mirror
 
 from cohbench.corpora.registry import spec
 from cohbench.corpora import fairytaleqa
@@ -14,10 +17,126 @@ FIX = Path(__file__).parent / "fixtures/fairytaleqa"
 FILES = (("train", "Fox-tale-story.csv"), ("train", "hare-story.csv"), ("val", "owl-story.csv"), ("test", "bee-story.csv"))
 PATHS = {"story_meta": FIX / "story_meta.csv", **{f"{s}/{f}": FIX / s / f for s, f in FILES}}
 
+# 8-sentence windows of the pinned story files by the split and position in release order their MSD and DSD records
+# hold (the same windows: DSD drops none of these): the openings of their sentences, found in this order in the
+# story's CSV (`section,text`; a window w000 opens the story).
+WINDOWS = {
+    "train": {
+        0: ("Snow-man-w000", (
+            "\"It is so delightfully cold,\" said the", "This is just the kind of wind to blow", "How that great red thing up there is",
+            "He meant the sun, who was just setting.", "\"It shall not make me wink.", "I shall manage to keep the pieces.\"",
+            "He had two triangular pieces of tile in", "His mouth was made of an old broken")),
+        9: ("Snow-man-w009", (
+            "\"I'll tell you; they said I was a", "Then I used to lie in a velvet-covered", "They used to kiss my nose, and wipe my",
+            "But after a while I grew too big for", "So I came to live on the lower story.", "You can look into the room from where",
+            "I was indeed master to the housekeeper.", "It was certainly a smaller room than")),
+        -1: ("yuletide-specters-w002", (
+            "As she sat down it seemed to her that", "Then she realized that things were not", "When she came into the church-yard, it",
+            "In those days people wore broad mantles", "She was wearing one of these mantles", "But she flung it away from her and",
+            "It is said it was then one o'clock at", "So she sat and waited for the early")),
+    },
+    "validation": {
+        0: ("assipattle-and-the-mester-stoorworm-w000", (
+            "In far bygone days, in the North, there", "And the youngest of these seven sons", "Perhaps Assipattle deserved his name,",
+            "When the sun was hot in the long summer", "And his brothers, working hard in the", "And when they came home from their",
+            "So poor Assipattle had rather a hard", "But one day a very sad thing")),
+        9: ("assipattle-and-the-mester-stoorworm-w009", (
+            "But, ere he did so, the King's", "\"Nature teaches us that it is fitting", "And, if I had my way, the tail which it",
+            "And at his words there was such a great", "Now, three weeks were allowed between", "And with her he should have the",
+            "The sword bore the name of", "The news of all these things spread")),
+        -1: ("why-dog-and-cat-are-enemies-w002", (
+            "The mouse gnawed a hole in the chest,", "The cat put the ring in her mouth and", "Then they started out together for",
+            "But the dog could only run along the", "The cat, however, quickly climbed over", "Then her master said to his wife: \"What",
+            "We will always give her enough to eat", "But when the dog came home they beat")),
+    },
+    "test": {
+        0: ("alleleiraugh-or-the-many-furred-creature-w000", (
+            "There was once upon a time a King who", "It happened that she fell ill, and when", "Promise me this.'",
+            "After the King had promised her this,", "For a long time the King was not to be", "At last his councillors said, 'The King",
+            "So messengers were sent far and wide to", "But there was no one in the wide world,")),
+        9: ("alleleiraugh-or-the-many-furred-creature-w009", (
+            "And while he was dancing, he put a gold", "When it was finished he wanted to keep", "She ran as fast as she could to her",
+            "The Many-furred Creature now ran into", "When the King found the reel at the", "Then he took her hand and held her",
+            "The King seized the cloak and tore it", "Her golden hair came down, and she")),
+        -1: ("whippety-stourie-w007", (
+            "The Fairy took no notice of this,", "Then the young mother pretended to be", "\"Oh, sweet Madam Mistress,\" she cried,",
+            "\"We have no need of bacon where I come", "\"Oh, dear Lady mine,\" pleaded the", "The Fairy stepped back a little, as if",
+            "\"Art thou mad, woman,\" she cried", "Who in all the world would care to take")),
+    },
+}
+
+
+def _spot_checks(generator: str, altered) -> dict:
+    """Every record is a window with 2 of its 8 sentences removed or replaced (label 1): the story, the window and the
+    sentences left are upstream's, which two were removed or replaced (and by which confounders) is generated."""
+    return {split: {position: {"id": f"{window}:{generator}", "doc_id": window.rsplit("-w", 1)[0],
+                               "corruption.source_id": window, "label": 1, "sentences": altered(tuple(map(Opening, openings)), 2)}
+                    for position, (window, openings) in windows.items()}
+            for split, windows in WINDOWS.items()}
+
+
+def _pair(record: str, window: str, first: str, last: str | None = None) -> dict:
+    """A snac_synthetic record: context + sentence from a 48-sentence window. The window and the context's first
+    sentence are upstream's; a negative (label 1) ends with a sentence the recipe made (generated), its coherent
+    counterpart (`:coherent`, label 0) with the window's own next sentence, `last`."""
+    coherent = record.endswith(":coherent")
+    return {"id": record, "doc_id": window.rsplit("-w", 1)[0], "corruption.source_id": window, "label": int(not coherent),
+            "sentences[0]": Opening(first), **({"sentences[-1]": Opening(last)} if coherent else {})}
+
+
+# The records of snac_synthetic at positions 0, 9 and last, whose sentences were found in the story's CSV
+SNAC_SYNTHETIC = {
+    "train": {
+        0: _pair("Snow-man-w000:unintroduced_reference0", "Snow-man-w000", '"It is so delightfully cold," said the Snow Man'),
+        9: _pair("Snow-man-w000:unintroduced_reference4:coherent", "Snow-man-w000", '"It is so delightfully cold," said the Snow Man',
+                 "From every twig glistened a white radiance."),
+        -1: _pair("youth-who-was-to-serve-three-years-without-pay-w003:unintroduced_reference5:coherent",
+                  "youth-who-was-to-serve-three-years-without-pay-w003", "Now a great ship from abroad had shortly before",
+                  "Suddenly a rat crossed her path."),
+    },
+    "validation": {
+        0: _pair("assipattle-and-the-mester-stoorworm-w000:unintroduced_reference0", "assipattle-and-the-mester-stoorworm-w000",
+                 "In far bygone days, in the North, there lived"),
+        9: _pair("assipattle-and-the-mester-stoorworm-w000:unintroduced_reference4:coherent", "assipattle-and-the-mester-stoorworm-w000",
+                 "In far bygone days, in the North, there lived", "Now the Queen was the King's second wife"),
+        -1: _pair("tongue-cut-sparrow-w001:unintroduced_reference5:coherent", "tongue-cut-sparrow-w001",
+                  "While he wiped away the tears with the sleeve of", '"Where have you been all this time?" she asked'),
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def msd_from_mirror():
+    """`fairytale_msd` parsed from the pinned files with the shipped params.yaml, once for the module."""
+    return parse_config_from_mirror("fairytale_msd")
+
+
+@pytest.fixture(scope="module")
+def from_mirror(msd_from_mirror):
+    return "fairytale_msd", counts_of(msd_from_mirror.records)
+
+
+class TestFairytaleQA(CorpusCase):
+    CORPUS = "fairytaleqa"
+    FIXTURE_PATHS = PATHS
+    SPOT_CHECKS = {"fairytale_msd": _spot_checks("remove_sentences", Removed),
+                   "fairytale_dsd": _spot_checks("discordant_replace", Replaced), "snac_synthetic": SNAC_SYNTHETIC}
+
+    def parse_fixtures(self, corpus, config):
+        options = spec(config).generator_options()
+        if config == "snac_synthetic":  # the fixture stories are shorter than its 48-sentence windows
+            options = dataclasses.replace(options, window=8, instances=2)
+        return fairytaleqa.parse(self.FIXTURE_PATHS, config, options, FILES)  # only the fixture stories
+
+    @pytest.fixture
+    def records_from_mirror(self, msd_from_mirror):
+        return {"fairytale_msd": in_release_order(msd_from_mirror.records),
+                **{config: in_release_order(parse_config_from_mirror(config).records) for config in ("fairytale_dsd", "snac_synthetic")}}
+
 
 @pytest.fixture(autouse=True)
 def project_params(project_root):
-    project_root()
+    project_root(catalog="project")  # the declared versions and expectations, for CorpusCase's checks
 
 
 def test_windows_follow_section_order_and_report_the_case_defect():

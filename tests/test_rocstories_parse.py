@@ -1,12 +1,14 @@
 """ROCStories builder on a tiny fixture in the upstream format (JSON lines of one-element lists): stories that do not
 give five sentences and stories of an evaluation corpus are dropped and counted per instance, every removable
-sentence makes its own MSD record, ids come from the story text, and a line of another shape is a clear error."""
+sentence makes its own MSD record, ids come from the story text, and a line of another shape is a clear error; and the
+pinned sample (integration): the declared counts and the records at fixed positions."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from corpus_case import CorpusCase, Removed, Replaced, counts_of, in_release_order, parse_config_from_mirror
 
 from cohbench.corpora import rocstories
 from cohbench.errors import ParseError
@@ -20,6 +22,51 @@ PATHS = {
     "storycloze_val": FIX / "storycloze/val.tsv",
     "storycloze_test": FIX / "storycloze/test.tsv",
 }
+# Stories of roc_valid.json (its lines 4817, 2821 and 3115; doc_id is `roc-` + the sha256 of the line's text), by the
+# position in release order their records hold; each story gives 3 records, one per instance (`#1`..`#3`).
+STORIES = {
+    0: ("roc-0011b8e75e1f", 1, (
+        "Sam wanted to get a pet.", "He decided a cat would be best for his lifestyle.",
+        "He visited a cat shelter to check out the cats.", "He liked one of the kittens, named Fluffy.", "Sam adopted Fluffy and took her home.")),
+    9: ("roc-003c71d823f9", 1, (
+        "Tom was going to his friend's wedding.", "It was a formal wedding.", "He realized that his suit didn't fit.",
+        "Tom went to the mall and bought a new suit.", "He dropped off the old suit at a donation center.")),
+    -1: ("roc-fffddca41653", 3, (
+        "The mailman came around the corner with his satchel.", "The dog had been waiting for him.",
+        "Just as the mailman crossed the front of the house he pounced.", "Mail went flying everywhere and the postman was cursing.",
+        "The dog relished the coppery taste that filled his mouth.")),
+}
+
+
+def _spot_checks(generator: str, altered) -> dict:
+    """Every record is an altered story (label 1): the story and its unaltered sentences are upstream's, which
+    sentence an instance removed or replaced (and by which confounder) is generated."""
+    return {"train": {position: {"id": f"{story}:{generator}#{instance}", "doc_id": story, "corruption.source_id": story,
+                                 "label": 1, "sentences": altered(sentences, 1)}
+                      for position, (story, instance, sentences) in STORIES.items()}}
+
+
+@pytest.fixture(scope="module")
+def msd_from_mirror():
+    """`rocstories_msd` parsed from the pinned files with the shipped params.yaml, once for the module."""
+    return parse_config_from_mirror("rocstories_msd")
+
+
+@pytest.fixture(scope="module")
+def from_mirror(msd_from_mirror):
+    return "rocstories_msd", counts_of(msd_from_mirror.records)
+
+
+class TestRocStories(CorpusCase):
+    CORPUS = "rocstories"
+    FIXTURE_PATHS = PATHS
+    SPOT_CHECKS = {"rocstories_msd": _spot_checks("remove_sentences", Removed),
+                   "rocstories_dsd": _spot_checks("discordant_replace", Replaced)}
+
+    @pytest.fixture
+    def records_from_mirror(self, msd_from_mirror):
+        return {"rocstories_msd": in_release_order(msd_from_mirror.records),
+                "rocstories_dsd": in_release_order(parse_config_from_mirror("rocstories_dsd").records)}
 
 
 def test_msd_makes_one_record_per_removable_sentence_and_accounts_for_every_instance():
