@@ -4,7 +4,8 @@ beside it and its upstream file into the fixtures (and a mirror). Everything els
 commands: the table's sizes and sha256 (`fetch --register-checksums`), its first version (`version --record`), its
 expectations (`validate --record-expected`) and its dvc.yaml stage (`pipeline`); it is then built, validated and
 evaluated through the command line, and the per-corpus checks (`corpus_case.CorpusCase`, run by
-`tests/test_corpora.py`) cover it with no assertion written for it."""
+`tests/test_corpora.py`) cover it; its own test module (`test_tiny_stories.py`) is the one written by hand, with the
+spot checks of its records that `tests/test_corpora.py` requires of every corpus."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ def test_a_corpus_module_its_checksums_and_fixtures_are_all_a_new_config_needs(t
     shutil.copyfile(FIXTURE / "tiny_stories.tsv", copy / "src/cohbench/corpora/tiny_stories.tsv")
     (copy / "tests/fixtures/tiny_stories").mkdir()
     shutil.copyfile(FIXTURE / "stories.jsonl", copy / "tests/fixtures/tiny_stories/stories.jsonl")
+    shutil.copyfile(FIXTURE / "test_tiny_stories.py", copy / "tests/test_tiny_stories.py")
     mirror = tmp_path / "mirror/example.org/tiny/v1"
     mirror.mkdir(parents=True)
     shutil.copyfile(FIXTURE / "stories.jsonl", mirror / "stories.jsonl")
@@ -60,7 +62,8 @@ def test_a_corpus_module_its_checksums_and_fixtures_are_all_a_new_config_needs(t
     cohbench("validate", "tiny_dsd", "--record-expected")
     cohbench("pipeline")
     assert "  build_tiny_dsd:\n" in (copy / "dvc.yaml").read_text()
-    checks = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_corpora.py", "-k", "tiny_stories"],
+    checks = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_corpora.py",
+                             "tests/test_tiny_stories.py", "-k", "tiny_stories"],
                             env=env, capture_output=True, text=True, cwd=copy)
     assert checks.returncode == 0 and "\n4 passed" in checks.stdout, checks.stdout[-2000:]
     verdict = json.loads(cohbench("validate", "tiny_dsd", "--no-docs", "--json"))
