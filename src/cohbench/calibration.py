@@ -8,15 +8,14 @@ from pathlib import Path
 
 from . import jsonout, settings
 from .corpora.fetch import fetch
-from .corpora.incoherence import TimeTravelOptions
 from .corpora.registry import lookup
 from .corruptions.bertscore import BASELINE_FILE, compute_baseline, load_baseline
 
 
 def calibration_sentences(params: dict | None = None) -> dict[str, list[str]]:
     """The sentences the rescaling baseline is drawn from, by source."""
-    opts = TimeTravelOptions.from_params(settings.params() if params is None else params)
     timetravel = lookup("timetravel")
+    opts = timetravel.configs[0].generator_options(params)  # its configs cut and split the stories alike
     records = timetravel.narratives(fetch(timetravel), "calibration", opts)
     return {"timetravel/train": [s for r in records if r["split"] == "train" for s in r["sentences"]]}
 

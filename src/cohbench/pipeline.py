@@ -83,20 +83,12 @@ def fetch_stage() -> Stage:
 
 def build_stage(config: str) -> Stage:
     spec = registry.spec(config)
-    modules = _used_modules(registry.corpus_of(config))
+    modules = dict.fromkeys(corpus.parse.__module__ for corpus in registry.corpus_of(config).used_corpora())
     kind = "made with the corruption generators (options: params.yaml `incoherence`)" if spec.options else "parsed from its corpus's files"
     return Stage(f"build_{config}", f"{config}: {kind}.", f"cohbench build {config} --no-index",
                  ("cohbench.release.build", *modules), deps=("raw",),
                  params=("incoherence",) if spec.options else (),
                  outs=(f"cohbench/data/{config}",), metrics=(_not_cached(f"cohbench/stats/{config}.json"),))
-
-
-def _used_modules(corpus) -> list[str]:
-    """The module of `corpus` and those of the corpora it uses, whose code its parse runs through the registry."""
-    found = [corpus.parse.__module__]
-    for name in corpus.uses:
-        found += [m for m in _used_modules(registry.lookup(name)) if m not in found]
-    return found
 
 
 def corpus_modules() -> list[str]:

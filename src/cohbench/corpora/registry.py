@@ -91,10 +91,14 @@ class Corpus:
     @property
     def inputs(self) -> tuple[Source, ...]:
         """Every upstream file its parse reads: its own sources, then those of the corpora it uses, each once."""
-        found = dict.fromkeys(self.sources)
+        return tuple(dict.fromkeys(source for corpus in self.used_corpora() for source in corpus.sources))
+
+    def used_corpora(self) -> tuple["Corpus", ...]:
+        """This corpus, then every corpus its parse reads through `uses`, directly or not, each once, depth first."""
+        found = {self.name: self}
         for name in self.uses:
-            found.update(dict.fromkeys(lookup(name).inputs))
-        return tuple(found)
+            found.update((corpus.name, corpus) for corpus in lookup(name).used_corpora())
+        return tuple(found.values())
 
     @property
     def bibtex(self) -> str:

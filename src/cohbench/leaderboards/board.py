@@ -6,10 +6,10 @@ and each scorer's difference from it with a paired-bootstrap CI on the same resa
 (`evaluation.paired_difference`), the config's version, and the published figures of that config with their
 comparability flags, only where its records are a version this cohbench declares (a changed build or a derived copy,
 `+dev`, gets none: the papers never scored those records). Where the papers report another metric on a config (SNaC's
-recall at precision 0.70), each scorer's value of it stands beside theirs. Per scorer: the macro-average of its headlines per metric, over the configs every compared scorer was
-scored on (`macro_configs`; the others are named in `macro_left_out`), so averages compare; the configs are
-independent samples, so its CI combines theirs in quadrature (each side's half-width separately), a normal
-approximation stated in the result.
+recall at precision 0.70), each scorer's value of it stands beside theirs. Per scorer: the macro-average of its
+headlines per metric, over the configs every compared scorer was scored on (`macro_configs`; the others are named in
+`macro_left_out`), so averages compare; the configs are independent samples, so its CI combines theirs in quadrature
+(each side's half-width separately), a normal approximation stated in the result.
 
 A scorer that gives no usable predictions for a config (does not apply, a file missing, a function that raises or
 returns the wrong count, NaN or a non-number) is one line naming scorer and config; that config is skipped for it and
