@@ -3,13 +3,14 @@ through recipes)."""
 
 from __future__ import annotations
 
-from cohbench.corruptions.registry import GENERATORS, to_columns, to_records
+from cohbench.corruptions.registry import GENERATORS
 from cohbench.schema import empty_record
 
 
 def corrupt(name: str, records: list[dict], *, seed: int, **params) -> list[dict]:
-    """Generator `name` over `records` as one batch."""
-    return to_records(GENERATORS[name](to_columns(records), seed=seed, **params)) if records else []
+    """Generator `name` over `records` as one batch, as the recipes call it (`datasets.Dataset.map` takes its
+    columnar form, `GENERATORS[name]` itself)."""
+    return GENERATORS[name].over_records(records, seed=seed, **params)
 
 
 def narrative(record_id: str, sentences) -> dict:

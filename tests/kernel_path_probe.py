@@ -13,7 +13,7 @@ torch.set_num_threads(int(sys.argv[1]))
 
 from cohbench.corpora import timetravel  # noqa: E402
 from cohbench.corruptions.bertscore import TokenEmbeddings  # noqa: E402
-from cohbench.encoder import encode, encoder_path  # noqa: E402
+from cohbench.encoder import CPU, encode, encoder_path  # noqa: E402
 from cohbench.schema import FLOAT_DECIMALS  # noqa: E402
 
 FIX = Path(__file__).parent / "fixtures" / "timetravel"
@@ -30,8 +30,8 @@ with torch.inference_mode():
     batch = tokenizer(sentences, padding=True, return_tensors="pt")
     float32 = model(**batch)[0].numpy().tobytes()
 
-vectors = b"".join(vector.tobytes() for _, vector, _ in encode(sentences, device="cpu", tokens=False))
-embeddings = TokenEmbeddings(device="cpu")
+vectors = b"".join(vector.tobytes() for _, vector, _ in encode(sentences, device=CPU, tokens=False))
+embeddings = TokenEmbeddings(device=CPU)
 raw = [f1 for i, a in enumerate(sentences) for f1 in embeddings.f1(a, sentences[i + 1 :])]
 scores = [round(f1, FLOAT_DECIMALS) for f1 in raw]
 margin = [round(f1, FLOAT_DECIMALS + 2) for f1 in raw]  # 100 times finer than what a release records

@@ -10,6 +10,7 @@ import pytest
 
 from conftest import _required_mirror
 from cohbench.corruptions.bm25_top import DeviceBm25, _scores, cpu_top
+from cohbench.encoder import CPU
 from cohbench.corruptions.retrieval import Bm25, merged_top
 from cohbench.text import words
 
@@ -37,7 +38,7 @@ def test_batched_torch_scores_are_bm25s_scores_bit_for_bit(real):
     import torch
 
     index, terms = real
-    device = DeviceBm25(index._index.scores, "cpu")
+    device = DeviceBm25(index._index.scores, CPU)
     (_, size, data, indices, indptr), = device.shards
     live = [t for t in terms if t]
     width = max(len(t) for t in live)
@@ -50,8 +51,8 @@ def test_batched_torch_scores_are_bm25s_scores_bit_for_bit(real):
 def test_torch_top_k_equals_the_cpu_top_k_and_bm25s_up_to_the_order_of_ties(real):
     index, terms = real
     on_cpu = cpu_top(index._index, terms, K, budget=50_000)  # several batches of queries
-    assert DeviceBm25(index._index.scores, "cpu").scored_top(terms, K) == on_cpu
-    assert DeviceBm25(index._index.scores, "cpu", budget=30_000, shard_size=700).scored_top(terms, K) == on_cpu
+    assert DeviceBm25(index._index.scores, CPU).scored_top(terms, K) == on_cpu
+    assert DeviceBm25(index._index.scores, CPU, budget=30_000, shard_size=700).scored_top(terms, K) == on_cpu
     assert on_cpu[-1] == [] and on_cpu[-3] == [] and sum(1 for hits in on_cpu if len(hits) == K) > 500
     ties_cut = 0
     for query, hits in zip(terms, on_cpu):
@@ -78,16 +79,16 @@ def test_crafted_ties_are_cut_at_the_lowest_pool_indices_whatever_the_shards():
         assert [[i for i, _ in hits] for hits in expected] == [
             [i for i in order[:k] if index._index.get_scores_from_ids(t)[i] > 0] for t, order in zip(terms, full)]
         for shard_size in (None, 1, 4, 9):
-            assert DeviceBm25(index._index.scores, "cpu", shard_size=shard_size).scored_top(terms, k) == expected
+            assert DeviceBm25(index._index.scores, CPU, shard_size=shard_size).scored_top(terms, k) == expected
         queries = ["red ball", "ball ball", "red", "dog the"]
-        assert merged_top(index.shards(3), queries, k, "cpu") == [[i for i, _ in hits] for hits in expected]
+        assert merged_top(index.shards(3), queries, k, CPU) == [[i for i, _ in hits] for hits in expected]
 
 
 def test_a_pool_travels_without_its_device_copy():
     import pickle
 
     index = Bm25(["red ball", "the dog"])
-    index._on_device["cpu"] = DeviceBm25(index._index.scores, "cpu")
+    index._on_device["cpu"] = DeviceBm25(index._index.scores, CPU)
     assert pickle.loads(pickle.dumps(index))._on_device == {} and all(s.index._on_device == {} for s in index.shards(2))
 
 
@@ -109,10 +110,10 @@ def test_a_batch_out_of_device_memory_is_halved_and_one_query_that_does_not_fit_
         return real(*args)
 
     monkeypatch.setattr(bm25_top, "_scores", refusing)
-    device = DeviceBm25(index._index.scores, "cpu", budget=40 * 16)
+    device = DeviceBm25(index._index.scores, CPU, budget=40 * 16)
     assert device.scored_top(terms, 5) == cpu_top(index._index, terms, 5)
     assert refusals == [16, 8] and device.budget == 40 * 4
     monkeypatch.setattr(bm25_top, "_scores", lambda *args: (_ for _ in ()).throw(torch.OutOfMemoryError("CUDA")))
     with pytest.raises(CorruptionError, match=r"^the GPU \(cpu\) ran out of memory scoring BM25 for one query over 40 "
                                              r"sentences.*--device cpu$"):
-        DeviceBm25(index._index.scores, "cpu", budget=40).scored_top(terms, 5)
+        DeviceBm25(index._index.scores, CPU, budget=40).scored_top(terms, 5)

@@ -253,6 +253,25 @@ def test_the_device_cpu_gives_the_default_s_bytes_for_every_recipe_that_encodes(
         assert runs[0] == runs[1] and runs[0][1]["built_records"] > 0
 
 
+@pytest.mark.gpu
+def test_cuda_gives_the_cpu_bytes_for_every_recipe_that_uses_the_device(workspace):
+    import torch
+
+    from cohbench.corruptions.recipes import RECIPES
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a usable GPU (run on a lent device machine: pytest -m gpu)")
+    on_device = [name for name, recipe in RECIPES.items() if recipe.on_device]
+    assert {"dsd", "synthetic"} <= set(on_device)
+    for recipe in on_device:
+        runs = []
+        for device in ("cpu", "cuda"):
+            out = workspace / f"{recipe}-{device}"
+            assert corrupt(STORIES, "--recipe", recipe, "--out", out, "--splits", "train=1", "--device", device) == 0
+            runs.append((data_bytes(out), summary(out, recipe)))
+        assert runs[0] == runs[1] and runs[0][1]["built_records"] > 0, recipe
+
+
 def test_device_cuda_without_a_usable_gpu_is_one_line_and_writes_nothing(workspace, capsys):
     import torch
 

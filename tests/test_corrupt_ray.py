@@ -10,9 +10,12 @@ import pytest
 from cohbench import cli
 from cohbench.corruptions import recipes
 from cohbench.corruptions.ray_engine import Pool, placement
+from cohbench.encoder import CPU, Device
 from cohbench.errors import CorruptionError
 
 from test_corrupt_command import STORIES, data_bytes, summary
+
+CUDA = Device("cuda")
 
 
 def run(out, *args) -> tuple[dict, dict]:
@@ -69,24 +72,24 @@ def test_device_cuda_on_a_cluster_without_gpus_names_what_is_missing(ray_local, 
 
 
 def places(recipe="dsd", device="auto", cpus=16, gpus=1, workers=None, **params):
-    return placement(recipes.resolve(recipe, params), device, cpus, gpus, workers, "HOST:6379")
+    return placement(recipes.resolve(recipe, params), Device.requested(device), cpus, gpus, workers, "HOST:6379")
 
 
 def test_device_stages_go_to_gpu_actors_that_share_a_gpu_and_the_rest_to_cpu_actors():
-    gpu_pool = Pool(plan=True, make=True, device="cuda", actors=4, gpus=0.25)
+    gpu_pool = Pool(plan=True, make=True, device=CUDA, actors=4, gpus=0.25)
     assert places() == places(device="cuda") == (gpu_pool,)  # bm25s scores on the device: plan beside make
     assert gpu_pool.resources() == {"num_cpus": 1, "num_gpus": 0.25}
-    assert places(gpus=2, recipe="synthetic") == (Pool(True, True, "cuda", 8, 0.25),)
-    assert places(cpus=2) == (Pool(True, True, "cuda", 2, 0.25),)  # one CPU per actor
-    assert places(workers=3) == (Pool(True, True, "cuda", 3, 0.25),)
+    assert places(gpus=2, recipe="synthetic") == (Pool(True, True, CUDA, 8, 0.25),)
+    assert places(cpus=2) == (Pool(True, True, CUDA, 2, 0.25),)  # one CPU per actor
+    assert places(workers=3) == (Pool(True, True, CUDA, 3, 0.25),)
     # a retriever that scores on the CPU keeps its own pool of CPU actors, on the CPUs the GPU actors leave
-    assert places(retriever="tantivy") == (Pool(True, False, "cpu", 12), Pool(False, True, "cuda", 4, 0.25))
-    assert places(retriever="rank_bm25", cpus=2, recipe="synthetic") == (Pool(True, False, "cpu", 1), Pool(False, True, "cuda", 1, 0.25))
-    assert places(retriever="tantivy", workers=2) == (Pool(True, False, "cpu", 2), Pool(False, True, "cuda", 2, 0.25))
+    assert places(retriever="tantivy") == (Pool(True, False, CPU, 12), Pool(False, True, CUDA, 4, 0.25))
+    assert places(retriever="rank_bm25", cpus=2, recipe="synthetic") == (Pool(True, False, CPU, 1), Pool(False, True, CUDA, 1, 0.25))
+    assert places(retriever="tantivy", workers=2) == (Pool(True, False, CPU, 2), Pool(False, True, CUDA, 2, 0.25))
     # the CPU: asked for, no GPU, a recipe that uses no device, or less than one actor's share of a GPU
-    cpu_pool = (Pool(True, True, "cpu", 16),)
+    cpu_pool = (Pool(True, True, CPU, 16),)
     assert places(device="cpu", gpus=8) == places(gpus=0) == places(recipe="msd") == places(gpus=0.2) == cpu_pool
-    assert places(device="cpu", gpus=8, workers=3) == (Pool(True, True, "cpu", 3),)
+    assert places(device="cpu", gpus=8, workers=3) == (Pool(True, True, CPU, 3),)
     assert cpu_pool[0].resources() == {"num_cpus": 1}
 
 
@@ -104,7 +107,7 @@ def test_a_cluster_without_the_gpus_the_actors_need_is_refused_naming_what_is_mi
     if workers:  # asked for on GPUs by auto too; with --device cpu the same workers are CPU actors
         with pytest.raises(CorruptionError, match="need 2 GPUs"):
             places(gpus=gpus, workers=workers)
-        assert places(device="cpu", gpus=gpus, workers=workers) == (Pool(True, True, "cpu", 8),)
+        assert places(device="cpu", gpus=gpus, workers=workers) == (Pool(True, True, CPU, 8),)
 
 
 @pytest.mark.parametrize(("asked", "missing"), [

@@ -9,6 +9,7 @@ import pytest
 
 from cohbench import embedding_store, encoder
 from cohbench.corruptions.bertscore import TokenEmbeddings
+from cohbench.encoder import CPU
 from cohbench.embedding_store import sentence_key, sentence_vectors
 
 REFERENCE = "The fox ran into the dark forest."
@@ -16,7 +17,7 @@ CANDIDATES = ["A fox hid in the woods at night.", "The king counted his gold.", 
 
 
 def scores() -> list[float]:
-    return TokenEmbeddings(device="cpu").f1(REFERENCE, CANDIDATES)
+    return TokenEmbeddings(device=CPU).f1(REFERENCE, CANDIDATES)
 
 
 def refuse_to_encode(monkeypatch):

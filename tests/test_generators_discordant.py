@@ -6,7 +6,7 @@ import pytest
 
 from cohbench.corruptions.bertscore import TokenEmbeddings, load_baseline, rescale
 from cohbench.corruptions.dsd import ConfounderPool
-from cohbench.encoder import default_device, encoder_path
+from cohbench.encoder import AUTO, CPU, encoder_path
 from cohbench.errors import CorruptionError
 from generator_run import corrupt
 from cohbench.schema import FEATURES, empty_record
@@ -28,7 +28,7 @@ STORIES = {
 
 @pytest.fixture(scope="module")
 def embeddings():
-    return TokenEmbeddings(device="cpu")
+    return TokenEmbeddings(device=CPU)
 
 
 def records(split="train", docs=STORIES):
@@ -120,19 +120,19 @@ def test_pairs_are_matched_in_runs_that_fit_the_budget_and_cover_every_pair():
     from cohbench.corruptions.bertscore import _chunks
 
     sizes = [4, 9, 1, 30, 2, 2, 50, 3]
-    runs = list(_chunks(sizes, "cpu", budget=40))
+    runs = list(_chunks(sizes, CPU, budget=40))
     assert [i for start, end in runs for i in range(start, end)] == list(range(len(sizes)))
     assert all(max(sizes[start:end]) * (end - start) <= 40 or end - start == 1 for start, end in runs)
-    assert list(_chunks([], "cpu", budget=40)) == []
+    assert list(_chunks([], CPU, budget=40)) == []
 
 
 def test_cpu_path_is_taken_without_cuda(monkeypatch):
     import torch
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert default_device() == "cpu" and TokenEmbeddings().device == "cpu"
+    assert AUTO.kind == "cpu" and not TokenEmbeddings().device.is_gpu
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert default_device() == "cuda"
+    assert AUTO.kind == "cuda" and TokenEmbeddings().device.is_gpu and CPU.kind == "cpu"
 
 
 def test_rescaling_is_a_monotone_map_with_the_shipped_baseline():

@@ -26,6 +26,5 @@ def one_gpu(monkeypatch):
     monkeypatch.setattr(torch.cuda, "memory_allocated", checked(10 * GIB))
 
 
-@pytest.mark.parametrize("device", ["cuda", "cuda:0"])
-def test_a_batch_may_take_a_quarter_of_the_free_memory_within_the_process_share(one_gpu, device):
-    assert batch_memory(device) == int(30 * GIB * 0.25)  # the share (40 - 10) is below the free 40
+def test_a_batch_may_take_a_quarter_of_the_free_memory_within_the_process_share(one_gpu):
+    assert batch_memory() == int(30 * GIB * 0.25)  # the share (40 - 10) is below the free 40

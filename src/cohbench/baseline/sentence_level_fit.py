@@ -12,13 +12,13 @@ from ..evaluation import metrics
 from .data import labelled_units, mean_auc
 from .. import numerics
 from ..embedding_store import sentence_key
-from ..encoder import DIMENSIONS, default_device
+from ..encoder import AUTO, DIMENSIONS
 from .model import SentenceLevelDetector
 from .training_loop import length_batches, masked_loss, train_epochs
 
 
 def device_name() -> str:
-    return torch.cuda.get_device_name(0) if default_device() == "cuda" else "cpu"
+    return torch.cuda.get_device_name(0) if AUTO.is_gpu else "cpu"
 
 
 def _batch(examples, vectors, dev: str):
@@ -95,7 +95,7 @@ def _predict_windows(model, examples, vectors, batch_size: int) -> list[np.ndarr
     with torch.no_grad(), numerics.training_arithmetic():
         for start in range(0, len(examples), batch_size):
             chunk = examples[start : start + batch_size]
-            x, mask, _, _ = _batch(chunk, vectors, default_device())
+            x, mask, _, _ = _batch(chunk, vectors, AUTO.kind)
             sentence_logits, gap_logits = model(x, mask)
             sentence_p, gap_p = torch.sigmoid(sentence_logits).cpu().numpy(), torch.sigmoid(gap_logits).cpu().numpy()
             for i, e in enumerate(chunk):
@@ -124,7 +124,7 @@ def fit(train_set, dev_set, vectors, p: dict, progress: bool):
 def _fit(train_set, dev_set, vectors, p: dict, progress: bool):
     torch.manual_seed(p["seed"])
     rng = np.random.default_rng(p["seed"])
-    dev = default_device()
+    dev = AUTO.kind
     model = SentenceLevelDetector(DIMENSIONS, p["d_model"], p["layers"], p["heads"], p["dropout"], p["max_sentences"]).to(dev)
     optimiser = torch.optim.AdamW(model.parameters(), lr=p["learning_rate"], weight_decay=p.get("weight_decay", 0.01))
     loss_fn = nn.BCEWithLogitsLoss()

@@ -30,7 +30,7 @@ from torch import nn
 
 from .data import BaselineError, Example, mean_auc
 from ..display import progress_bar
-from ..encoder import default_device, encoder_path
+from ..encoder import AUTO, encoder_path
 from .training_loop import length_batches, masked_loss, train_epochs
 
 PARAMS = (
@@ -288,7 +288,7 @@ def fit(train_set: list[Example], dev_set: list[Example], p: dict, progress: boo
 
     torch.manual_seed(p["seed"])
     rng = np.random.default_rng(p["seed"])
-    dev = default_device()
+    dev = AUTO.kind
     model = detector(p["max_tokens"], p["max_sentence_tokens"]).to(dev)
     inputs = [x for x in _inputs(model, train_set, prefix=False) if _labelled(x, train_set)]
     if not inputs:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .. import settings
+from ..encoder import DEVICES
 from .command import argument, command, emit, release_of
 
 
@@ -33,7 +34,7 @@ def _recipe_options():
          argument("--config", help="value of the config column and the output's name (default: the recipe; `mixture` for a mixture written out)"),
          argument("--keep-test-overlap", action="store_true", help="keep stories that are in a cohbench test split"),
          argument("--engine", choices=("local", "ray"), default="local", help="run in this process (default) or on Ray"),
-         argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where the encoder runs: the GPU where there is one (auto), "
+         argument("--device", choices=DEVICES, default="auto", help="where the encoder runs: the GPU where there is one (auto), "
                   "cpu, or cuda (refused without a usable GPU); the output's bytes are the same on every device"),
          argument("--address", help="Ray: join the cluster at this address (default: start a local instance)"),
          argument("--workers", type=int, help="Ray: actors per stage (default: the cluster's CPUs)"),

@@ -1,7 +1,8 @@
-"""Registered corruption generators: seeded, pure functions over columnar batches of records in the one schema.
+"""Registered corruption generators: seeded, pure functions over records in the one schema.
 
     from cohbench.corruptions import GENERATORS
-    out = GENERATORS["remove_sentences"](batch, seed=13, k=1)       # batch: dict of lists
+    out = GENERATORS["remove_sentences"].over_records(records, seed=13, k=1)    # records: list of dicts
+    dataset.map(GENERATORS["remove_sentences"], batched=True, fn_kwargs={"seed": 13, "k": 1})  # dict of lists
 
 Generators: shuffle, repetition, ne_bigram (SNaC App. B); remove_sentences (MSD) and discordant_replace (DSD)
 (Cai et al. §3); entity_first_mention and next_sentence_swap (SNaC §5.1); goyal_coref and goyal_next_sentence

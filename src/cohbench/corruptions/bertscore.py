@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import embedding_store
-from ..encoder import DIMENSIONS, NAME as ENCODER, batch_memory, default_device, encode_batches
+from ..encoder import AUTO, DIMENSIONS, NAME as ENCODER, Device, batch_memory, encode_batches
 
 BASELINE_FILE = Path(__file__).with_name("bertscore_baseline.json")
 NUM_LAYERS = 6  # all layers of MiniLM-L6: the last hidden state, as bert-score returns for num_layers=6
@@ -35,8 +35,8 @@ class TokenEmbeddings:
     device as one tensor: every sentence's tokens one after another ([tokens, D] float32, computed in float64 and
     kept in float32 to halve the memory) beside their BERTScore weights, each sentence a (start, length) in it."""
 
-    def __init__(self, device: str | None = None, batch_size: int = 256):
-        self.device = device or default_device()
+    def __init__(self, device: Device = AUTO, batch_size: int = 256):
+        self.device = device
         self.batch_size = batch_size
         self._span: dict[str, tuple[int, int]] = {}
         self._tokens = self._weights = None  # grown by doubling, `_used` rows taken
@@ -78,13 +78,13 @@ class TokenEmbeddings:
         end = self._used + tokens.shape[0]
         if self._tokens is None or end > self._tokens.shape[0]:
             capacity = max(end, 2 * (0 if self._tokens is None else self._tokens.shape[0]), 1 << 12)
-            grown = torch.zeros((capacity, tokens.shape[1]), dtype=torch.float32, device=self.device)
-            grown_weights = torch.zeros(capacity, dtype=torch.float64, device=self.device)
+            grown = torch.zeros((capacity, tokens.shape[1]), dtype=torch.float32, device=self.device.kind)
+            grown_weights = torch.zeros(capacity, dtype=torch.float64, device=self.device.kind)
             if self._tokens is not None:
                 grown[: self._used], grown_weights[: self._used] = self._tokens[: self._used], self._weights[: self._used]
             self._tokens, self._weights = grown, grown_weights
-        self._tokens[self._used : end] = tokens.to(self.device)
-        self._weights[self._used : end] = weights.to(self.device)
+        self._tokens[self._used : end] = tokens.to(self.device.kind)
+        self._weights[self._used : end] = weights.to(self.device.kind)
         for sentence, length in zip(sentences, lengths):
             self._span[sentence] = (self._used, length)
             self._used += length
@@ -115,9 +115,9 @@ class TokenEmbeddings:
         def padded(sentences):
             """Token embeddings [P, W, D] and weights [P, W] in float64, gathered from the kept tensor, 0 beyond
             each sentence's length (W: the longest), and where each sentence's tokens are."""
-            spans = torch.tensor([self._span[s] for s in sentences], dtype=torch.int64).to(self.device)
+            spans = torch.tensor([self._span[s] for s in sentences], dtype=torch.int64).to(self.device.kind)
             starts, lengths = spans[:, 0:1], spans[:, 1:2]
-            offsets = torch.arange(int(lengths.max()), device=self.device)
+            offsets = torch.arange(int(lengths.max()), device=self.device.kind)
             present = offsets < lengths
             at = torch.where(present, starts + offsets, 0)
             tokens = torch.where(present.unsqueeze(2), self._tokens[at].double(), 0.0)
@@ -135,13 +135,13 @@ class TokenEmbeddings:
         return [float(f) for f in _ratio(2 * precision * recall, precision + recall)]
 
 
-def _chunks(sizes: Sequence[int], device: str, budget: int | None = None):
+def _chunks(sizes: Sequence[int], device: Device, budget: int | None = None):
     """[start, end) runs of pairs whose tensors fit the budget (float64 elements, padded to the widest: counted as
     the widest pair of the run times its length). On a GPU the budget follows the free memory (`encoder.batch_memory`)."""
     if budget is None:
         budget = 1 << 23
-        if str(device).startswith("cuda"):
-            budget = max(budget, batch_memory(device) // (8 * 4))
+        if device.is_gpu:
+            budget = max(budget, batch_memory() // (8 * 4))
     start, widest = 0, 0
     for end, size in enumerate(sizes):
         widest = max(widest, size)

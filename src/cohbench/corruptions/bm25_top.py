@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..encoder import batch_memory
+from ..encoder import Device, batch_memory
 
 _LOW = (1 << 32) - 1  # the index half of a key: larger for a lower pool index
 CPU_BUDGET = 1 << 22  # scores held at once on the CPU: ~110 MB with their keys and argpartition's indices
@@ -53,21 +53,21 @@ class DeviceBm25:
     in batches of at most `budget` scores (on a GPU: from `encoder.batch_memory`), in shards of at most `shard_size`
     documents (a shard must fit a batch of one query)."""
 
-    def __init__(self, scores: dict, device: str, budget: int | None = None, shard_size: int | None = None):
+    def __init__(self, scores: dict, device: Device, budget: int | None = None, shard_size: int | None = None):
         import torch
 
         self.device = device
         if budget is None:
             budget = CPU_BUDGET
-            if str(device).startswith("cuda"):
-                budget = max(budget, batch_memory(device) // BYTES_PER_SCORE)
+            if device.is_gpu:
+                budget = max(budget, batch_memory() // BYTES_PER_SCORE)
         self.budget = budget
         self.size = int(scores["num_docs"])
         shard_size = max(1, min(shard_size or self.size, budget))
         self.shards = []
         for offset, part in document_slices(scores, [*range(0, max(self.size, 1), shard_size), self.size]):
             arrays = (part.data.astype(np.float32), part.indices.astype(np.int64), part.indptr.astype(np.int64))
-            self.shards.append((offset, part.shape[0], *(torch.from_numpy(a).to(device) for a in arrays)))
+            self.shards.append((offset, part.shape[0], *(torch.from_numpy(a).to(device.kind) for a in arrays)))
 
     def scored_top(self, queries: Sequence[Sequence[int]], k: int) -> list[list[tuple[int, float]]]:
         """As `cpu_top`, computed on the device. A batch that runs out of device memory is halved and run again
@@ -107,11 +107,11 @@ class DeviceBm25:
         import torch
 
         width = max(len(terms) for terms in queries)
-        terms = torch.tensor([list(t) + [-1] * (width - len(t)) for t in queries], dtype=torch.int64).to(self.device)
+        terms = torch.tensor([list(t) + [-1] * (width - len(t)) for t in queries], dtype=torch.int64).to(self.device.kind)
         best = None
         for offset, size, data, indices, indptr in self.shards:
             scores = _scores(terms, size, data, indices, indptr)
-            low = _LOW - offset - torch.arange(size, device=self.device)
+            low = _LOW - offset - torch.arange(size, device=self.device.kind)
             found = (scores.view(torch.int32).to(torch.int64) << 32) | low
             found = found if best is None else torch.cat([best, found], dim=1)
             best = torch.topk(found, min(k, found.shape[1]), dim=1).values

@@ -8,7 +8,7 @@ from collections import Counter
 
 from ..schema import ERROR, NO_LABEL
 from .nlp import per_sentence
-from .registry import count, derived, generator, per_record, record_rng, sentence_id, span, to_columns, to_records
+from .registry import count, derived, generator, per_record, record_rng, sentence_id, span
 
 TITLES = {"mr", "mrs", "ms", "miss", "dr", "sir", "madam", "mister", "lady", "lord", "st", "saint"}
 
@@ -45,13 +45,12 @@ def first_and_second_mentions(mentions_per_sentence) -> list[tuple[int, int, str
 
 
 @generator("entity_first_mention")
-def entity_first_mention(batch: dict[str, list], *, seed: int, dropped: Counter | None = None) -> dict[str, list]:
+def entity_first_mention(records: list[dict], *, seed: int, dropped: Counter | None = None) -> list[dict]:
     """SNaC's coref-based recipe (targets CharE): drop the sentence s_i that first mentions a character, keep the
     context up to the next sentence s_j that mentions them, now without introduction; s_j is labelled 1 with a
     CharE span on the mention. One character per record, drawn by the seed; records with no character mentioned
     in two sentences (`no_character_named_twice`), or where s_j would open the text (`second_mention_opens_text`),
     yield nothing."""
-    records = to_records(batch)
     out = []
     for record, mentions in zip(records, per_sentence(records, character_mentions)):
         mentioned_twice = first_and_second_mentions(mentions)
@@ -66,7 +65,7 @@ def entity_first_mention(batch: dict[str, list], *, seed: int, dropped: Counter 
             sentence_labels=[NO_LABEL] * (len(kept) - 1) + [ERROR],
             spans=[span(len(kept) - 1, mention, "CharE")], positions=[len(kept) - 1],
         ))
-    return to_columns(out)
+    return out
 
 
 def _next_sentence_swap(record: dict, rng, seed: int) -> list[dict] | str:

@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from itertools import combinations
 from dataclasses import dataclass
 
+from ..encoder import AUTO, Device
 from ..schema import ERROR, FLOAT_DECIMALS, OK
 from .bertscore import TokenEmbeddings, load_baseline, rescale
 from ..errors import CorruptionError
-from .registry import count, derived, generator, record_rng, sentence_id, span, to_columns, to_records
+from .registry import count, derived, generator, record_rng, sentence_id, span
 from .retrieval import merged_top, pool_index
 
 
@@ -77,7 +78,7 @@ class ConfounderPool:
                 docs.append(r["doc_id"])
         return cls(splits.pop(), texts, ids, docs, **options)
 
-    def candidates(self, queries: Sequence[str], doc_ids: Sequence[str], device: str | None = None) -> list[list[int]]:
+    def candidates(self, queries: Sequence[str], doc_ids: Sequence[str], device: Device = AUTO) -> list[list[int]]:
         """Up to `top_k` pool indices per query, in BM25 order, never from the query's document or equal to it;
         bm25s scores on `device` (None: the GPU where there is one), with the same candidates everywhere."""
         k = self.top_k + self._widest_doc + 1
@@ -88,11 +89,11 @@ class ConfounderPool:
         ]
 
     def choose(self, queries: Sequence[str], candidates: Sequence[list[int]], tau: float,
-               exclude: Sequence[set[int]] | None = None, device: str | None = None) -> list[Confounder | None]:
+               exclude: Sequence[set[int]] | None = None, device: Device = AUTO) -> list[Confounder | None]:
         """For each query, the first candidate (BM25 order) with rescaled BERTScore < tau, or None. Each round
         matches the next candidates of every unresolved query in one batched product on `device`."""
         exclude = exclude or [set() for _ in queries]
-        if self.embeddings is None or (device and self.embeddings.device != device):
+        if self.embeddings is None or self.embeddings.device.kind != device.kind:
             self.embeddings = TokenEmbeddings(device)
         chosen: list[Confounder | None] = [None] * len(queries)
         cursor = [0] * len(queries)
@@ -126,9 +127,9 @@ def _at(column, indices: Sequence[int]) -> list[str]:
 
 
 @generator("discordant_replace")
-def discordant_replace(batch: dict[str, list], *, seed: int, pool: ConfounderPool, tau: float, k: int = 1,
+def discordant_replace(records: list[dict], *, seed: int, pool: ConfounderPool, tau: float, k: int = 1,
                        min_position: int = 0, error_type: str | None = None, instances: int = 1,
-                       dropped: Counter | None = None) -> dict[str, list]:
+                       dropped: Counter | None = None) -> list[dict]:
     """Replace K sentences (positions drawn uniformly from `min_position` on) by confounders from `pool`.
     Replaced sentences are labelled 1 (`positions`), `inserted_ids` name the confounders, `similarities` are their
     rescaled BERTScore F1 to the sentence they replaced (rounded to `schema.FLOAT_DECIMALS`, the precision tau is
@@ -137,13 +138,12 @@ def discordant_replace(batch: dict[str, list], *, seed: int, pool: ConfounderPoo
     (`no_confounder_below_tau`), yields nothing. `error_type` adds a span of that type on each confounder.
     `instances` > 1 makes up to that many records per source, each replacing a different set of positions (ids
     end in `#1`, `#2`, ...): more training data from the same stories; each instance not made is counted."""
-    records = to_records(batch)
     plans = plan_replacements(records, pool, seed=seed, k=k, min_position=min_position, instances=instances)
     made = replace_planned(records, plans, pool, seed=seed, tau=tau, error_type=error_type)
     for plan, out in zip(plans, made):
         for _ in range(instances if plan is None else len(plan) - len(out)):
             count(dropped, "too_short_for_replacement" if plan is None else "no_confounder_below_tau")
-    return to_columns([r for out in made for r in out])
+    return [r for out in made for r in out]
 
 
 def _position_sets(rng, eligible: range, k: int, instances: int) -> list[list[int]]:
@@ -157,7 +157,7 @@ def _position_sets(rng, eligible: range, k: int, instances: int) -> list[list[in
 
 
 def plan_replacements(records: Sequence[dict], pool: ConfounderPool, *, seed: int, k: int = 1,
-                      min_position: int = 0, instances: int = 1, device: str | None = None) -> list[list[dict] | None]:
+                      min_position: int = 0, instances: int = 1, device: Device = AUTO) -> list[list[dict] | None]:
     """Stage 1, per record: for each instance, the K positions to replace (drawn by seed and record id) and each
     position's BM25 candidates; None for a record with fewer than K eligible sentences."""
     for record in records:
@@ -184,7 +184,7 @@ def plan_replacements(records: Sequence[dict], pool: ConfounderPool, *, seed: in
 
 
 def replace_planned(records: Sequence[dict], plans: Sequence[list[dict] | None], pool: ConfounderPool, *, seed: int,
-                    tau: float, error_type: str | None = None, device: str | None = None) -> list[list[dict]]:
+                    tau: float, error_type: str | None = None, device: Device = AUTO) -> list[list[dict]]:
     """Stage 2: for each record, the corrupted record of each planned instance that has a candidate below tau at
     every position ([] when none has). The j-th replacement of every instance is chosen together; confounders
     already used in an instance are excluded."""

@@ -7,7 +7,8 @@
     engine.close()
 
 An engine runs one resolved recipe. `device` (auto, cpu, cuda) says where the encoder, BM25 and BERTScore's matching
-run; it is checked when the engine starts (with what the recipe asks of a Ray cluster), before anything is written,
+run: `start` makes it the one `encoder.Device` that travels down, checked when the engine starts (here, or against
+what the recipe asks of a Ray cluster), before anything is written,
 and never changes the bytes made (float64, then rounded: `encoder`). Every random choice depends on (seed, record
 id) only, so every engine gives the same output."""
 
@@ -15,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..encoder import DEVICES, resolve_device
-from ..errors import CohbenchError, CorruptionError
+from ..encoder import Device
+from ..errors import CorruptionError
 from . import recipes
 
 ENGINES = ("local", "ray")
@@ -25,10 +26,9 @@ ENGINES = ("local", "ray")
 class LocalEngine:
     """Partitions one after another in this process, the encoder on `device`."""
 
-    def __init__(self, resolved: recipes.Resolved, device: str = "auto"):
+    def __init__(self, resolved: recipes.Resolved, device: Device):
         self.resolved = resolved
-        # `auto` is resolved where the encoder first runs (a recipe that encodes nothing never imports torch)
-        self.device = None if device == "auto" else _checked(device)
+        self.device = device.usable_here()
 
     def split_sentences(self, texts: list[str]) -> list[list[str]]:
         from ..text import split_sentences
@@ -44,21 +44,13 @@ class LocalEngine:
         pass
 
 
-def _checked(device: str) -> str:
-    try:
-        return resolve_device(device)
-    except CohbenchError as error:  # resolve_device's one-line refusal, as the job's error type
-        raise CorruptionError(str(error)) from None
-
-
 def start(resolved: recipes.Resolved, engine: str, device: str = "auto", address: str | None = None,
           workers: int | None = None):
     """An engine for `resolved`, started: a device or cluster that cannot serve the request is refused here, in one
     line."""
     if engine not in ENGINES:
         raise CorruptionError(f"unknown engine {engine!r}; choose {' or '.join(ENGINES)}")
-    if device not in DEVICES:
-        raise CorruptionError(f"unknown device {device!r}; choose one of {', '.join(DEVICES)}")
+    device = Device.requested(device)
     if engine == "local":
         return LocalEngine(resolved, device)
     from .ray_engine import RayEngine

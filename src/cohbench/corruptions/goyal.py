@@ -20,7 +20,7 @@ from collections import Counter
 from ..schema import ERROR, OK
 from .character_and_scene import TITLES, first_and_second_mentions
 from .nlp import per_sentence
-from .registry import context_pair, count, generator, record_rng, sentence_id, to_columns, to_records
+from .registry import context_pair, count, generator, record_rng, sentence_id
 
 ENTITY_TYPES = {"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART"}
 # spaCy's entities take a royal title or an article into a name ("King Arthur", "the Smiths"): neither says who is meant.
@@ -41,11 +41,10 @@ def _mentions(doc) -> list[tuple[str, frozenset[str]]]:
 
 
 @generator("goyal_coref")
-def goyal_coref(batch: dict[str, list], *, seed: int, instances: int = 1, dropped: Counter | None = None) -> dict[str, list]:
+def goyal_coref(records: list[dict], *, seed: int, instances: int = 1, dropped: Counter | None = None) -> list[dict]:
     """Per text, up to `instances` entities named twice with a non-empty context left without the introduction
     (j >= 2): a CharE negative and its positive each. Texts without one: `no_entity_named_twice`, or
     `second_mention_opens_text` when every second mention is in the first two sentences."""
-    records = to_records(batch)
     out = []
     for record, mentions in zip(records, per_sentence(records, _mentions)):
         sentences = record["sentences"]
@@ -65,15 +64,15 @@ def goyal_coref(batch: dict[str, list], *, seed: int, instances: int = 1, droppe
                                mention, j - 1, []))
             out.append(context_pair(record, "goyal_coref", seed, f"goyal_coref{n}:coherent", sentences[:j], sentences[j], OK,
                                "CharE", mention, j, []))
-    return to_columns(out)
+    return out
 
 
 @generator("goyal_next_sentence")
-def goyal_next_sentence(batch: dict[str, list], *, seed: int, instances: int = 1, dropped: Counter | None = None) -> dict[str, list]:
+def goyal_next_sentence(records: list[dict], *, seed: int, instances: int = 1, dropped: Counter | None = None) -> list[dict]:
     """Per text, up to `instances` context lengths i (1 <= i, with a sentence beyond s_{i+1}): s_1..s_i followed by
     a later s_j (SceneE negative) and by s_{i+1} (positive). Texts under 3 sentences: `too_short_for_next_sentence`."""
     out = []
-    for record in to_records(batch):
+    for record in records:
         sentences = record["sentences"]
         lengths = list(range(1, len(sentences) - 1))  # context s_1..s_i, some s_j with j > i + 1 left after it
         if not lengths:
@@ -86,4 +85,4 @@ def goyal_next_sentence(batch: dict[str, list], *, seed: int, instances: int = 1
                                ERROR, "SceneE", sentences[j], i, [sentence_id(record["id"], j)]))
             out.append(context_pair(record, "goyal_next_sentence", seed, f"goyal_next_sentence{n}:coherent", sentences[:i],
                                sentences[i], OK, "SceneE", sentences[i], i, []))
-    return to_columns(out)
+    return out

@@ -23,6 +23,7 @@ import pickle
 from dataclasses import dataclass
 
 from . import recipes
+from ..encoder import AUTO, CPU, Device
 from ..errors import CorruptionError
 
 
@@ -32,7 +33,7 @@ class RayShard:
     def __init__(self, ref):
         self.ref = ref
 
-    def scored_top(self, queries, k, device=None):
+    def scored_top(self, queries, k, device=AUTO):
         import ray
 
         return ray.get(self.ref).scored_top(queries, k, device)
@@ -62,7 +63,7 @@ class Pool:
 
     plan: bool
     make: bool
-    device: str  # "cpu" or "cuda"
+    device: Device  # CPU, or Device("cuda")
     actors: int
     gpus: float = 0.0
 
@@ -71,7 +72,7 @@ class Pool:
         return {"num_cpus": 1, "num_gpus": self.gpus} if self.gpus else {"num_cpus": 1}
 
 
-def placement(resolved: recipes.Resolved, device: str, cpus: float, gpus: float, workers: int | None,
+def placement(resolved: recipes.Resolved, device: Device, cpus: float, gpus: float, workers: int | None,
               where: str) -> tuple[Pool, ...]:
     """The pools a run of `resolved` goes through on the Ray cluster at `where` offering `cpus` and `gpus`.
 
@@ -81,20 +82,20 @@ def placement(resolved: recipes.Resolved, device: str, cpus: float, gpus: float,
     `workers` is the number of actors of each pool; by default a GPU pool has as many as its GPUs hold, and a CPU
     pool the CPUs the GPU actors leave (each actor takes one CPU). `--device cuda` on a cluster without GPUs, and
     actors needing more GPUs or CPUs than the cluster has, are refused in one line naming what is missing."""
-    if device == "cuda" and gpus < GPU_SHARE:
+    if device.choice == "cuda" and gpus < GPU_SHARE:
         has = f"{gpus:g} GPU, less than one actor's {GPU_SHARE:g}" if gpus else "no GPU"
         raise CorruptionError(f"--device cuda: the Ray cluster at {where} has {has} (it offers CPU {cpus:g}); add GPU "
                            "nodes, or use --device cpu or auto")
     return _within_cpus(_pools(resolved, device, cpus, gpus, workers, where), cpus, workers, where)
 
 
-def _pools(resolved: recipes.Resolved, device: str, cpus: float, gpus: float, workers: int | None,
+def _pools(resolved: recipes.Resolved, device: Device, cpus: float, gpus: float, workers: int | None,
            where: str) -> tuple[Pool, ...]:
     from .retrieval import SCORED_ON_DEVICE
 
     recipe = resolved.recipe
-    if device == "cpu" or gpus < GPU_SHARE or not recipe.on_device:
-        return (Pool(plan=True, make=True, device="cpu", actors=workers or max(1, int(cpus))),)
+    if device == CPU or gpus < GPU_SHARE or not recipe.on_device:
+        return (Pool(plan=True, make=True, device=CPU, actors=workers or max(1, int(cpus))),)
     plan_on_gpu = resolved.params.get("retriever") in SCORED_ON_DEVICE
     cpu_pool = bool(recipe.plan) and not plan_on_gpu
     holds = int(gpus / GPU_SHARE + 1e-9)
@@ -103,10 +104,10 @@ def _pools(resolved: recipes.Resolved, device: str, cpus: float, gpus: float, wo
         raise CorruptionError(f"--workers {on_gpu}: {on_gpu} GPU actors of {GPU_SHARE:g} GPU each need "
                            f"{on_gpu * GPU_SHARE:g} GPUs, and the Ray cluster at {where} has {gpus:g}; use --workers "
                            f"{holds} or fewer, add GPU nodes, or use --device cpu")
-    gpu_pool = Pool(plan=plan_on_gpu, make=True, device="cuda", actors=on_gpu, gpus=GPU_SHARE)
+    gpu_pool = Pool(plan=plan_on_gpu, make=True, device=Device("cuda"), actors=on_gpu, gpus=GPU_SHARE)
     if not cpu_pool:
         return (gpu_pool,)
-    return Pool(plan=True, make=False, device="cpu", actors=workers or max(1, int(cpus) - on_gpu)), gpu_pool
+    return Pool(plan=True, make=False, device=CPU, actors=workers or max(1, int(cpus) - on_gpu)), gpu_pool
 
 
 def _within_cpus(pools: tuple[Pool, ...], cpus: float, workers: int | None, where: str) -> tuple[Pool, ...]:
@@ -184,7 +185,7 @@ class _Splitter:
 
 
 class RayEngine:
-    def __init__(self, resolved: recipes.Resolved, address: str | None, workers: int | None, device: str = "auto"):
+    def __init__(self, resolved: recipes.Resolved, address: str | None, workers: int | None, device: Device = AUTO):
         try:
             import ray
         except ImportError:

@@ -6,7 +6,7 @@ A recipe runs registered generators over coherent records in three steps, so tha
 - `plan(batch, shared, params, device)`: work per record (BM25 candidates), or nothing;
 - `make(batch, plans, shared, params, device)`: the records made from each source record (a list per source; empty
   when the recipe does not apply to it). This is where BERTScore encoding happens.
-Both run on `device` (None: the GPU where there is one); the bytes do not depend on it.
+Both run on `device` (`encoder.Device`); the bytes do not depend on it.
 Every random choice is drawn from (seed, record id), so the output does not depend on how records are batched.
 A recipe and its parameters are resolved once (`resolve`); an engine (`engines`) runs the resolved recipe.
 
@@ -20,11 +20,12 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..encoder import AUTO, Device
 from ..names import Registry
 from ..schema import NO_LABEL, OK, empty_record
 from .dsd import ConfounderPool, plan_replacements, replace_planned
 from ..errors import CorruptionError
-from .registry import GENERATORS, record_rng, to_columns, to_records
+from .registry import GENERATORS, record_rng
 from .retrieval import RETRIEVERS
 from .surface import top_bigrams
 
@@ -138,8 +139,8 @@ def by_source(records: Sequence[dict], made: Sequence[dict]) -> list[list[dict]]
 
 def _generator_recipe(name: str, generator: str, description: str, options: tuple[str, ...], min_sentences,
                       not_applicable: str, arguments=lambda params: {}) -> Recipe:
-    def make(batch, plans, shared, params, device=None):
-        made = to_records(GENERATORS[generator](to_columns(batch), seed=params["seed"], **arguments(params)))
+    def make(batch, plans, shared, params, device=AUTO):
+        made = GENERATORS[generator].over_records(batch, seed=params["seed"], **arguments(params))
         return by_source(batch, made)
 
     return register(Recipe(name, description, options, min_sentences, not_applicable, make))
@@ -155,7 +156,7 @@ def pools(records: Sequence[dict], params: dict) -> dict[str, ConfounderPool]:
             for split, group in sorted(splits.items())}
 
 
-def _plan_dsd(batch, shared, params, device=None, min_position=0):
+def _plan_dsd(batch, shared, params, device=AUTO, min_position=0):
     plans = [None] * len(batch)
     for split, pool in shared.items():
         members = [n for n, r in enumerate(batch) if r["split"] == split]
@@ -166,7 +167,7 @@ def _plan_dsd(batch, shared, params, device=None, min_position=0):
     return plans
 
 
-def _make_dsd(batch, plans, shared, params, device=None, error_type=None):
+def _make_dsd(batch, plans, shared, params, device=AUTO, error_type=None):
     out = [[] for _ in batch]
     for split, pool in shared.items():
         members = [n for n, r in enumerate(batch) if r["split"] == split]
@@ -234,8 +235,8 @@ _generator_recipe(
 register(Recipe(
     "ne_bigram", "SNaC App. B degenerate text: the text's named entities followed by the corpus's 200 most frequent "
     "bigrams (GramE).", (), lambda p: 1, "not_applicable",
-    make=lambda batch, plans, shared, params, device=None: by_source(batch, to_records(GENERATORS["ne_bigram"](
-        to_columns(batch), seed=params["seed"], bigrams=shared))),
+    make=lambda batch, plans, shared, params, device=AUTO: by_source(batch, GENERATORS["ne_bigram"].over_records(
+        batch, seed=params["seed"], bigrams=shared)),
     prepare=lambda records, params: top_bigrams(s for r in records for s in r["sentences"])))
 
 
@@ -267,10 +268,9 @@ def snac_pair(negative: dict, source: dict) -> list[dict]:
     return [negative, positive]
 
 
-def _make_synthetic(batch, plans, shared, params, device=None):
+def _make_synthetic(batch, plans, shared, params, device=AUTO):
     seed = params["seed"]
-    negatives = [by_source(batch, to_records(GENERATORS[g](to_columns(batch), seed=seed)))
-                 for g in RECORD_ONLY_GENERATORS]
+    negatives = [by_source(batch, GENERATORS[g].over_records(batch, seed=seed)) for g in RECORD_ONLY_GENERATORS]
     negatives.append(_make_dsd(batch, plans, shared, params, device, error_type="SceneE"))
     return [[r for per_generator in negatives for negative in per_generator[n] for r in snac_pair(negative, source)]
             for n, source in enumerate(batch)]
@@ -281,7 +281,7 @@ register(Recipe(
     "next_sentence_swap (SceneE) and a discordant confounder after position 0 (SceneE), each with its coherent "
     "positive.", ("tau", "top_k", "retriever", "pool_shards"), lambda p: 2, "no_recipe_applicable",
     make=_make_synthetic, prepare=pools,
-    plan=lambda batch, shared, params, device=None: _plan_dsd(batch, shared, {**params, "k": 1}, device, min_position=1),
+    plan=lambda batch, shared, params, device=AUTO: _plan_dsd(batch, shared, {**params, "k": 1}, device, min_position=1),
     on_device=True))
 
 
@@ -329,7 +329,7 @@ def mixture(name: str, shares: dict[str, float], prefix: str = "A mixture") -> R
     """A recipe that gives each story to one of `shares`' recipes (`assigned`) and keeps what that recipe makes."""
     parts = {recipe: RECIPES[recipe] for recipe in shares}
 
-    def make(batch, plans, shared, params, device=None):
+    def make(batch, plans, shared, params, device=AUTO):
         out = [[] for _ in batch]
         for recipe, part in parts.items():
             members = [n for n, r in enumerate(batch) if assigned(params["seed"], r["id"], shares) == recipe
@@ -371,10 +371,10 @@ def run(name: str, records: Sequence[dict], params: dict, shared=None) -> tuple[
     return apply(resolve(name, params), records, shared)
 
 
-def apply(resolved: Resolved, records: Sequence[dict], shared=None, device: str | None = None) -> tuple[list[list[dict]], Counter]:
+def apply(resolved: Resolved, records: Sequence[dict], shared=None, device: Device = AUTO) -> tuple[list[list[dict]], Counter]:
     """Run a resolved recipe over coherent `records` in this process: the records made from each source (in order)
     and the sources dropped, by reason. `shared` is `prepare`'s result when the caller already has it; `device`
-    where the encoder runs (None: the GPU where there is one)."""
+    where the encoder runs."""
     recipe, params = resolved.recipe, resolved.params
     fits = [long_enough(recipe, params, record) for record in records]
     usable = [record for record, ok in zip(records, fits) if ok]

@@ -1,10 +1,11 @@
 """Explicit registry of corruption generators and the helpers every generator shares.
 
-A generator is a pure function `fn(batch, *, seed, dropped=None, **params) -> batch` over a columnar batch of
-records in the one schema (a dict of lists, as `datasets.Dataset.map(batched=True)` passes it). It may return
-fewer or more records than it was given: a record it cannot corrupt under its constraints yields none, and the
-reason is counted in `dropped` (a Counter) when the caller passes one. Randomness comes
-only from `record_rng(seed, key, record_id)`, so output does not depend on batch boundaries or `num_proc`.
+A generator is a pure function `fn(records, *, seed, dropped=None, **params) -> records` over records in the one
+schema. It may return fewer or more records than it was given: a record it cannot corrupt under its constraints
+yields none, and the reason is counted in `dropped` (a Counter) when the caller passes one. Randomness comes only
+from `record_rng(seed, key, record_id)`, so output does not depend on batch boundaries or `num_proc`.
+`GENERATORS[name]` is its columnar form, a dict of lists in and out, as `datasets.Dataset.map(batched=True)` passes
+it; the recipes call `GENERATORS[name].over_records`, with no conversion.
 """
 
 from __future__ import annotations
@@ -14,21 +15,35 @@ import hashlib
 import random
 from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from ..names import Registry
 from ..schema import CATEGORIES, ERROR, FIELDS, ERROR_TYPES, NO_LABEL, category_of, empty_record
 
 
-Generator = Callable[..., dict]
+OverRecords = Callable[..., list[dict]]
+
+
+@dataclass(frozen=True)
+class Generator:
+    """A registered generator: `over_records` itself, and called, its columnar form for `Dataset.map(batched=True)`."""
+
+    name: str
+    over_records: OverRecords
+
+    def __call__(self, batch: dict[str, list], **params) -> dict[str, list]:
+        return to_columns(self.over_records(to_records(batch), **params))
+
+
 GENERATORS: Registry[Generator] = Registry("corruption generator")
 
 
-def generator(name: str) -> Callable[[Generator], Generator]:
-    """Register a batch generator under `name`; a second generator of the same name is an error."""
+def generator(name: str) -> Callable[[OverRecords], OverRecords]:
+    """Register a generator over records under `name`; a second generator of the same name is an error."""
 
-    def register(fn: Generator) -> Generator:
-        fn.generator_name = name
-        return GENERATORS.register(name, fn)
+    def register(fn: OverRecords) -> OverRecords:
+        GENERATORS.register(name, Generator(name, fn))
+        return fn
 
     return register
 
@@ -118,20 +133,20 @@ def count(dropped: Counter | None, reason: str) -> None:
         dropped[reason] += 1
 
 
-def per_record(name: str, make: Callable[..., list[dict] | str]) -> Generator:
-    """Turn `make(record, rng, seed, **params) -> [records]`, or the reason it yields none, into a registered batch
+def per_record(name: str, make: Callable[..., list[dict] | str]) -> OverRecords:
+    """Turn `make(record, rng, seed, **params) -> [records]`, or the reason it yields none, into a registered
     generator. Its `dropped` argument, a Counter, receives those reasons (the builders' accounting)."""
 
-    def batch_fn(batch: dict[str, list], *, seed: int, dropped: Counter | None = None, **params) -> dict[str, list]:
+    def over_records(records: list[dict], *, seed: int, dropped: Counter | None = None, **params) -> list[dict]:
         out = []
-        for record in to_records(batch):
+        for record in records:
             made = make(record, record_rng(seed, name, record["id"]), seed, **params)
             if isinstance(made, str):
                 count(dropped, made)
             else:
                 out += made
-        return to_columns(out)
+        return out
 
-    batch_fn.__doc__ = make.__doc__
-    batch_fn.__name__ = make.__name__
-    return generator(name)(batch_fn)
+    over_records.__doc__ = make.__doc__
+    over_records.__name__ = make.__name__
+    return generator(name)(over_records)

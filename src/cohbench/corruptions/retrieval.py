@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import write_text
+from ..encoder import AUTO, Device
 from ..text import words
 
 RETRIEVERS = ("bm25s", "rank_bm25", "tantivy")
@@ -106,28 +107,24 @@ class Bm25:
     def __getstate__(self):
         return {**self.__dict__, "_on_device": {}}
 
-    def top(self, queries: Sequence[str], k: int, device: str | None = None) -> list[list[int]]:
+    def top(self, queries: Sequence[str], k: int, device: Device = AUTO) -> list[list[int]]:
         """Indices of the `k` best-scoring pool texts for each query, best first (ties: lower index first)."""
         return [[i for i, _ in hits] for hits in self.scored_top(queries, k, device)]
 
-    def scored_top(self, queries: Sequence[str], k: int, device: str | None = None) -> list[list[tuple[int, float]]]:
+    def scored_top(self, queries: Sequence[str], k: int, device: Device = AUTO) -> list[list[tuple[int, float]]]:
         """(index, score) of the `k` best-scoring pool texts for each query, best first (ties: lower index first).
-        bm25s's run on `device` (None: the GPU where torch sees one), with the same result everywhere."""
+        bm25s's run on `device`, with the same result everywhere."""
         k = min(k, self.size)
         if self.retriever == "rank_bm25":
             return [rank_bm25_top(self._index, q, k) for q in queries]
         from . import bm25_top
 
         terms = [[self._vocab[t] for t in words(q) if t in self._vocab] for q in queries]
-        if device is None:
-            from ..encoder import default_device
-
-            device = default_device()
-        if device == "cpu":
+        if not device.is_gpu:
             return bm25_top.cpu_top(self._index, terms, k)
-        if device not in self._on_device:
-            self._on_device[device] = bm25_top.DeviceBm25(self._index.scores, device)
-        return self._on_device[device].scored_top(terms, k)
+        if device.kind not in self._on_device:
+            self._on_device[device.kind] = bm25_top.DeviceBm25(self._index.scores, device)
+        return self._on_device[device.kind].scored_top(terms, k)
 
     def shards(self, count: int) -> list["Bm25Shard"]:
         """The index cut into `count` shards of consecutive documents, each scoring with the pool-wide statistics."""
@@ -156,11 +153,11 @@ class Bm25Shard:
     def __init__(self, offset: int, index: Bm25):
         self.offset, self.index = offset, index
 
-    def scored_top(self, queries: Sequence[str], k: int, device: str | None = None) -> list[list[tuple[int, float]]]:
+    def scored_top(self, queries: Sequence[str], k: int, device: Device = AUTO) -> list[list[tuple[int, float]]]:
         return [[(self.offset + i, score) for i, score in hits] for hits in self.index.scored_top(queries, k, device)]
 
 
-def merged_top(shards: Sequence, queries: Sequence[str], k: int, device: str | None = None) -> list[list[int]]:
+def merged_top(shards: Sequence, queries: Sequence[str], k: int, device: Device = AUTO) -> list[list[int]]:
     """Top-k per shard, merged: the `k` best (score desc, pool index asc) of all shards' candidates."""
     merged = [[] for _ in queries]
     for shard in shards:
@@ -274,10 +271,10 @@ class TantivyShard:
         self._schema_of, self._searcher = index.schema, index.searcher()
         return self._searcher
 
-    def top(self, queries: Sequence[str], k: int, device: str | None = None) -> list[list[int]]:
+    def top(self, queries: Sequence[str], k: int, device: Device = AUTO) -> list[list[int]]:
         return [[i for i, _ in hits] for hits in self.scored_top(queries, k)]
 
-    def scored_top(self, queries: Sequence[str], k: int, device: str | None = None) -> list[list[tuple[int, float]]]:
+    def scored_top(self, queries: Sequence[str], k: int, device: Device = AUTO) -> list[list[tuple[int, float]]]:
         """(pool index, score) of the `k` best-scoring sentences of the shard for each query, best first; ties by
         pool index, as tantivy orders equal scores by document number (one segment, in pool order: `build`). tantivy
         searches on the CPU, whatever `device`."""

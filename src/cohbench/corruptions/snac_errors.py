@@ -25,7 +25,7 @@ from collections import Counter
 from ..schema import ERROR, OK
 from .character_and_scene import character_mentions
 from .nlp import per_sentence
-from .registry import context_pair, count, generator, record_rng, sentence_id, to_columns, to_records
+from .registry import context_pair, count, generator, record_rng, sentence_id
 
 # Auxiliaries and copulas whose predicate a "not" turns round ("was" -> "was not", "could not" -> "could", "cannot" ->
 # "can"); whole words only, so "down" and "island" hold no "do" or "is".
@@ -78,14 +78,14 @@ def contradicted(sentence: str, rng) -> tuple[str, str] | None:
 
 
 @generator("contradiction")
-def contradiction(batch: dict[str, list], *, seed: int, instances: int = 1, reach: int = 8,
-                  dropped: Counter | None = None) -> dict[str, list]:
+def contradiction(records: list[dict], *, seed: int, instances: int = 1, reach: int = 8,
+                  dropped: Counter | None = None) -> list[dict]:
     """Per text, up to `instances` positions j >= 2 (a context of at least two sentences, and a next sentence s_j
     for the counterpart): an earlier sentence s_i (i >= j - `reach`) contradicted after s_0..s_{j-1} (InconE,
     antecedent s_i), and s_j after the same context. Texts with no sentence a rule can turn round:
     `nothing_to_contradict`; under 3 sentences: `too_short_for_contradiction`."""
     out = []
-    for record in to_records(batch):
+    for record in records:
         sentences = record["sentences"]
         if len(sentences) < 3:
             count(dropped, "too_short_for_contradiction")
@@ -109,7 +109,7 @@ def contradiction(batch: dict[str, list], *, seed: int, instances: int = 1, reac
                                     "InconE", words, j, [sentence_id(record["id"], i)], antecedents=(sentences[i],)))
             out.append(context_pair(record, "contradiction", seed, f"contradiction{n}:coherent", context, sentences[j],
                                     OK, "InconE", words, j, []))
-    return to_columns(out)
+    return out
 
 
 def _indefinites(doc) -> list[tuple[int, int, int, str]]:
@@ -129,12 +129,11 @@ def _indefinites(doc) -> list[tuple[int, int, int, str]]:
 
 
 @generator("unintroduced_reference")
-def unintroduced_reference(batch: dict[str, list], *, seed: int, instances: int = 1,
-                           dropped: Counter | None = None) -> dict[str, list]:
+def unintroduced_reference(records: list[dict], *, seed: int, instances: int = 1,
+                           dropped: Counter | None = None) -> list[dict]:
     """Per text, up to `instances` sentences s_j (j >= 1) with an indefinite first mention "a X" of a noun the
     context never used: s_j with "the X" (RefE) and s_j as written, each after s_0..s_{j-1}. Texts without one:
     `no_first_mention_to_make_definite`."""
-    records = to_records(batch)
     out = []
     for record, indefinites in zip(records, per_sentence(records, _indefinites)):
         sentences = record["sentences"]
@@ -160,17 +159,16 @@ def unintroduced_reference(batch: dict[str, list], *, seed: int, instances: int 
                                     sentence[:start] + article + sentence[end:], ERROR, "RefE", mention, j, []))
             out.append(context_pair(record, "unintroduced_reference", seed, f"unintroduced_reference{n}:coherent",
                                     context, sentence, OK, "RefE", mention, j, []))
-    return to_columns(out)
+    return out
 
 
 @generator("scene_jump")
-def scene_jump(batch: dict[str, list], *, seed: int, instances: int = 1, jump: int = 8,
-               dropped: Counter | None = None) -> dict[str, list]:
+def scene_jump(records: list[dict], *, seed: int, instances: int = 1, jump: int = 8,
+               dropped: Counter | None = None) -> list[dict]:
     """Per text, up to `instances` context lengths i >= 1 where s_i names only characters s_0..s_{i-1} named:
     that context followed by a sentence s_j at least `jump` sentences on (j >= i + `jump`) that names only those
     characters too (SceneE), and by s_i. Texts too short for a jump: `too_short_for_scene_jump`; none that qualifies:
     `no_later_scene_with_the_same_characters`."""
-    records = to_records(batch)
     out = []
     for record, mentions in zip(records, per_sentence(records, character_mentions)):
         sentences = record["sentences"]
@@ -197,4 +195,4 @@ def scene_jump(batch: dict[str, list], *, seed: int, instances: int = 1, jump: i
                                     "SceneE", sentences[j], i, [sentence_id(record["id"], j)]))
             out.append(context_pair(record, "scene_jump", seed, f"scene_jump{n}:coherent", context, sentences[i], OK,
                                     "SceneE", sentences[i], i, []))
-    return to_columns(out)
+    return out

@@ -10,7 +10,7 @@ from ..schema import ERROR, OK
 from ..text import words as text_words
 from .nlp import analyse
 from ..errors import CorruptionError
-from .registry import derived, per_record, sentence_id, span, to_columns, to_records, generator
+from .registry import derived, per_record, sentence_id, span, generator
 
 
 def _permutation(size: int, window: int | None, rng) -> list[int]:
@@ -89,11 +89,10 @@ def entity_texts(doc) -> list[str]:
 
 
 @generator("ne_bigram")
-def ne_bigram(batch: dict[str, list], *, seed: int, bigrams: list[str]) -> dict[str, list]:
+def ne_bigram(records: list[dict], *, seed: int, bigrams: list[str]) -> list[dict]:
     """SNaC App. B's degenerate text: every named entity of the text, as often as it occurs, followed by the
     corpus-wide top bigrams (`top_bigrams` over the whole corpus, passed in so output is batch-independent).
     The result is one nonsensical "sentence", labelled 1 with a GramE span. Deterministic; `seed` is recorded."""
-    records = to_records(batch)
     found = analyse([" ".join(r["sentences"]) for r in records], entity_texts) if records else []
     out = []
     for record, entities in zip(records, found):
@@ -102,4 +101,4 @@ def ne_bigram(batch: dict[str, list], *, seed: int, bigrams: list[str]) -> dict[
             continue
         out.append(derived(record, "ne_bigram", seed, sentences=[text], sentence_labels=[ERROR],
                            spans=[span(0, text, "GramE")], positions=[0]))
-    return to_columns(out)
+    return out
