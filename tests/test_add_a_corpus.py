@@ -31,7 +31,7 @@ def test_a_corpus_module_its_checksums_and_fixtures_are_all_a_new_config_needs(t
     shutil.copyfile(FIXTURE / "tiny_stories.tsv", copy / "src/cohbench/corpora/tiny_stories.tsv")
     (copy / "tests/fixtures/tiny_stories").mkdir()
     shutil.copyfile(FIXTURE / "stories.jsonl", copy / "tests/fixtures/tiny_stories/stories.jsonl")
-    shutil.copyfile(FIXTURE / "test_tiny_stories.py", copy / "tests/test_tiny_stories.py")
+    shutil.copyfile(FIXTURE / "tiny_stories_case.py", copy / "tests/test_tiny_stories.py")
     mirror = tmp_path / "mirror/example.org/tiny/v1"
     mirror.mkdir(parents=True)
     shutil.copyfile(FIXTURE / "stories.jsonl", mirror / "stories.jsonl")
