@@ -12,6 +12,14 @@ def load(config: str, split: str | None = None, release=None, version: str | Non
     return _load(config, split=split, release=release, version=version)
 
 
+def to_pandas(dataset):
+    """One loaded split (`load(config, split)`) as a pandas DataFrame with labels, span types and categories as their
+    names, None for no label (`Dataset.to_pandas()` gives the integers)."""
+    from .release.load import to_pandas as _to_pandas
+
+    return _to_pandas(dataset)
+
+
 def build(config: str, *, progress: bool = True) -> dict:
     """Build one config from its pinned upstream files into the release folder, then rewrite the release's card and
     manifest; returns its stats."""

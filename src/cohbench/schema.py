@@ -49,6 +49,27 @@ def category_of(error_type: str) -> str:
     return "coherence" if error_type in COHERENCE_ERROR_TYPES else "language"
 
 
+def named(record: dict) -> dict:
+    """`record` with every ClassLabel value (`CLASS_LABELS`: labels, span types and categories) as its name, and no
+    label (-1) as None: the names `cohbench sql` shows, for a pandas user (`Dataset.to_pandas()` keeps integers)."""
+    out = dict(record)
+    for path, names in CLASS_LABELS.items():
+        column, *keys = path.split(".")
+        if column in out:
+            out[column] = _named_at(out[column], keys, names)
+    return out
+
+
+def _named_at(value, keys: list[str], names: tuple[str, ...]):
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return [_named_at(item, keys, names) for item in value]
+    if keys:
+        return {**value, keys[0]: _named_at(value[keys[0]], keys[1:], names)}
+    return names[value] if value >= 0 else None
+
+
 # --- what a record's coherence spans say per sentence (SNaC's labels, and the paper's unit of evaluation) ---------
 
 

@@ -12,7 +12,7 @@ from .layout import built_configs, read_table, require_built
 from .store import releases_with
 from .versions import declared, is_development, matches, provenance
 from ..corpora.registry import corpora, spec
-from ..schema import SPLITS, split_sort_key
+from ..schema import SPLITS, named, split_sort_key
 
 
 def derived_from(stats: dict) -> list[str]:
@@ -81,3 +81,14 @@ def load(config: str, split: str | None = None, release: Path | None = None, ver
     out = {name: datasets.Dataset(read_table(folder, config, stats, name), info=info.copy())
            for name in ([split] if split else sorted(files, key=split_sort_key))}
     return out[split] if split else datasets.DatasetDict(out)
+
+
+def to_pandas(dataset):
+    """One loaded split (`load(config, split)`) as a pandas DataFrame whose labels, span types and categories are
+    names (`schema.named`), as `cohbench sql` shows them; `Dataset.to_pandas()` gives their integers."""
+    import datasets
+    import pandas as pd
+
+    if not isinstance(dataset, datasets.Dataset):
+        raise ReleaseError(f"to_pandas takes one split, as load(config, split) gives it, not {type(dataset).__name__}")
+    return pd.DataFrame([named(record) for record in dataset], columns=dataset.column_names)
