@@ -75,7 +75,7 @@ def child(given: str, out: str, device: str, spawned: float) -> None:
     timed(dsd.ConfounderPool, "candidates", "retrieve")
     timed(job, "_write_partition", "write")
     timed(job, "write_config", "write")
-    encoder._encoder(encoder.Device.requested(device).usable_here().kind)  # loading the model is start-up, not encoding
+    encoder.load(encoder.Device.requested(device).usable_here())  # loading the model is start-up, not encoding
     ready = time.time()
     seconds["startup"] = ready - spawned
     summary = job.corrupt(Path(given), Path(out), job.CorruptRequest(recipe="dsd", device=device, drop_test_overlap=False,

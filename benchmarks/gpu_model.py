@@ -65,7 +65,7 @@ def profile(stories: int) -> dict:
     from cohbench.user_corruption import job
     from gpu_generation import write_stories
 
-    encoder._encoder(encoder.CPU.kind)  # loading the model is start-up, not the job
+    encoder.load(encoder.CPU)  # loading the model is start-up, not the job
     with tempfile.TemporaryDirectory(prefix="cohbench-gpu-model-") as folder:
         given = Path(folder) / "stories.jsonl"
         write_stories(given, stories)

@@ -50,8 +50,8 @@ def test_the_baseline_reads_the_vectors_a_build_left(tmp_path, monkeypatch):
 def test_vectors_encoded_once_are_read_back_and_only_the_missing_encoded(tmp_path, monkeypatch):
     first = sentence_vectors(CANDIDATES, tmp_path)
     asked = []
-    real = encoder.encode
-    monkeypatch.setattr(embedding_store, "encode", lambda sentences, **kw: asked.append(sorted(sentences)) or real(sentences, **kw))
+    real = encoder.encode_batches
+    monkeypatch.setattr(encoder, "encode_batches", lambda sentences, **kw: asked.append(sorted(sentences)) or real(sentences, **kw))
     both = sentence_vectors([REFERENCE, *CANDIDATES], tmp_path)
     assert asked == [[REFERENCE]]
     assert all(np.array_equal(both[k], v) for k, v in first.items())

@@ -27,7 +27,7 @@ import numpy as np
 from . import numerics, settings
 from .atomic import atomic_path
 from .display import progress_bar
-from .encoder import encode
+from . import encoder
 
 FORMAT = 2  # bump when what `encoder.encode` computes changes
 _active: "EmbeddingStore | None" = None  # set by `kept_embeddings`
@@ -84,9 +84,14 @@ def _encode_vectors(folder: Path, sentences: list[str], progress: bool) -> None:
     store = EmbeddingStore(folder)
     if progress:
         print(f"encoding {len(sentences)} sentence(s) with all-MiniLM-L6-v2 in float64", file=sys.stderr)
-    for sentence, vector, _ in progress_bar(encode(sentences, tokens=False), shown=progress, total=len(sentences),
-                                            unit=" sentences"):
-        store.add(sentence, vector)
+    # The bar counts batches of sentences from after the model is loaded: counted from before, sentence by sentence,
+    # its first estimate (one sentence after the load) was hours for a minute's work.
+    encoder.load()
+    with progress_bar(shown=progress, total=len(sentences), unit=" sentences") as bar:
+        for batch, vectors, _, _, _ in encoder.encode_batches(sentences, tokens=False):
+            for sentence, vector in zip(batch, vectors):
+                store.add(sentence, vector)
+            bar.update(len(batch))
     store.write()
 
 

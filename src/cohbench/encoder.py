@@ -92,13 +92,25 @@ class Device:
 AUTO, CPU = Device("auto"), Device("cpu")
 
 
+def load(device: Device = AUTO) -> None:
+    """Load the encoder onto `device` now (once per process), so that what follows times encoding, not start-up."""
+    _encoder(device.kind)
+
+
 @functools.lru_cache(maxsize=2)
 def _encoder(kind: str):
     from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging
 
     path = encoder_path()
     tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModel.from_pretrained(path).eval().to(kind).double()
+    shown = logging.is_progress_bar_enabled()
+    logging.disable_progress_bar()  # its "Loading weights" bar would cut into the caller's own
+    try:
+        model = AutoModel.from_pretrained(path).eval().to(kind).double()
+    finally:
+        if shown:
+            logging.enable_progress_bar()
     return tokenizer, model
 
 
