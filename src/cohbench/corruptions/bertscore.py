@@ -45,11 +45,6 @@ class TokenEmbeddings:
     def __len__(self) -> int:
         return len(self._span)
 
-    def token_embeddings(self, sentence: str) -> tuple[np.ndarray, np.ndarray]:
-        """(unit token embeddings [L, D] float32, weights [L] float64) of an encoded sentence, as numpy arrays."""
-        start, length = self._span[sentence]
-        return (self._tokens[start : start + length].cpu().numpy(), self._weights[start : start + length].cpu().numpy())
-
     def encode(self, sentences: Sequence[str]) -> None:
         import torch
 
