@@ -22,7 +22,7 @@ import cohbench._version
 from cohbench.cli import main
 from cohbench.release.index import write_index
 from release_fixture import plain_record, write_config
-from test_release_store import _files, _run, repo  # noqa: F401  (repo: the fixture, a git + DVC project with a local store)
+from test_release_store import _files, _run, build_stage, record_outputs, repo  # noqa: F401  (repo: the fixture, a git + DVC project with a local store)
 
 pytestmark = pytest.mark.slow  # each test publishes a release from a git + DVC repository
 
@@ -34,7 +34,7 @@ def _release(repo: Path, labels: list[int], version: str, monkeypatch, records: 
     write_config(repo / "cohbench", "timetravel_dsd", "timetravel", {"test": records})
     assert main(["version", "--record"]) == 0
     write_index(repo / "cohbench")
-    _run(repo, "dvc", "add", "cohbench/data")
+    record_outputs(repo, {"build_timetravel_dsd": build_stage("timetravel_dsd")})
     _run(repo, "git", "add", "-A")
     _run(repo, "git", "commit", "-qm", f"release {version}")
     return _files(repo / "cohbench")

@@ -19,14 +19,9 @@ from cohbench.cli import main
 from cohbench.release.index import write_index
 from release_fixture import plain_record, write_config
 from test_release_publish import _fresh_clone, _one_line, served  # noqa: F401  (served: the fixture)
-from test_release_store import _files, _run, repo  # noqa: F401  (repo: the fixture, a git + DVC project with a local store)
+from test_release_store import _files, _run, build_stage, record_outputs, repo  # noqa: F401  (repo: the fixture, a git + DVC project with a local store)
 
 pytestmark = pytest.mark.slow  # each test publishes releases from a git + DVC repository
-
-
-def _build_stage(config: str) -> dict:
-    return {"cmd": f"cohbench build {config} --no-index", "outs": [f"cohbench/data/{config}"],
-            "metrics": [{f"cohbench/stats/{config}.json": {"cache": False}}]}
 
 
 def _release(repo: Path, version: str, configs: dict[str, list[int]], monkeypatch, foreach: bool = False) -> dict[str, str]:
@@ -50,12 +45,11 @@ def _release(repo: Path, version: str, configs: dict[str, list[int]], monkeypatc
     (repo / "raw" / "upstream.txt").write_text(f"upstream files as of {version}\n")
     assert main(["version", "--record"]) == 0
     write_index(release)
-    builds = {"build": {"foreach": list(configs), "do": _build_stage("${item}")}} if foreach else {
-        f"build_{config}": _build_stage(config) for config in configs}
+    builds = {"build": {"foreach": list(configs), "do": build_stage("${item}")}} if foreach else {
+        f"build_{config}": build_stage(config) for config in configs}
     stages = {"fetch": {"cmd": "cohbench fetch", "outs": ["raw"]}, **builds,
               "train": {"cmd": "cohbench train", "outs": ["cohbench/baseline/predictions", "cohbench/baseline/metrics.json"]}}  # a file output too
-    (repo / "dvc.yaml").write_text(yaml.safe_dump({"stages": stages}, sort_keys=False))
-    _run(repo, "dvc", "commit", "--force", "--quiet")
+    record_outputs(repo, stages)
     _run(repo, "git", "add", "-A")
     _run(repo, "git", "commit", "-qm", f"release {version}")
     return _files(release)

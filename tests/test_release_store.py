@@ -1,5 +1,5 @@
-"""Releases you can get back, end to end in a temporary git repository with DVC: a tiny release is built, tagged and
-pushed to a local store; a fixture changes and a second release is tagged; with the local DVC cache gone, the first
+"""Releases you can get back, end to end in a temporary git repository with DVC: a tiny release is built, recorded as
+this repository records it (one DVC output per config, `record_outputs`), tagged and pushed to a local store; a fixture changes and a second release is tagged; with the local DVC cache gone, the first
 is restored from the store byte-identically and verified, and `cohbench diff` shows exactly the change."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from cohbench._version import __version__
 from cohbench.cli import main
@@ -39,13 +40,25 @@ def _files(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file() and p.name != ".gitignore" and p.suffix != ".dvc"}
 
 
+def build_stage(config: str) -> dict:
+    """A config's stage as this repository's dvc.yaml declares it: one DVC output per config."""
+    return {"cmd": f"cohbench build {config} --no-index", "outs": [f"cohbench/data/{config}"],
+            "metrics": [{f"cohbench/stats/{config}.json": {"cache": False}}]}
+
+
+def record_outputs(repo: Path, stages: dict) -> None:
+    """Write `stages` as dvc.yaml and record their outputs as they are (`dvc commit`, as `dvc repro` records them)."""
+    (repo / "dvc.yaml").write_text(yaml.safe_dump({"stages": stages}, sort_keys=False))
+    _run(repo, "dvc", "commit", "--force", "--quiet")
+
+
 def _release(repo: Path, labels: list[int], tag: str) -> None:
     """Build, declare the records' version, index, commit and tag: what `make release` and its commit do."""
     release = repo / "cohbench"
     write_config(release, "timetravel_dsd", "timetravel", {"test": [plain_record("a", 1, labels), plain_record("b", 0, [0, 0])]})
     assert main(["version", "--record"]) == 0
     write_index(release)
-    _run(repo, "dvc", "add", "cohbench/data")
+    record_outputs(repo, {"build_timetravel_dsd": build_stage("timetravel_dsd")})
     _run(repo, "git", "add", "-A")
     _run(repo, "git", "commit", "-qm", tag)
     _run(repo, "git", "tag", tag)
