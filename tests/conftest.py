@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -20,18 +21,25 @@ def _mirror() -> Path:
     return Path(configured) if configured else settings.project_root().parent / "shared" / "data" / "mirror"
 
 
+def _workspace_environment(folder: Path) -> dict[str, str]:
+    return {
+        "COHBENCH_RELEASE": str(folder / "release"),
+        "COHBENCH_RAW": str(folder / "raw"),
+        "COHBENCH_NETWORK": "0",
+        "HF_DATASETS_CACHE": str(folder / "hf-cache"),
+        "HF_DATASETS_OFFLINE": "1",
+        "COHBENCH_MIRROR": "",
+        "COHBENCH_VALIDATION_DOCS": str(folder / "validation-docs"),
+        "COHBENCH_VERSIONS": str(folder / "versions"),  # a test declares the versions of its own configs
+        "XDG_CACHE_HOME": str(folder / "user-cache"),  # the caches of a release not the project's
+    }
+
+
 @pytest.fixture
 def workspace(tmp_path, monkeypatch):
     """An empty release folder and raw cache, the network off, the HF cache private to the test."""
-    monkeypatch.setenv("COHBENCH_RELEASE", str(tmp_path / "release"))
-    monkeypatch.setenv("COHBENCH_RAW", str(tmp_path / "raw"))
-    monkeypatch.setenv("COHBENCH_NETWORK", "0")
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("COHBENCH_MIRROR", "")
-    monkeypatch.setenv("COHBENCH_VALIDATION_DOCS", str(tmp_path / "validation-docs"))
-    monkeypatch.setenv("COHBENCH_VERSIONS", str(tmp_path / "versions"))  # a test declares the versions of its own configs
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))  # the caches of a release not the project's
+    for name, value in _workspace_environment(tmp_path).items():
+        monkeypatch.setenv(name, value)
     return tmp_path
 
 
@@ -69,12 +77,27 @@ def built_from_mirror(tmp_path_factory, config: str):
         yield root, cohbench.build(config, progress=False)
 
 
-@pytest.fixture
-def every_protocol(workspace):
-    """The tiny release of `release_fixture.write_every_protocol` as the release folder (COHBENCH_RELEASE)."""
+@pytest.fixture(scope="session")
+def _every_protocol_written(tmp_path_factory) -> Path:
+    """`release_fixture.write_every_protocol` written once for the session, in a workspace of its own: the release
+    and the versions its index declared (0.7 s a test when each wrote its own)."""
     from release_fixture import write_every_protocol
 
-    return write_every_protocol(workspace / "release")
+    folder = tmp_path_factory.mktemp("every-protocol")
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in _workspace_environment(folder).items():
+            patch.setenv(name, value)
+        write_every_protocol(folder / "release")
+    return folder
+
+
+@pytest.fixture
+def every_protocol(workspace, _every_protocol_written):
+    """The tiny release of `release_fixture.write_every_protocol` as the release folder (COHBENCH_RELEASE): a copy of
+    the session's, with the versions it declares, for the test to change as it likes."""
+    for name in ("release", "versions"):
+        shutil.copytree(_every_protocol_written / name, workspace / name, symlinks=True)
+    return workspace / "release"
 
 
 @pytest.fixture(scope="session")
