@@ -57,7 +57,7 @@ def params() -> dict:
     return copy.deepcopy(_PARSED[key])
 
 
-# Set, to the parent's pid, in the process a user's scorer runs in (`leaderboards.sandbox`), which is given no release.
+# Set, to the parent's pid, in the process a user's scorer runs in (`leaderboards.user_scorer`), which is given no release.
 SCORER_PARENT = "COHBENCH_SCORER_PARENT"
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from .. import settings
 from ..display import coefficient, percent
 from ..errors import CohbenchError
-from ..leaderboards.sandbox import TIMEOUT
+from ..leaderboards.user_scorer import TIMEOUT
 from .command import Exclusive, argument, command, emit, release_of
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from .. import published, settings
 from ..errors import CohbenchError
 from . import store
-from .sandbox import TIMEOUT
+from .user_scorer import TIMEOUT
 from .scorers import Release, Skip, resolve
 
 DEFAULT_SAMPLES = 1000

@@ -1,5 +1,5 @@
 """The process a user's `module:function` scorer runs in (`python -m cohbench.leaderboards.scorer_process MODULE:FUNCTION`,
-started by `sandbox.ScorerProcess`). It imports the standard library only, so the scorer's process holds nothing
+started by `user_scorer.ScorerProcess`). It imports the standard library only, so the scorer's process holds nothing
 but what it is sent: scorer views of records (`Protocol.scorer_view`), never labels or the release.
 
 The parent talks to it over the pipes it started it with, one JSON object per line: first `{"ready": true}` or

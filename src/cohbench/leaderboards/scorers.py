@@ -2,7 +2,7 @@
 
 S is a built-in reference scorer (`cohbench.evaluation.references`), `baseline`, a folder of `<config>.jsonl`
 prediction files (catalog/EVALUATION.md's format), or `module:function` importable from the working directory,
-`function(records) -> list` called in its own process (`sandbox`) on the scorer views (`Protocol.scorer_view`: the
+`function(records) -> list` called in its own process (`user_scorer`) on the scorer views (`Protocol.scorer_view`: the
 config, the sentences and what the protocol adds, never an id or a label) of a config's scored records (validation
 and test), in batches, in an order that says nothing of their ids, one entry per record: a list of per-unit scores
 for sentence and gap protocols, one number for summary and rating protocols, higher = more likely an error.
@@ -23,7 +23,7 @@ from ..display import escaped
 from ..errors import CohbenchError
 from ..evaluation.reader import finite
 from ..schema import TRAIN_SPLITS
-from .sandbox import TIMEOUT
+from .user_scorer import TIMEOUT
 
 BATCH = 256  # records per call of a user's function
 BASELINE = "baseline"
@@ -120,9 +120,9 @@ def _folder(path: Path, built: set[str]) -> Scorer:
 
 
 def _function(spec: str, timeout: float) -> Scorer:
-    """A user's function, in its own process (`sandbox`), imported now: one that cannot be is refused before any work;
+    """A user's function, in its own process (`user_scorer`), imported now: one that cannot be is refused before any work;
     one that takes longer than `timeout` seconds to import or to answer a batch is ended."""
-    from .sandbox import ScorerProcess
+    from .user_scorer import ScorerProcess
 
     process = ScorerProcess(spec, timeout)
     process.start()

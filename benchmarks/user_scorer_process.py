@@ -1,11 +1,11 @@
-"""What running a user's `module:function` scorer in its own process (`leaderboards.sandbox`) costs, against calling it
-in this process on deep copies of the same scorer views (the cheaper alternative the sandbox was chosen over), in the
+"""What running a user's `module:function` scorer in its own process (`leaderboards.user_scorer`) costs, against calling it
+in this process on deep copies of the same scorer views (the cheaper alternative its own process was chosen over), in the
 same run: the process's start and import, and the JSON round trip of every batch.
 
-    .venv/bin/python benchmarks/scorer_sandbox.py [--records 20000] [--sentences 5] [--json]
+    .venv/bin/python benchmarks/user_scorer_process.py [--records 20000] [--sentences 5] [--json]
 
 Records are made up (the timing depends on their size, not their words); the scorer is a cheap function of the text,
-so the times are the sandbox's own.
+so the times are the scorer process's own.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cohbench.leaderboards.sandbox import ScorerProcess
+from cohbench.leaderboards.user_scorer import ScorerProcess
 from cohbench.leaderboards.scorers import BATCH
 
 SCORER = """
@@ -51,13 +51,13 @@ def main() -> None:
         process = ScorerProcess("bench_scorer:score")
         process.start()
         ready = time.perf_counter() - started
-        sandboxed = [s for batch in batches for s in process.score(batch)]
+        separate = [s for batch in batches for s in process.score(batch)]
         process.close()
         total = time.perf_counter() - started
-    assert sandboxed == in_process
+    assert separate == in_process
     result = {"records": args.records, "sentences": args.sentences, "batches": len(batches),
-              "in_process_deep_copies_s": round(copied, 3), "sandbox_start_s": round(ready, 3),
-              "sandbox_total_s": round(total, 3), "ratio": round(total / copied, 2)}  # fmt: skip
+              "in_process_deep_copies_s": round(copied, 3), "own_process_start_s": round(ready, 3),
+              "own_process_total_s": round(total, 3), "ratio": round(total / copied, 2)}  # fmt: skip
     if args.json:
         print(json.dumps(result, indent=2))
     else:
