@@ -74,6 +74,25 @@ def parse_config_from_mirror(config: str):
     return corpus.parse(upstream_paths(corpus, _required_mirror()), config, *options)
 
 
+def mirror_parse_fixtures(config: str):
+    """A corpus case module's fixtures for what its parse makes of the pinned files, to assign at module level:
+
+        parsed_from_mirror, from_mirror = mirror_parse_fixtures("timetravel_msd")
+
+    `parsed_from_mirror` is `config` parsed once for the module (other tests of the module may read it too), and
+    `from_mirror` its counts per split, which `CorpusCase` checks; `CorpusCase.records_from_mirror` reuses the parse."""
+
+    @pytest.fixture(scope="module")
+    def parsed_from_mirror():
+        return parse_config_from_mirror(config)
+
+    @pytest.fixture(scope="module")
+    def from_mirror(parsed_from_mirror):
+        return config, counts_of(parsed_from_mirror.records)
+
+    return parsed_from_mirror, from_mirror
+
+
 def in_release_order(records) -> dict[str, list[dict]]:
     """Split -> its records in the order a build writes them and `cohbench.load` gives them: by id (`hf_builder`)."""
     by_split = {}
@@ -194,10 +213,17 @@ class CorpusCase:
         assert counts == expected_counts(config)
 
     @pytest.fixture
-    def records_from_mirror(self):
-        """Config -> split -> its records parsed from the pinned files, in release order; a case whose module already
-        parses or builds a config from the mirror overrides this to reuse that."""
-        return {config: in_release_order(parse_config_from_mirror(config).records) for config in self.SPOT_CHECKS}
+    def records_from_mirror(self, request):
+        """Config -> split -> its records parsed from the pinned files, in release order; the config the module's
+        `parsed_from_mirror` holds (`mirror_parse_fixtures`) is not parsed again. A case whose module builds its
+        configs instead overrides this to read the build."""
+        try:
+            parsed = request.getfixturevalue("parsed_from_mirror").records
+        except pytest.FixtureLookupError:
+            parsed = []
+        held = {parsed[0]["config"]: parsed} if parsed else {}
+        return {config: in_release_order(held[config] if config in held else parse_config_from_mirror(config).records)
+                for config in self.SPOT_CHECKS}
 
     @pytest.mark.integration
     def test_records_at_fixed_positions_hold_the_values_of_the_upstream_files(self, corpus, request):

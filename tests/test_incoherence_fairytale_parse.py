@@ -7,7 +7,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from corpus_case import CorpusCase, Opening, Removed, Replaced, counts_of, in_release_order, parse_config_from_mirror
+from corpus_case import CorpusCase, Opening, Removed, Replaced, mirror_parse_fixtures
 
 from cohbench.corpora.registry import spec
 from cohbench.corpora import fairytaleqa
@@ -105,15 +105,7 @@ SNAC_SYNTHETIC = {
 }
 
 
-@pytest.fixture(scope="module")
-def msd_from_mirror():
-    """`fairytale_msd` parsed from the pinned files with the shipped params.yaml, once for the module."""
-    return parse_config_from_mirror("fairytale_msd")
-
-
-@pytest.fixture(scope="module")
-def from_mirror(msd_from_mirror):
-    return "fairytale_msd", counts_of(msd_from_mirror.records)
+parsed_from_mirror, from_mirror = mirror_parse_fixtures("fairytale_msd")
 
 
 class TestFairytaleQA(CorpusCase):
@@ -127,11 +119,6 @@ class TestFairytaleQA(CorpusCase):
         if config == "snac_synthetic":  # the fixture stories are shorter than its 48-sentence windows
             options = dataclasses.replace(options, window=8, instances=2)
         return fairytaleqa.parse(self.FIXTURE_PATHS, config, options, FILES)  # only the fixture stories
-
-    @pytest.fixture
-    def records_from_mirror(self, msd_from_mirror):
-        return {"fairytale_msd": in_release_order(msd_from_mirror.records),
-                **{config: in_release_order(parse_config_from_mirror(config).records) for config in ("fairytale_dsd", "snac_synthetic")}}
 
 
 @pytest.fixture(autouse=True)

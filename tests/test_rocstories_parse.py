@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from corpus_case import CorpusCase, Removed, Replaced, counts_of, in_release_order, parse_config_from_mirror
+from corpus_case import CorpusCase, Removed, Replaced, mirror_parse_fixtures
 
 from cohbench.corpora import rocstories
 from cohbench.errors import ParseError
@@ -46,15 +46,7 @@ def _spot_checks(generator: str, altered) -> dict:
                       for position, (story, instance, sentences) in STORIES.items()}}
 
 
-@pytest.fixture(scope="module")
-def msd_from_mirror():
-    """`rocstories_msd` parsed from the pinned files with the shipped params.yaml, once for the module."""
-    return parse_config_from_mirror("rocstories_msd")
-
-
-@pytest.fixture(scope="module")
-def from_mirror(msd_from_mirror):
-    return "rocstories_msd", counts_of(msd_from_mirror.records)
+parsed_from_mirror, from_mirror = mirror_parse_fixtures("rocstories_msd")
 
 
 class TestRocStories(CorpusCase):
@@ -62,11 +54,6 @@ class TestRocStories(CorpusCase):
     FIXTURE_PATHS = PATHS
     SPOT_CHECKS = {"rocstories_msd": _spot_checks("remove_sentences", Removed),
                    "rocstories_dsd": _spot_checks("discordant_replace", Replaced)}
-
-    @pytest.fixture
-    def records_from_mirror(self, msd_from_mirror):
-        return {"rocstories_msd": in_release_order(msd_from_mirror.records),
-                "rocstories_dsd": in_release_order(parse_config_from_mirror("rocstories_dsd").records)}
 
 
 def test_msd_makes_one_record_per_removable_sentence_and_accounts_for_every_instance():

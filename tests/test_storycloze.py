@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from corpus_case import CorpusCase, in_release_order, parse_config_from_mirror, counts_of, expected_splits
+from corpus_case import CorpusCase, expected_splits, mirror_parse_fixtures
 
 from cohbench.corpora import storycloze
 from cohbench.errors import ParseError
@@ -17,15 +17,7 @@ TT = {"timetravel_test": FIX / "timetravel/test_data.json", "timetravel_dev": FI
 SC = {**TT, "storycloze_val": FIX / "storycloze/val.tsv", "storycloze_test": FIX / "storycloze/test.tsv"}
 
 
-@pytest.fixture(scope="module")
-def parsed_from_mirror():
-    """`storycloze_dsd` parsed from the pinned files with the shipped params.yaml, once for the module."""
-    return parse_config_from_mirror("storycloze_dsd")
-
-
-@pytest.fixture(scope="module")
-def from_mirror(parsed_from_mirror):
-    return "storycloze_dsd", counts_of(parsed_from_mirror.records)
+parsed_from_mirror, from_mirror = mirror_parse_fixtures("storycloze_dsd")
 
 
 def _story(story: str, ending: str, first: str, fifth: str) -> dict:
@@ -47,10 +39,6 @@ class TestStoryCloze(CorpusCase):
         -1: _story("ffe078d1-6744-497d-bf45-e5df0bdfee66", "wrong_ending", "Sarah was at home when her power was shut off.",
                    "Sarah didn't pay her bill, so her power was shut off."),
     }}}
-
-    @pytest.fixture
-    def records_from_mirror(self, parsed_from_mirror):
-        return {"storycloze_dsd": in_release_order(parsed_from_mirror.records)}
 
 
 def test_pairs_wrong_and_right_endings_under_the_timetravel_story_id(small_params):

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from corpus_case import FIXTURES, CorpusCase, Opening, counts_of, in_release_order, parse_config_from_mirror
+from corpus_case import FIXTURES, CorpusCase, Opening, mirror_parse_fixtures
 
 from cohbench.corpora import registry
 
@@ -29,15 +29,7 @@ def _fixture_paths() -> dict[str, Path]:
     return paths
 
 
-@pytest.fixture(scope="module")
-def parsed_from_mirror():
-    """`synthetic_coherence` parsed from the pinned files with the shipped params.yaml, once for the module."""
-    return parse_config_from_mirror("synthetic_coherence")
-
-
-@pytest.fixture(scope="module")
-def from_mirror(parsed_from_mirror):
-    return "synthetic_coherence", counts_of(parsed_from_mirror.records)
+parsed_from_mirror, from_mirror = mirror_parse_fixtures("synthetic_coherence")
 
 
 def _pair(record_id: str, doc_id: str, label: int, first: str, last: str | None = None, generator: str | None = None) -> dict:
@@ -102,7 +94,3 @@ class TestSyntheticCoherence(CorpusCase):
             meta.write_text("filename,split\n" + "".join(f"{name.split('/')[1].removesuffix('-story.csv')},{name.split('/')[0]}\n"
                                                         for name in FAIRYTALE_STORIES), encoding="utf-8")
             return corpus.parse({**self.FIXTURE_PATHS, "story_meta": meta}, config, one_story)
-
-    @pytest.fixture
-    def records_from_mirror(self, parsed_from_mirror):
-        return {"synthetic_coherence": in_release_order(parsed_from_mirror.records)}

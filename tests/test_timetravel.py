@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from corpus_case import (CorpusCase, Removed, Replaced, assert_no_story_in_two_splits, counts_of, expected_splits,
-                         in_release_order, parse_config_from_mirror)
+from corpus_case import CorpusCase, Removed, Replaced, assert_no_story_in_two_splits, expected_splits, mirror_parse_fixtures
 
 from cohbench.corpora import timetravel
 from cohbench.errors import ParseError
@@ -17,15 +16,7 @@ FIX = Path(__file__).parent / "fixtures"
 TT = {"timetravel_test": FIX / "timetravel/test_data.json", "timetravel_dev": FIX / "timetravel/dev_data.json"}
 
 
-@pytest.fixture(scope="module")
-def msd_from_mirror():
-    """`timetravel_msd` parsed from the pinned files with the shipped params.yaml, once for the module."""
-    return parse_config_from_mirror("timetravel_msd")
-
-
-@pytest.fixture(scope="module")
-def from_mirror(msd_from_mirror):
-    return "timetravel_msd", counts_of(msd_from_mirror.records)
+parsed_from_mirror, from_mirror = mirror_parse_fixtures("timetravel_msd")
 
 
 # Stories of the pinned files as they give them (premise, initial, the 3 sentences of original_ending), by the split
@@ -89,11 +80,6 @@ class TestTimeTravel(CorpusCase):
     SPOT_CHECKS = {"timetravel_msd": _spot_checks("remove_sentences", Removed),
                    "timetravel_dsd": _spot_checks("discordant_replace", Replaced)}
 
-    @pytest.fixture
-    def records_from_mirror(self, msd_from_mirror):
-        return {"timetravel_msd": in_release_order(msd_from_mirror.records),
-                "timetravel_dsd": in_release_order(parse_config_from_mirror("timetravel_dsd").records)}
-
 
 def test_msd_splits_by_file_drops_unsplittable_endings_and_removes_one_inner_sentence(small_params):
     parsed = timetravel.parse(TT, "timetravel_msd", spec("timetravel_msd").generator_options())
@@ -127,8 +113,8 @@ def test_truncated_file_is_a_clear_error():
 
 
 @pytest.mark.integration
-def test_msd_of_every_story_drops_unsplittable_endings_at_exactly_20_percent(msd_from_mirror):
-    parsed = msd_from_mirror
+def test_msd_of_every_story_drops_unsplittable_endings_at_exactly_20_percent(parsed_from_mirror):
+    parsed = parsed_from_mirror
     assert parsed.upstream_records == 3742 and parsed.dropped == {"ending_not_three_sentences": 17}
     assert {split: v["records"] for split, v in parsed.notes["by_split"].items()} == expected_splits("timetravel_msd")
     assert all(v["missing_rate"] == 0.2 for v in parsed.notes["by_split"].values())
