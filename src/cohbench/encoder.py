@@ -73,11 +73,16 @@ class Device:
     def is_gpu(self) -> bool:
         return self.kind == "cuda"
 
+    @property
+    def gpu_required(self) -> bool:
+        """Whether the user asked for a GPU outright (`cuda`), so that running without one must be refused."""
+        return self.choice == "cuda"
+
     def usable_here(self) -> "Device":
         """This device, where this process can compute on it: `cuda` without a usable GPU is refused in one line."""
         from .errors import CohbenchError
 
-        if self.choice == "cuda":
+        if self.gpu_required:
             import torch
 
             if not torch.cuda.is_available():

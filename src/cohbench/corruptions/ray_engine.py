@@ -82,7 +82,7 @@ def placement(resolved: recipes.Resolved, device: Device, cpus: float, gpus: flo
     `workers` is the number of actors of each pool; by default a GPU pool has as many as its GPUs hold, and a CPU
     pool the CPUs the GPU actors leave (each actor takes one CPU). `--device cuda` on a cluster without GPUs, and
     actors needing more GPUs or CPUs than the cluster has, are refused in one line naming what is missing."""
-    if device.choice == "cuda" and gpus < GPU_SHARE:
+    if device.gpu_required and gpus < GPU_SHARE:
         has = f"{gpus:g} GPU, less than one actor's {GPU_SHARE:g}" if gpus else "no GPU"
         raise CorruptionError(f"--device cuda: the Ray cluster at {where} has {has} (it offers CPU {cpus:g}); add GPU "
                            "nodes, or use --device cpu or auto")
