@@ -163,6 +163,7 @@ def test_confounders_come_from_other_documents_of_the_same_split_below_tau(embed
             assert doc != r["doc_id"] and r["sentence_labels"][position] == 1 and r["sentences"][position] == text
             assert similarity < tau and rank >= 1
             source = next(s for s in batch if s["id"] == c["source_id"])
+            assert c["replaced"][c["positions"].index(position)] == source["sentences"][position]  # what the viewer shows
             expected = rescale(embeddings.f1(source["sentences"][position], [text])[0], load_baseline()["F"])
             assert similarity == pytest.approx(expected, abs=1e-4)
     again = corrupt("discordant_replace", batch, seed=3, pool=pool, tau=tau, k=2)

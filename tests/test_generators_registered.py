@@ -102,6 +102,7 @@ def test_remove_sentences_never_first_last_or_adjacent_and_gap_labels_mark_the_h
         assert out["gap_labels"] == [int(b - a > 1) for a, b in zip(kept, kept[1:])]
         assert len(out["gap_labels"]) == 5 and sum(out["gap_labels"]) == 2
         assert out["corruption"]["positions"] == [g for g, v in enumerate(out["gap_labels"]) if v]
+        assert out["corruption"]["replaced"] == [original[i] for i in removed]  # the sentence each gap lost
     assert removed_positions == set(range(1, 7))
     assert [o["corruption"]["source_id"] for o in run("remove_sentences", k=1)] == [r["id"] for r in BATCH[:-1]]
 
@@ -112,6 +113,7 @@ def test_next_sentence_swap_puts_a_later_sentence_after_a_nonempty_context():
         (i,) = out["corruption"]["positions"]
         j = int(out["corruption"]["inserted_ids"][0].rsplit("#s", 1)[1])
         assert i >= 1 and j > i and out["sentences"] == original[:i] + [original[j]]
+        assert out["corruption"]["replaced"] == [original[i]]
         assert out["sentence_labels"] == [NO_LABEL] * i + [1]
         assert ERROR_TYPES[out["spans"][0]["type"]] == "SceneE" and out["spans"][0]["first_sentence"] == i
 

@@ -33,6 +33,7 @@ def test_coref_negatives_drop_the_introduction_and_positives_keep_it():
         assert ERROR_TYPES[negative["spans"][0]["type"]] == "CharE" and not positive["spans"]
         mention = negative["spans"][0]["text"]
         assert mention in negative["sentences"][-1] and mention.split()[-1] in dropped  # s_i introduced it
+        assert negative["corruption"]["replaced"] == []  # s_j took no sentence's place: dropped context is no position
         FEATURES.encode_example(negative)
         FEATURES.encode_example(positive)
     # Anna (s_1 -> s_4) and Pyotr (s_5 -> s_6): two entities, two pairs, however many are asked for
@@ -47,6 +48,7 @@ def test_next_sentence_negatives_take_a_later_sentence_and_positives_the_true_ne
         assert positive["sentences"] == TEXT[: i + 1] and negative["sentences"][:-1] == TEXT[:i] and i >= 1
         assert TEXT.index(negative["sentences"][-1]) > i  # s_j with j > i + 1, counted from 1
         assert negative["corruption"]["inserted_ids"] == [f"b#s{TEXT.index(negative['sentences'][-1])}"]
+        assert negative["corruption"]["replaced"] == [positive["sentences"][-1]]  # s_j took the place of s_{i+1}
 
 
 def test_the_same_records_whatever_the_batches_and_what_cannot_be_made_is_counted():

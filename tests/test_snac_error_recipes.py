@@ -40,6 +40,8 @@ def check_pair(negative, positive, error_type):
     (span,) = negative["spans"]
     assert ERROR_TYPES[span["type"]] == error_type and span["first_sentence"] == n and not positive["spans"]
     assert span["text"] in negative["sentences"][-1]
+    # the negative's sentence took the place of the positive's, which the record keeps; the positive changed nothing
+    assert negative["corruption"]["replaced"] == [positive["sentences"][-1]] and positive["corruption"]["replaced"] == []
     FEATURES.encode_example(negative)
     FEATURES.encode_example(positive)
 

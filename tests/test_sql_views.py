@@ -23,7 +23,7 @@ def release(workspace, monkeypatch):  # the workspace keeps catalog/versions/ of
     ratings |= {f"crowd_{i}": {"coherence": 1 + i % 5} for i in range(1, 6)} | {"expert_mean": {"coherence": 2.0}}
     corrupted = plain_record("c1", 1, [0, 1, 0], corruption={
         "generator": "swap", "seed": 3, "source_id": "s1", "positions": [1, 2], "inserted_ids": ["x", "y"],
-        "similarities": [0.5, 0.25], "ranks": [1, 4]})
+        "similarities": [0.5, 0.25], "ranks": [1, 4], "replaced": ["Was one.", "Was two."]})
     write_release(root, {
         "summeval": ("summeval", {"test": [summeval_record("d1-M8", "M8", ratings)]}),
         "tt-swap": ("timetravel", {"test": [corrupted, plain_record("s1", 0, [0, 0, 0])]}),
@@ -91,9 +91,9 @@ def test_ratings_and_corruptions_views(release):
                           "GROUP BY ALL ORDER BY ALL").to_pylist()
     assert coherence == [{"annotator_type": "crowd", "mean": 3.0}, {"annotator_type": "expert", "mean": 2.0},
                          {"annotator_type": "expert_mean", "mean": 2.0}]
-    rows = sql.query('SELECT position, inserted_id, similarity, rank FROM corruptions ORDER BY position').to_pylist()
-    assert rows == [{"position": 1, "inserted_id": "x", "similarity": 0.5, "rank": 1},
-                    {"position": 2, "inserted_id": "y", "similarity": 0.25, "rank": 4}]
+    rows = sql.query('SELECT position, inserted_id, similarity, rank, replaced FROM corruptions ORDER BY position').to_pylist()
+    assert rows == [{"position": 1, "inserted_id": "x", "similarity": 0.5, "rank": 1, "replaced": "Was one."},
+                    {"position": 2, "inserted_id": "y", "similarity": 0.25, "rank": 4, "replaced": "Was two."}]
 
 
 def test_every_long_view_tells_human_from_synthetic_labels_and_names_them(release, tmp_path):

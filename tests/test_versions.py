@@ -72,6 +72,18 @@ def test_the_part_of_the_version_that_moves_is_read_from_the_field_hashes(worksp
     assert not versions.matches("2.3.1+dev.abc", "2.*.*")
 
 
+def test_a_struct_that_gains_a_subfield_is_a_minor_change_only_where_it_is_null_in_every_record(workspace):
+    fields, schema = {"id": "1", "corruption": "2"}, {"id": "string", "corruption": "struct<generator: string>"}
+    versions.record("c", _stats("c", fields, schema))
+    grown = {**schema, "corruption": "struct<generator: string, replaced: list<string>>"}
+    null_everywhere = versions.check("c", _stats("c", fields, grown))  # a null struct hashes alike with any subfields
+    assert (null_everywhere.bump, null_everywhere.reasons) == ("minor", ("fields added: corruption (+replaced: list<string>)",))
+    filled = versions.check("c", _stats("c", {**fields, "corruption": "3"}, grown))
+    assert (filled.bump, filled.reasons) == ("major", ("fields retyped: corruption",))
+    reordered = {**schema, "corruption": "struct<replaced: list<string>, generator: string>"}
+    assert versions.check("c", _stats("c", fields, reordered)).bump == "major"
+
+
 def _release(workspace):
     rel = workspace / "release"
     write_config(rel, "timetravel_dsd", "timetravel", {"test": [plain_record("a", 1, [0, 1]), plain_record("b", 0, [0, 0])]})

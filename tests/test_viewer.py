@@ -59,13 +59,17 @@ def _release(folder: Path) -> Path:
             snac_record("n2", "gpt-4", [["Ann sang.", "It rained in the desert."]], [(0, "in the desert", "SceneE")])]
     snac[0]["spans"][0]["annotator"] = "w7"
     write_config(folder, "snac", "snac", {"test": snac})
-    source = plain_record("story", 0, [0, 0, 0])
-    source["sentences"] = ["Ann woke up.", "She made tea.", "She left."]
+    # As in the release, the corrupted records' sources are not in their config: each carries what it lost.
     replaced = plain_record("story:discordant_replace", 1, [0, 1, 0])
     replaced["sentences"] = ["Ann woke up.", "The ship sank.", "She left."]
     replaced["corruption"] = {"generator": "discordant_replace", "seed": 1, "source_id": "story", "positions": [1],
-                              "inserted_ids": ["other/3"], "similarities": [0.125], "ranks": [2]}
-    write_config(folder, "timetravel_dsd", "timetravel", {"test": [source, replaced]})
+                              "inserted_ids": ["other/3"], "similarities": [0.125], "ranks": [2], "replaced": ["She made tea."]}
+    write_config(folder, "timetravel_dsd", "timetravel", {"test": [replaced, plain_record("story-2", 0, [0, 0])]})
+    removed = plain_record("story:remove_sentences", 1, [0, 0])
+    removed["sentences"], removed["gap_labels"] = ["Ann woke up.", "She left."], [1]
+    removed["corruption"] = {"generator": "remove_sentences", "seed": 1, "source_id": "story", "positions": [0],
+                             "inserted_ids": [], "similarities": [], "ranks": [], "replaced": ["She made tea."]}
+    write_config(folder, "timetravel_msd", "timetravel", {"test": [removed]})
     summary = record("s1", "story-1", ["Ann left.", "She came back."], label=1, sentence_labels=[0, 1], system="claude",
                      explanations=[{"sentence": 1, "text": "The story never says she returned."}])
     write_config(folder, "storysumm", "storysumm", {"test": [summary, record("s2", "story-2", ["Ann stayed."], label=0, system="gpt-4")]})
@@ -85,7 +89,8 @@ def test_the_site_opens_in_chromium_without_errors_with_spans_corruptions_and_ex
     try:
         browser.open((site / "index.html").as_uri())
         assert browser.errors() == []
-        assert browser.value("[...document.querySelectorAll('section.config h2')].map(h => h.textContent)") == ["snac", "storysumm", "timetravel_dsd"]
+        assert browser.value("[...document.querySelectorAll('section.config h2')].map(h => h.textContent)") == [
+            "snac", "storysumm", "timetravel_dsd", "timetravel_msd"]
         assert browser.value("document.querySelectorAll('svg.bars').length") >= 3
 
         browser.open((site / "snac.html").as_uri() + "#n1")
@@ -112,9 +117,14 @@ def test_the_site_opens_in_chromium_without_errors_with_spans_corruptions_and_ex
         assert browser.value("document.getElementById('count').textContent") == "0 of 2 records"  # SceneE has one vote
 
         browser.open((site / "timetravel_dsd.html").as_uri())
-        corruption = browser.value("(() => { const m = document.querySelector('#records mark.corruption'); return [m.textContent, m.dataset.position, m.title]; })()")
-        assert corruption == ["The ship sank.", "1", "discordant_replace at position 1; similarity 0.125; rank 2; inserted from other/3; "
-                                                        "replaced: “She made tea.”"]
+        corruption = browser.value("""(() => { const m = document.querySelector('#records mark.corruption');
+            return [m.textContent, m.dataset.position, m.title, m.nextSibling.nextSibling.textContent,
+                    m.nextSibling.nextSibling.querySelector('del.replaced').textContent]; })()""")
+        assert corruption == ["The ship sank.", "1", "discordant_replace at position 1; similarity 0.125; rank 2; inserted from other/3",
+                              "[discordant_replace at position 1; similarity 0.125; rank 2; inserted from other/3] replaced: "
+                              "She made tea. ", "She made tea."]  # the replacement, and beside it the sentence it replaced
+        browser.open((site / "timetravel_msd.html").as_uri())
+        assert browser.value("document.querySelector('#records mark.gap ~ small.note del.replaced').textContent") == "She made tea."
         assert "the data names no annotator" not in browser.value("document.querySelector('header').textContent")
         browser.open((site / "storysumm.html").as_uri())
         assert browser.value("document.querySelector('[data-id=\"s1\"] ul.explanations li').textContent") == "sentence 1: The story never says she returned."

@@ -182,6 +182,12 @@ def _declared() -> dict:
         Field("inserted_ids", List(Value("string")), "Ids of sentences inserted from elsewhere, one per position."),
         Field("similarities", List(Value("float32")), "Similarity of each inserted sentence to the one it replaced."),
         Field("ranks", List(Value("int32")), "Retrieval rank of each inserted sentence among its candidates."),
+        Field(
+            "replaced",
+            List(Value("string")),
+            "The source's sentence each position lost, one per position: the sentence a replacement took the place of, "
+            "or the one removed from that gap; empty where the generator only reordered, repeated or dropped context.",
+        ),
     )
 
 

@@ -79,7 +79,7 @@ def _next_sentence_swap(record: dict, rng, seed: int) -> list[dict] | str:
     return [derived(
         record, "next_sentence_swap", seed, sentences=sentences[:i] + [sentences[j]],
         sentence_labels=[NO_LABEL] * i + [ERROR], spans=[span(i, sentences[j], "SceneE")],
-        positions=[i], inserted_ids=[sentence_id(record["id"], j)],
+        positions=[i], inserted_ids=[sentence_id(record["id"], j)], replaced=[sentences[i]],
     )]
 
 

@@ -131,9 +131,9 @@ def discordant_replace(records: list[dict], *, seed: int, pool: ConfounderPool, 
                        min_position: int = 0, error_type: str | None = None, instances: int = 1,
                        dropped: Counter | None = None) -> list[dict]:
     """Replace K sentences (positions drawn uniformly from `min_position` on) by confounders from `pool`.
-    Replaced sentences are labelled 1 (`positions`), `inserted_ids` name the confounders, `similarities` are their
-    rescaled BERTScore F1 to the sentence they replaced (rounded to `schema.FLOAT_DECIMALS`, the precision tau is
-    compared at), `ranks` their BM25 rank. A record with fewer than K positions from
+    Replaced sentences are labelled 1 (`positions`) and kept in `replaced`, `inserted_ids` name the confounders,
+    `similarities` are their rescaled BERTScore F1 to the sentence they replaced (rounded to `schema.FLOAT_DECIMALS`,
+    the precision tau is compared at), `ranks` their BM25 rank. A record with fewer than K positions from
     `min_position` on (`too_short_for_replacement`), or for which some position has no admissible confounder
     (`no_confounder_below_tau`), yields nothing. `error_type` adds a span of that type on each confounder.
     `instances` > 1 makes up to that many records per source, each replacing a different set of positions (ids
@@ -215,5 +215,6 @@ def replace_planned(records: Sequence[dict], plans: Sequence[list[dict] | None],
             record, "discordant_replace", seed, variant=unit["variant"], sentences=sentences, sentence_labels=labels,
             spans=spans, positions=unit["positions"], inserted_ids=pool.ids_at([p.index for p in picks]),
             similarities=[p.similarity for p in picks], ranks=[p.rank for p in picks],
+            replaced=[record["sentences"][position] for position in unit["positions"]],
         ))
     return out

@@ -82,7 +82,7 @@ def goyal_next_sentence(records: list[dict], *, seed: int, instances: int = 1, d
         for n, i in enumerate(sorted(rng.sample(lengths, min(instances, len(lengths))))):
             j = rng.randrange(i + 1, len(sentences))  # 0-based index of s_j, j > i + 1 counted from 1
             out.append(context_pair(record, "goyal_next_sentence", seed, f"goyal_next_sentence{n}", sentences[:i], sentences[j],
-                               ERROR, "SceneE", sentences[j], i, [sentence_id(record["id"], j)]))
+                               ERROR, "SceneE", sentences[j], i, [sentence_id(record["id"], j)], replaced=(sentences[i],)))
             out.append(context_pair(record, "goyal_next_sentence", seed, f"goyal_next_sentence{n}:coherent", sentences[:i],
                                sentences[i], OK, "SceneE", sentences[i], i, []))
     return out

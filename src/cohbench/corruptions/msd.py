@@ -16,7 +16,8 @@ def removable_sets(size: int, k: int) -> list[tuple[int, ...]]:
 
 def _remove_sentences(record: dict, rng, seed: int, k: int = 1, instances: int = 1) -> list[dict] | str:
     """Remove K sentences, chosen uniformly among the admissible sets. `gap_labels[g]` = 1 when a sentence is
-    missing between output sentences g and g+1; `positions` are those gaps; `inserted_ids` stay empty.
+    missing between output sentences g and g+1; `positions` are those gaps, `replaced` the sentence each gap lost;
+    `inserted_ids` stay empty.
     Records too short for K non-adjacent inner sentences yield nothing (`too_short_for_removal`). `instances` > 1
     makes up to that many records, each removing a different admissible set (ids end in `#1`, `#2`, ...)."""
     sentences = record["sentences"]
@@ -38,6 +39,7 @@ def _remove_sentences(record: dict, rng, seed: int, k: int = 1, instances: int =
             sentences=[sentences[i] for i in kept],
             gap_labels=gaps,
             positions=[g for g, label in enumerate(gaps) if label == ERROR],
+            replaced=[sentences[i] for i in removed],  # no two removed sentences are adjacent: one per gap, in order
         ))
     return out
 

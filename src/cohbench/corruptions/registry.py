@@ -97,12 +97,13 @@ _KEPT_FIELDS = ("corpus", "config", "split", "doc_id", "system", "system_name", 
 def derived(source: dict, generator_name: str, seed: int, variant: str | None = None, **fields) -> dict:
     """A corrupted record made from `source`: same document and split, a new id, provenance set.
 
-    `fields` sets sentences/labels/spans and the corruption entries (positions, inserted_ids, similarities, ranks).
+    `fields` sets sentences/labels/spans and the corruption entries (positions, inserted_ids, similarities, ranks,
+    replaced).
     """
     record = empty_record()
     for name in _KEPT_FIELDS:
         record[name] = copy.deepcopy(source.get(name))
-    provenance = {"positions": [], "inserted_ids": [], "similarities": [], "ranks": []}
+    provenance = {"positions": [], "inserted_ids": [], "similarities": [], "ranks": [], "replaced": []}
     for name in list(fields):
         if name in provenance:
             provenance[name] = fields.pop(name)
@@ -116,13 +117,15 @@ def derived(source: dict, generator_name: str, seed: int, variant: str | None = 
 
 
 def context_pair(source: dict, name: str, seed: int, variant: str, context: list[str], sentence: str, label: int,
-                 error_type: str, mention: str, position: int, inserted: list[str], antecedents: tuple[str, ...] = ()) -> dict:
+                 error_type: str, mention: str, position: int, inserted: list[str], antecedents: tuple[str, ...] = (),
+                 replaced: tuple[str, ...] = ()) -> dict:
     """One half of a balanced (context, sentence, label) pair (Goyal et al. §5.1): the context unlabelled (-1), the
-    sentence labelled, with a span of `error_type` on `mention` where it is the error."""
+    sentence labelled, with a span of `error_type` on `mention` where it is the error. `replaced` is the source's
+    sentence the labelled one took the place of, where it took one's place."""
     record = derived(source, name, seed, variant=variant, sentences=[*context, sentence],
                      sentence_labels=[NO_LABEL] * len(context) + [label],
                      spans=[span(len(context), mention, error_type, antecedents)] if label == ERROR else [],
-                     positions=[position], inserted_ids=inserted)
+                     positions=[position], inserted_ids=inserted, replaced=list(replaced))
     record["label"] = label
     return record
 

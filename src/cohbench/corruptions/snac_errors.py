@@ -106,7 +106,8 @@ def contradiction(records: list[dict], *, seed: int, instances: int = 1, reach: 
         for n, (j, i, (sentence, words)) in enumerate(sorted(made)):
             context = sentences[:j]
             out.append(context_pair(record, "contradiction", seed, f"contradiction{n}", context, sentence, ERROR,
-                                    "InconE", words, j, [sentence_id(record["id"], i)], antecedents=(sentences[i],)))
+                                    "InconE", words, j, [sentence_id(record["id"], i)], antecedents=(sentences[i],),
+                                    replaced=(sentences[j],)))
             out.append(context_pair(record, "contradiction", seed, f"contradiction{n}:coherent", context, sentences[j],
                                     OK, "InconE", words, j, []))
     return out
@@ -156,7 +157,8 @@ def unintroduced_reference(records: list[dict], *, seed: int, instances: int = 1
             article = _cased("the", sentence[start:end])
             mention = article + sentence[end:noun_end]
             out.append(context_pair(record, "unintroduced_reference", seed, f"unintroduced_reference{n}", context,
-                                    sentence[:start] + article + sentence[end:], ERROR, "RefE", mention, j, []))
+                                    sentence[:start] + article + sentence[end:], ERROR, "RefE", mention, j, [],
+                                    replaced=(sentence,)))
             out.append(context_pair(record, "unintroduced_reference", seed, f"unintroduced_reference{n}:coherent",
                                     context, sentence, OK, "RefE", mention, j, []))
     return out
@@ -192,7 +194,7 @@ def scene_jump(records: list[dict], *, seed: int, instances: int = 1, jump: int 
             j = later[rng.randrange(len(later))]
             context = sentences[:i]
             out.append(context_pair(record, "scene_jump", seed, f"scene_jump{n}", context, sentences[j], ERROR,
-                                    "SceneE", sentences[j], i, [sentence_id(record["id"], j)]))
+                                    "SceneE", sentences[j], i, [sentence_id(record["id"], j)], replaced=(sentences[i],)))
             out.append(context_pair(record, "scene_jump", seed, f"scene_jump{n}:coherent", context, sentences[i], OK,
                                     "SceneE", sentences[i], i, []))
     return out

@@ -95,9 +95,13 @@ def check(config: str, stats: dict, folder: Path | None = None) -> Verdict:
     old_schema, new_schema = entry.get("schema") or {}, stats.get("schema") or {}
     removed = sorted(set(old_schema) - set(new_schema))
     retyped = sorted(f for f in set(old_schema) & set(new_schema) if old_schema[f] != new_schema[f])
-    added = sorted(set(new_schema) - set(old_schema))
-    changed = sorted(f for f in set(entry["field_hashes"]) & set(stats.get("field_hashes") or {})
-                     if f not in retyped and entry["field_hashes"][f] != stats["field_hashes"][f])
+    old_hashes, new_hashes = entry["field_hashes"], stats.get("field_hashes") or {}
+    # A struct that only gained subfields at its end, null in every record (its values hash as before), gained fields.
+    grown = [f for f in retyped if old_schema[f].startswith("struct<") and new_schema[f].startswith(old_schema[f][:-1] + ", ")
+             and old_hashes.get(f) == new_hashes.get(f)]
+    retyped = [f for f in retyped if f not in grown]
+    added = sorted(set(new_schema) - set(old_schema)) + [f"{f} (+{new_schema[f][len(old_schema[f]) + 1:-1]})" for f in grown]
+    changed = sorted(f for f in set(old_hashes) & set(new_hashes) if f not in retyped and old_hashes[f] != new_hashes[f])
     rows = {split: f["rows"] for split, f in stats["files"].items()}
     reasons = [f"{what}: {', '.join(names)}" for what, names in
                (("fields removed", removed), ("fields retyped", retyped), ("values changed in", changed), ("fields added", added)) if names]

@@ -77,7 +77,8 @@ LONG_VIEW_SQL = {
                position_index, c.positions[position_index + 1] AS position,
                c.inserted_ids[position_index + 1] AS inserted_id,
                c.similarities[position_index + 1] AS similarity,
-               c.ranks[position_index + 1] AS rank
+               c.ranks[position_index + 1] AS rank,
+               c.replaced[position_index + 1] AS replaced
         FROM (
             SELECT r.config, r.corpus, r.id AS record_id, r.split, r.annotation, r.doc_id, r.label, r.corruption AS c,
                    r.corruption.generator, r.corruption.seed, r.corruption.source_id,

@@ -76,17 +76,30 @@
     return out;
   }
 
+  // The source's sentence a corruption took away at `position` (replaced, or removed from that gap): the record
+  // carries it (`corruption.replaced`), since its source is rarely in the same config.
+  function lostSentence(r, position) {
+    const c = r.corruption;
+    return c && c.replaced ? c.replaced[c.positions.indexOf(position)] : undefined;
+  }
+
   function corruptionNote(r, position) {
     const c = r.corruption;
     const at = c.positions.indexOf(position);
-    const source = byId.get(c.source_id);
-    const replaced = source && source.sentences && source.sentences[position];
     const parts = [`${c.generator} at position ${position}`];
     if (c.similarities && c.similarities[at] !== undefined) parts.push(`similarity ${Number(c.similarities[at]).toFixed(3)}`);
     if (c.ranks && c.ranks[at] !== undefined) parts.push(`rank ${c.ranks[at]}`);
     if (c.inserted_ids && c.inserted_ids[at]) parts.push(`inserted from ${c.inserted_ids[at]}`);
-    if (replaced) parts.push(`replaced: “${replaced}”`);
     return parts.join("; ");
+  }
+
+  // What a corruption changed at `position`, beside the change: its provenance and the sentence it took away.
+  function changeNote(r, position, what) {
+    const lost = lostSentence(r, position);
+    const note = el("small", { class: "note" }, "[" + corruptionNote(r, position) + "]");
+    if (lost !== undefined) note.append(` ${what}: `, el("del", { class: "replaced" }, lost));
+    note.append(" ");
+    return note;
   }
 
   function sentencesText(r) {
@@ -103,15 +116,10 @@
         ? el("mark", { class: classes.concat("corruption").join(" "), "data-position": i, title: corruptionNote(r, i) }, sentence)
         : el("span", { class: classes.join(" "), title: explained.get(i) }, sentence);
       out.append(node, " ");
-      if (corrupted) out.append(el("small", { class: "note" }, "[" + corruptionNote(r, i) + "] "));
+      if (corrupted) out.append(changeNote(r, i, "replaced"));
       if (gaps[i] === "missing") {
-        const removed = r.corruption && byId.get(r.corruption.source_id);
         out.append(el("mark", { class: "gap", "data-position": i, title: "a sentence is missing here" }, "⟂ missing sentence"), " ");
-        // output sentence g is source sentence g + (sentences removed before it), so the one missing after i is:
-        const index = i + 1 + gaps.slice(0, i).filter((g) => g === "missing").length;
-        if (removed && removed.sentences && removed.sentences[index]) {
-          out.append(el("small", { class: "note" }, `[removed: “${removed.sentences[index]}”] `));
-        }
+        if (r.corruption) out.append(changeNote(r, i, "removed"));
       }
     });
     return out;
