@@ -400,3 +400,30 @@ def test_python_api_mirrors_the_commands(release):
 
     assert cohbench.db().execute("SELECT count(*) FROM spans").fetchone()[0] == 11
     assert cohbench.agreement_statistics("snac")["summaries_by_coders"] == {3: 1, 4: 1}
+
+
+def test_a_release_built_with_an_older_schema_is_queried_in_this_one(workspace):
+    """A release built before `corruption.replaced` existed (0.4.0): every view binds, its records read as before with
+    the new subfield null; beside a config built now, that one keeps its value."""
+    import pyarrow as pa
+
+    from cohbench.release.layout import read_config
+    from cohbench.schema import ARROW_SCHEMA
+    from release_fixture import rewrite_split
+
+    root = workspace / "release"
+    corruption = {"generator": "swap", "seed": 3, "source_id": "s1", "positions": [1], "inserted_ids": ["x"],
+                  "similarities": [0.5], "ranks": [1]}
+    write_release(root, {"old": ("timetravel", {"test": [plain_record("o1", 1, [0, 1], corruption=corruption)]})})
+    older = pa.struct([f for f in ARROW_SCHEMA.field("corruption").type if f.name != "replaced"])
+    older_schema = pa.schema([f.with_type(older) if f.name == "corruption" else f for f in ARROW_SCHEMA])
+    record = read_config(root, "old").splits["test"][0]
+    del record["corruption"]["replaced"]
+    rewrite_split(root, "old", "test", pa.Table.from_pylist([record], schema=older_schema))
+    assert "replaced" not in str(pq.read_schema(next((root / "data" / "old").glob("*.parquet"))))
+
+    query = "SELECT record_id, position, inserted_id, replaced FROM corruptions ORDER BY record_id"
+    assert sql.query(query).to_pylist() == [{"record_id": "o1", "position": 1, "inserted_id": "x", "replaced": None}]
+    write_release(root, {"new": ("timetravel", {"test": [plain_record("n1", 1, [0, 1], corruption={**corruption, "replaced": ["Was."]})]})})
+    assert sql.query(query).to_pylist() == [{"record_id": "n1", "position": 1, "inserted_id": "x", "replaced": "Was."},
+                                            {"record_id": "o1", "position": 1, "inserted_id": "x", "replaced": None}]

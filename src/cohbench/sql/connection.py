@@ -69,6 +69,40 @@ def configs_read(release: Path | None, statement: str) -> tuple[list[str], dict[
         con.close()
 
 
+def _config_views(con: duckdb.DuckDBPyConnection, sources: dict[str, str], built: dict[str, dict], in_this_schema: bool = False) -> None:
+    """A view per config over its sealed Parquet `sources`, with its `annotation`; `in_this_schema` reads it in this
+    cohbench's schema (`_columns_in_this_schema`)."""
+    for config, source in sources.items():
+        annotation = literal(annotation_of(built[config]))
+        try:
+            columns = _columns_in_this_schema(con, source) if in_this_schema else "*"
+            con.execute(f"CREATE OR REPLACE VIEW {quoted(config)} AS SELECT {columns}, {annotation} AS annotation FROM {source}")
+        except duckdb.Error as error:
+            raise ReleaseError(f"{config}'s Parquet files cannot be read ({one_line(error, con)}); run `cohbench verify`") from None
+
+
+def _long_views(con: duckdb.DuckDBPyConnection, configs: list[str], long_views: list[str], records: bool) -> None:
+    if records:  # each view made costs DuckDB a bind (~2 ms)
+        union = " UNION ALL ".join(f"SELECT * FROM {quoted(config)}" for config in configs)
+        con.execute(f"CREATE OR REPLACE VIEW records AS {union}")
+    for name in long_views:
+        con.execute(f"CREATE OR REPLACE VIEW {name} AS {LONG_VIEW_SQL[name].replace('__SOURCE__', 'records')}")
+
+
+def _columns_in_this_schema(con: duckdb.DuckDBPyConnection, source: str) -> str:
+    """The select list that reads `source` (a config built with another schema) in this cohbench's: a field it lacks
+    is null, a struct lacking subfields gets them as nulls (DuckDB casts structs by name), a field since dropped is
+    not read. Asked only where the views cannot bind: the schema needs `datasets` (3 s to import)."""
+    from ..schema import ARROW_SCHEMA
+
+    wanted = con.from_arrow(ARROW_SCHEMA.empty_table())
+    found = con.sql(f"SELECT * FROM {source} LIMIT 0")
+    have = dict(zip(found.columns, map(str, found.types)))
+    return ", ".join(quoted(name) if have.get(name) == str(kind) else
+                     f"CAST({quoted(name) if name in have else 'NULL'} AS {kind}) AS {quoted(name)}"
+                     for name, kind in zip(wanted.columns, wanted.types))
+
+
 DECLARED = "declared by a statistics kind"  # the comment on a declared view, which tells it from a config's
 
 
@@ -93,17 +127,14 @@ def db(release: Path | None = None, *, memory: int | str | None = None, statemen
             raise ReleaseError(f"config {clash[0]!r} has the name of a SQL view; rename the config")
         con.execute("SET enable_progress_bar = false")  # long statistics queries would draw bars over the output
         con.execute("SET TimeZone = 'UTC'")  # times with a zone are shown alike on every machine
-        for config, source in sealed_sources(con, release, {config: built[config] for config in configs}).items():
-            annotation = literal(annotation_of(built[config]))
-            try:
-                con.execute(f"CREATE VIEW {quoted(config)} AS SELECT *, {annotation} AS annotation FROM {source}")
-            except duckdb.Error as error:
-                raise ReleaseError(f"{config}'s Parquet files cannot be read ({one_line(error, con)}); run `cohbench verify`") from None
-        if long_views or "records" in names:  # each view made costs DuckDB a bind (~2 ms)
-            union = " UNION ALL ".join(f"SELECT * FROM {quoted(config)}" for config in configs)
-            con.execute(f"CREATE VIEW records AS {union}")
-        for name in long_views:
-            con.execute(f"CREATE VIEW {name} AS {LONG_VIEW_SQL[name].replace('__SOURCE__', 'records')}")
+        sources = sealed_sources(con, release, {config: built[config] for config in configs})
+        _config_views(con, sources, built)
+        records = bool(long_views) or "records" in names
+        try:
+            _long_views(con, configs, long_views, records)
+        except duckdb.BinderException:  # a config built with another schema: an older release, or a derive of one
+            _config_views(con, sources, built, in_this_schema=True)
+            _long_views(con, configs, long_views, records)
         for name, body in extra.items():
             con.execute(f"CREATE VIEW {quoted(name)} AS {body}")
             con.execute(f"COMMENT ON VIEW {quoted(name)} IS {literal(DECLARED)}")
