@@ -78,10 +78,29 @@ def test_a_struct_that_gains_a_subfield_is_a_minor_change_only_where_it_is_null_
     grown = {**schema, "corruption": "struct<generator: string, replaced: list<string>>"}
     null_everywhere = versions.check("c", _stats("c", fields, grown))  # a null struct hashes alike with any subfields
     assert (null_everywhere.bump, null_everywhere.reasons) == ("minor", ("fields added: corruption (+replaced: list<string>)",))
-    filled = versions.check("c", _stats("c", {**fields, "corruption": "3"}, grown))
+    filled = versions.check("c", _stats("c", {**fields, "corruption": "3"}, grown))  # without the records: cannot tell
     assert (filled.bump, filled.reasons) == ("major", ("fields retyped: corruption",))
     reordered = {**schema, "corruption": "struct<replaced: list<string>, generator: string>"}
     assert versions.check("c", _stats("c", fields, reordered)).bump == "major"
+
+
+def _declared_stats(content: dict) -> dict:
+    return {"fingerprint": content["fingerprint"], "schema": content["schema"], "field_hashes": content["fields"],
+            "files": {split: {"rows": rows, "sha256": "0" * 64} for split, rows in content["rows"].items()}}
+
+
+def test_given_the_records_a_subfield_with_values_is_a_minor_change_and_a_changed_old_subfield_a_major_one(workspace):
+    """corruption.replaced came with a value in every corrupted record: the records tell that nothing else moved."""
+    older = pa.struct([f for f in FEATURES.arrow_schema.field("corruption").type if f.name != "replaced"])
+    older_schema = pa.schema([f.with_type(older) if f.name == "corruption" else f for f in FEATURES.arrow_schema])
+    record = _corrupted(0.25)
+    versions.record("x", _declared_stats(fingerprint({"test": pa.Table.from_pylist([record], schema=older_schema)})))
+    grown = tables({"test": [{**record, "corruption": {**record["corruption"], "replaced": ["Was."]}}]})
+    assert versions.check("x", _declared_stats(fingerprint(grown))).bump == "major"  # the stats alone cannot tell
+    verdict = versions.check("x", _declared_stats(fingerprint(grown)), tables=grown)
+    assert (verdict.bump, verdict.next, verdict.reasons) == ("minor", "1.1.0", ("fields added: corruption (+replaced: list<string>)",))
+    reseeded = tables({"test": [{**record, "corruption": {**record["corruption"], "seed": 2, "replaced": ["Was."]}}]})
+    assert versions.check("x", _declared_stats(fingerprint(reseeded)), tables=reseeded).bump == "major"
 
 
 def _release(workspace):

@@ -57,7 +57,8 @@ def cmd_version(args) -> int:
     unbuilt = [c for c in names if c not in built]
     if unbuilt:
         raise CohbenchError(f"config {unbuilt[0]!r} is not built in {release}; built: {', '.join(built)}")
-    verdicts = [(versions.record if args.record else versions.check)(name, versions.of_records(release, name, built[name])) for name in names]
+    decide = versions.record if args.record else versions.check
+    verdicts = [decide(name, built[name], tables=versions.records_of(release, name, built[name])) for name in names]
     lines = []
     for v in verdicts:
         if args.record and not v.ok:

@@ -5,7 +5,8 @@ fingerprint, schema and field hashes of the records it stands for. A build recor
 from the declaration, the version must move, and the field hashes say which part:
 
 - major: records or labels changed (a field's values, rows added or removed), or a field was removed or retyped;
-- minor: fields were added and every existing field is unchanged (or the config is new: 1.0.0);
+- minor: fields were added and every existing field is unchanged (or the config is new: 1.0.0); a struct that gained
+  subfields counts as unchanged where its values, the new subfields left out, hash as declared;
 - patch: records unchanged (a card or documentation fix); never required by this check.
 
 A built config whose fingerprint is not its declared one carries the version `<declared>+dev.<fingerprint[:8]>`,
@@ -79,9 +80,10 @@ def is_development(version: str) -> bool:
     return "+" in version
 
 
-def check(config: str, stats: dict, folder: Path | None = None) -> Verdict:
+def check(config: str, stats: dict, folder: Path | None = None, tables: dict | None = None) -> Verdict:
     """Whether a built config's records (its stats: fingerprint, schema, field hashes, rows) are its declared version,
-    and if not, which part of the version must move and why."""
+    and if not, which part of the version must move and why. With the records themselves (`tables`, split -> Arrow
+    table, from `records_of`), a struct that gained subfields is told apart from one whose values changed."""
     entry = declared(config, folder)
     fingerprint = stats.get("fingerprint")
     if not (isinstance(fingerprint, str) and FINGERPRINT.match(fingerprint) and isinstance(stats.get("schema"), dict)
@@ -96,12 +98,16 @@ def check(config: str, stats: dict, folder: Path | None = None) -> Verdict:
     removed = sorted(set(old_schema) - set(new_schema))
     retyped = sorted(f for f in set(old_schema) & set(new_schema) if old_schema[f] != new_schema[f])
     old_hashes, new_hashes = entry["field_hashes"], stats.get("field_hashes") or {}
-    # A struct that only gained subfields at its end, null in every record (its values hash as before), gained fields.
-    grown = [f for f in retyped if old_schema[f].startswith("struct<") and new_schema[f].startswith(old_schema[f][:-1] + ", ")
-             and old_hashes.get(f) == new_hashes.get(f)]
+    # A struct that only gained subfields at its end gained fields where its values hash as before: null in every
+    # record, or (given the records) the same once the new subfields are left out.
+    grown = [f for f in retyped
+             if old_schema[f].startswith("struct<") and new_schema[f].startswith(old_schema[f][:-1] + ", ")
+             and (old_hashes.get(f) == new_hashes.get(f)
+                  or tables is not None and _hash_without_new_subfields(tables, f, old_schema[f]) == old_hashes.get(f))]
     retyped = [f for f in retyped if f not in grown]
     added = sorted(set(new_schema) - set(old_schema)) + [f"{f} (+{new_schema[f][len(old_schema[f]) + 1:-1]})" for f in grown]
-    changed = sorted(f for f in set(old_hashes) & set(new_hashes) if f not in retyped and old_hashes[f] != new_hashes[f])
+    changed = sorted(f for f in set(old_hashes) & set(new_hashes)
+                     if f not in retyped and f not in grown and old_hashes[f] != new_hashes[f])
     rows = {split: f["rows"] for split, f in stats["files"].items()}
     reasons = [f"{what}: {', '.join(names)}" for what, names in
                (("fields removed", removed), ("fields retyped", retyped), ("values changed in", changed), ("fields added", added)) if names]
@@ -112,31 +118,48 @@ def check(config: str, stats: dict, folder: Path | None = None) -> Verdict:
                    _bumped(entry["version"], part), tuple(reasons or ["fingerprint differs"]))
 
 
-def of_records(release: Path, config: str, stats: dict) -> dict:
-    """`stats`, once the fingerprint, schema and field hashes they record are found to be those of the records they
-    describe, recomputed from the data files (read through the one reader, each checked against the stats). Readers
-    take a version from the stats' fingerprint, since the stats are checked against the manifest or the build state;
+def _hash_without_new_subfields(tables: dict, field: str, old_type: str) -> str:
+    """The hash `field` (a struct) would have with only the subfields `old_type` names: its declared hash where no
+    other value changed."""
+    import pyarrow as pa
+
+    from .fingerprint import fingerprint, type_name
+
+    pruned = {}
+    for split, table in tables.items():
+        column = table.column(field).combine_chunks()
+        kept = next(k for k in range(column.type.num_fields + 1) if type_name(pa.struct(list(column.type)[:k])) == old_type)
+        values = pa.StructArray.from_arrays(column.flatten()[:kept], fields=list(column.type)[:kept], mask=column.is_null())
+        pruned[split] = pa.table({"id": table.column("id"), field: values})
+    return fingerprint(pruned)["fields"][field]
+
+
+def records_of(release: Path, config: str, stats: dict) -> dict:
+    """The records of a built config (split -> Arrow table, through the one reader, each file checked against the
+    stats), once the fingerprint, schema and field hashes the stats record are found to be theirs. Readers take a
+    version from the stats' fingerprint, since the stats are checked against the manifest or the build state;
     `cohbench version`, which names and declares versions, recomputes it, so that stats whose records were changed
     behind a kept fingerprint never pass for a declared version."""
     from .fingerprint import fingerprint
     from .layout import read_table
 
-    content = fingerprint({split: read_table(release, config, stats, split) for split in stats["files"]})
+    tables = {split: read_table(release, config, stats, split) for split in stats["files"]}
+    content = fingerprint(tables)
     if (content["fingerprint"], content["schema"], content["fields"]) != (stats.get("fingerprint"), stats.get("schema"), stats.get("field_hashes")):
         raise ReleaseError(f"stats/{config}.json records another fingerprint than that of the records it describes (records "
                            f"{content['fingerprint'][:12]}); rebuild it with `cohbench build {config}`")
-    return stats
+    return tables
 
 
 def _files(stats: dict) -> dict:
     return {split: f["sha256"] for split, f in sorted(stats["files"].items())}
 
 
-def record(config: str, stats: dict, folder: Path | None = None) -> Verdict:
-    """Declare the built records of `config` as its next version (the part the change requires), with the sha256 of
-    the data files that hold them; returns the verdict that was acted on. Nothing is written when the records already
-    are the declared version in those very files."""
-    verdict, entry = check(config, stats, folder), declared(config, folder)
+def record(config: str, stats: dict, folder: Path | None = None, tables: dict | None = None) -> Verdict:
+    """Declare the built records of `config` as its next version (the part the change requires, `check`), with the
+    sha256 of the data files that hold them; returns the verdict that was acted on. Nothing is written when the
+    records already are the declared version in those very files."""
+    verdict, entry = check(config, stats, folder, tables), declared(config, folder)
     if verdict.ok and entry.get("files") == _files(stats):
         return verdict
     rows = {split: f["rows"] for split, f in stats["files"].items()}
@@ -162,7 +185,7 @@ def false_claim(release: Path, config: str, version: str, stats: dict) -> str | 
         key = (str(Path(release).resolve()), config, tuple(_files(stats).values()))
         if key not in _RECOMPUTED:  # once per process: it reads every record
             try:
-                of_records(release, config, stats)
+                records_of(release, config, stats)
                 _RECOMPUTED[key] = None
             except ReleaseError as error:
                 _RECOMPUTED[key] = str(error)
