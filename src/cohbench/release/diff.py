@@ -22,7 +22,7 @@ import pyarrow as pa
 from ..display import percent
 from ..errors import ReleaseError
 from ..schema import split_sort_key
-from .fingerprint import FLOAT_DECIMALS, fingerprint, schema_types
+from .fingerprint import FLOAT_DECIMALS, added_subfields, fingerprint, schema_types, type_name
 from .files import MANIFEST, read_manifest, read_regular
 from .layout import built_configs, read_table
 from .load import derived_from
@@ -47,6 +47,13 @@ def _rounded(expression: str, kind: pa.DataType) -> str:
             return expression
         return "struct_pack(" + ", ".join(f'"{name}" := {sql}' for name, sql in parts) + ")"
     return expression
+
+
+def _old_subfields(expression: str, old: pa.DataType) -> str:
+    """SQL of struct `expression` with only the subfields of struct type `old` (rounded as `_rounded` does): a struct
+    that gained subfields, compared on what both sides hold."""
+    parts = ", ".join(f'"{f.name}" := {_rounded(f"{expression}.{chr(34)}{f.name}{chr(34)}", f.type)}' for f in old)
+    return f"CASE WHEN {expression} IS NULL THEN NULL ELSE struct_pack({parts}) END"
 
 
 def _has_float(kind: pa.DataType) -> bool:
@@ -134,8 +141,9 @@ def _compare(con, old: pa.Table, new: pa.Table, renamed: bool = False) -> dict:
     con.register("old_rows", old)
     con.register("new_rows", new)
     old_types, new_types = {f.name: f.type for f in old.schema}, {f.name: f.type for f in new.schema}
-    common = [name for name in new_types if name in old_types and old_types[name] == new_types[name] and name != "id"
-              and not (renamed and name == "config")]
+    grown = {name for name in new_types if name in old_types and added_subfields(type_name(old_types[name]), type_name(new_types[name]))}
+    common = [name for name in new_types if name in old_types and (old_types[name] == new_types[name] or name in grown)
+              and name != "id" and not (renamed and name == "config")]
     ids = lambda sql: [row[0] for row in con.execute(sql).fetchall()]  # noqa: E731
     out = {"rows": {"old": old.num_rows, "new": new.num_rows},
            "null_ids": {side: con.execute(f"SELECT count(*) FROM {side}_rows WHERE id IS NULL").fetchall()[0][0] for side in ("old", "new")},
@@ -144,7 +152,8 @@ def _compare(con, old: pa.Table, new: pa.Table, renamed: bool = False) -> dict:
     named = {"added": ids("SELECT DISTINCT id FROM new_rows WHERE id IS NOT NULL EXCEPT SELECT id FROM old_rows ORDER BY id"),
              "removed": ids("SELECT DISTINCT id FROM old_rows WHERE id IS NOT NULL EXCEPT SELECT id FROM new_rows ORDER BY id")}
     joined = "FROM old_rows o JOIN new_rows n USING (id)"
-    rounded = {name: (_rounded(f'o."{name}"', new_types[name]), _rounded(f'n."{name}"', new_types[name])) for name in common}
+    rounded = {name: (_old_subfields(f'o."{name}"', old_types[name]), _old_subfields(f'n."{name}"', old_types[name])) if name in grown
+               else (_rounded(f'o."{name}"', new_types[name]), _rounded(f'n."{name}"', new_types[name])) for name in common}
     # one pass over the join: per field, rows that differ at the declared precision and (floats) rows that differ only below it
     counts = [f"count(*) FILTER (WHERE {a} IS DISTINCT FROM {b})" for a, b in rounded.values()]
     counts += [f'count(*) FILTER (WHERE o."{name}" IS DISTINCT FROM n."{name}" AND {rounded[name][0]} IS NOT DISTINCT FROM {rounded[name][1]})'
@@ -238,10 +247,12 @@ def diff(old: Path, new: Path, configs: list[str] | None = None) -> dict:
             result["configs"][name] = entry
             continue
         old_types, new_types = schema_types(old_table.schema), schema_types(new_table.schema)
+        both = sorted(f for f in set(old_types) & set(new_types) if old_types[f] != new_types[f])
+        grown = {f: extra for f in both if (extra := added_subfields(old_types[f], new_types[f]))}  # compared on the old subfields
         entry["schema"] = {
-            "added": sorted(set(new_types) - set(old_types)),
+            "added": sorted(set(new_types) - set(old_types)) + [f"{f} (+{extra})" for f, extra in grown.items()],
             "removed": sorted(set(old_types) - set(new_types)),
-            "retyped": {f: f"{old_types[f]} -> {new_types[f]}" for f in sorted(set(old_types) & set(new_types)) if old_types[f] != new_types[f]},
+            "retyped": {f: f"{old_types[f]} -> {new_types[f]}" for f in both if f not in grown},
         }
         entry.update(_compare(con, old_table, new_table, renamed=name in counterpart))
         different = (entry["added"] or entry["removed"] or entry["changed"] or any(entry["schema"].values()) or entry["split_schemas"]

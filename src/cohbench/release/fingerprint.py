@@ -45,6 +45,14 @@ def type_name(kind) -> str:
     return str(kind)
 
 
+def added_subfields(old: str, new: str) -> str | None:
+    """The subfields struct type `new` appends to struct type `old` (both as `type_name` writes them), as text
+    (`replaced: list<string>`); None where `new` is not `old` with subfields appended."""
+    if old.startswith("struct<") and new.startswith(old[:-1] + ", ") and new.endswith(">"):
+        return new[len(old) + 1 : -1]
+    return None
+
+
 def schema_types(schema) -> dict[str, str]:
     """Field name -> Arrow type, the form the versions record and `cohbench diff` compares."""
     return {field.name: type_name(field.type) for field in schema}

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .. import jsonout, settings
 from ..errors import ReleaseError
+from .fingerprint import added_subfields
 
 VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 
@@ -100,12 +101,11 @@ def check(config: str, stats: dict, folder: Path | None = None, tables: dict | N
     old_hashes, new_hashes = entry["field_hashes"], stats.get("field_hashes") or {}
     # A struct that only gained subfields at its end gained fields where its values hash as before: null in every
     # record, or (given the records) the same once the new subfields are left out.
-    grown = [f for f in retyped
-             if old_schema[f].startswith("struct<") and new_schema[f].startswith(old_schema[f][:-1] + ", ")
+    grown = [f for f in retyped if added_subfields(old_schema[f], new_schema[f])
              and (old_hashes.get(f) == new_hashes.get(f)
                   or tables is not None and _hash_without_new_subfields(tables, f, old_schema[f]) == old_hashes.get(f))]
     retyped = [f for f in retyped if f not in grown]
-    added = sorted(set(new_schema) - set(old_schema)) + [f"{f} (+{new_schema[f][len(old_schema[f]) + 1:-1]})" for f in grown]
+    added = sorted(set(new_schema) - set(old_schema)) + [f"{f} (+{added_subfields(old_schema[f], new_schema[f])})" for f in grown]
     changed = sorted(f for f in set(old_hashes) & set(new_hashes)
                      if f not in retyped and f not in grown and old_hashes[f] != new_hashes[f])
     rows = {split: f["rows"] for split, f in stats["files"].items()}
