@@ -144,6 +144,19 @@ class Replaced:
         return len(sentences) == len(self.upstream) and sum(u != s for u, s in zip(self.upstream, sentences)) == self.count
 
 
+@dataclasses.dataclass(frozen=True)
+class Lost:
+    """`count` sentences of an upstream text, in its order: the ones a generator removed or replaced
+    (`corruption.replaced`, what the viewer shows beside the change); which ones is generated, so left open."""
+
+    upstream: tuple
+    count: int
+
+    def __eq__(self, sentences) -> bool:
+        found = [next((i for i, u in enumerate(self.upstream) if u == s), None) for s in sentences]
+        return len(sentences) == self.count and None not in found and found == sorted(found)
+
+
 def field_at(record: dict, path: str):
     """The value at `path` in a record: a field, then `[index]` or `.key` steps (`sentences[-1]`, `corruption.source_id`)."""
     value = record

@@ -7,7 +7,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from corpus_case import CorpusCase, Opening, Removed, Replaced, mirror_parse_fixtures
+from corpus_case import CorpusCase, Lost, Opening, Removed, Replaced, mirror_parse_fixtures
 
 from cohbench.corpora.registry import spec
 from cohbench.corpora import fairytaleqa
@@ -70,7 +70,8 @@ def _spot_checks(generator: str, altered) -> dict:
     """Every record is a window with 2 of its 8 sentences removed or replaced (label 1): the story, the window and the
     sentences left are upstream's, which two were removed or replaced (and by which confounders) is generated."""
     return {split: {position: {"id": f"{window}:{generator}", "doc_id": window.rsplit("-w", 1)[0],
-                               "corruption.source_id": window, "label": 1, "sentences": altered(tuple(map(Opening, openings)), 2)}
+                               "corruption.source_id": window, "label": 1, "sentences": altered(tuple(map(Opening, openings)), 2),
+                               "corruption.replaced": Lost(tuple(map(Opening, openings)), 2)}
                     for position, (window, openings) in windows.items()}
             for split, windows in WINDOWS.items()}
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from corpus_case import CorpusCase, Removed, Replaced, mirror_parse_fixtures
+from corpus_case import CorpusCase, Lost, Removed, Replaced, mirror_parse_fixtures
 
 from cohbench.corpora import rocstories
 from cohbench.errors import ParseError
@@ -42,7 +42,7 @@ def _spot_checks(generator: str, altered) -> dict:
     """Every record is an altered story (label 1): the story and its unaltered sentences are upstream's, which
     sentence an instance removed or replaced (and by which confounder) is generated."""
     return {"train": {position: {"id": f"{story}:{generator}#{instance}", "doc_id": story, "corruption.source_id": story,
-                                 "label": 1, "sentences": altered(sentences, 1)}
+                                 "label": 1, "sentences": altered(sentences, 1), "corruption.replaced": Lost(sentences, 1)}
                       for position, (story, instance, sentences) in STORIES.items()}}
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from corpus_case import CorpusCase, Removed, Replaced, assert_no_story_in_two_splits, expected_splits, mirror_parse_fixtures
+from corpus_case import CorpusCase, Lost, Removed, Replaced, assert_no_story_in_two_splits, expected_splits, mirror_parse_fixtures
 
 from cohbench.corpora import timetravel
 from cohbench.errors import ParseError
@@ -69,7 +69,7 @@ def _spot_checks(generator: str, altered) -> dict:
     """Every record is an altered story (label 1): the story and its unaltered sentences are upstream's, which one
     sentence was removed or replaced (and by which confounder) is generated."""
     return {split: {position: {"id": f"{story}:{generator}", "doc_id": story, "corruption.source_id": story, "label": 1,
-                               "sentences": altered(sentences, 1)}
+                               "sentences": altered(sentences, 1), "corruption.replaced": Lost(sentences, 1)}
                     for position, (story, sentences) in stories.items()}
             for split, stories in STORIES.items()}
 
