@@ -123,6 +123,7 @@ def test_the_site_opens_in_chromium_without_errors_with_spans_corruptions_and_ex
         assert corruption == ["The ship sank.", "1", "discordant_replace at position 1; similarity 0.125; rank 2; inserted from other/3",
                               "[discordant_replace at position 1; similarity 0.125; rank 2; inserted from other/3] replaced: "
                               "She made tea. ", "She made tea."]  # the replacement, and beside it the sentence it replaced
+        assert browser.value("document.querySelector('.legend del.replaced').textContent") == "the sentence it replaced or removed"
         browser.open((site / "timetravel_msd.html").as_uri())
         assert browser.value("document.querySelector('#records mark.gap ~ small.note del.replaced').textContent") == "She made tea."
         assert "the data names no annotator" not in browser.value("document.querySelector('header').textContent")

@@ -143,7 +143,8 @@ def _legend(summary: dict) -> str:
     """What each colour on the page means: the error types its spans have, and the marks of generated corruptions."""
     keys = [f'<mark class="span type-{html.escape(t)}">{html.escape(t)}</mark>' for t in summary["types"]]
     if summary["corrupted"]:
-        keys += ['<mark class="corruption">a sentence a generator put there</mark>', '<mark class="gap">a removed sentence</mark>']
+        keys += ['<mark class="corruption">a sentence a generator put there</mark>', '<mark class="gap">a removed sentence</mark>',
+                 '<del class="replaced">the sentence it replaced or removed</del>']
     keys += ['<span class="label label-error">error</span>', '<span class="label label-ok">ok</span>']
     return '<p class="legend">legend: ' + " ".join(keys) + "</p>"
 
