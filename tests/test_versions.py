@@ -49,6 +49,9 @@ def test_floats_are_content_to_the_declared_precision_and_noise_below_it():
     base = fingerprint(tables({"test": [_corrupted(0.2489)]}))["fingerprint"]
     assert fingerprint(tables({"test": [_corrupted(0.24890003)]}))["fingerprint"] == base  # float32 noise
     assert fingerprint(tables({"test": [_corrupted(0.2490)]}))["fingerprint"] != base
+    rated = [dict(_corrupted(0.2489), ratings=[{"annotator": "a", "annotator_type": "expert", "dimension": "coherence", "score": score}])
+             for score in (0.0, -0.0, 2.00000001)]  # a float inside a list of structs is content at the same precision
+    assert len({fingerprint(tables({"test": [r]}))["fingerprint"] for r in rated}) == 2
 
 
 def _stats(config: str, fields: dict, schema: dict, rows=None) -> dict:
