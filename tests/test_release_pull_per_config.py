@@ -67,14 +67,15 @@ def _object_of(repo: Path, store: Path, path: str) -> Path:
     return _object(store, next(m["md5"] for m in json.loads(_object(store, listing).read_bytes()) if m["relpath"] == name))
 
 
-def _pulled(args: list[str], expected: dict[str, str], out: Path, capsys) -> None:
-    """A pull that gives the release byte for byte, which `verify` passes and whose every config loads."""
+def _pulled(args: list[str], expected: dict[str, str], out: Path, capsys) -> str:
+    """A pull that gives the release byte for byte, which `verify` passes and whose every config loads; what it said."""
     assert main(["pull", *args, "--out", str(out)]) == 0, capsys.readouterr().err
     assert _files(out) == expected
-    capsys.readouterr()
+    said = capsys.readouterr().out
     assert main(["verify", "--release", str(out), "--quiet"]) == 0, capsys.readouterr().out
     for config in {p.split("/")[1] for p in expected if p.startswith("data/")}:
         assert cohbench.load(config, "test", release=out).num_rows == 2
+    return said
 
 
 def test_every_config_of_every_release_comes_back_from_the_store_a_published_folder_and_http(repo, workspace, served, monkeypatch, capsys):
@@ -97,7 +98,11 @@ def test_every_config_of_every_release_comes_back_from_the_store_a_published_fol
     clone = _fresh_clone(repo, workspace / "clone")
     shutil.rmtree(repo)  # every local copy gone but the published folder
     shutil.rmtree(workspace / "store")
-    _pulled(["1.0.0", "--repo", str(clone), "--remote", url], first, workspace / "over-http", capsys)
+    said = json.loads(_pulled(["1.0.0", "--repo", str(clone), "--remote", url, "--json"], first, workspace / "over-http", capsys))
+    pulled = {p: (workspace / "over-http" / p).stat().st_size for p in first}
+    # the bytes of every DVC-tracked file (the configs' data, the baseline's predictions) and their listings, no more
+    tracked = sum(size for p, size in pulled.items() if p.startswith(("data/", "baseline/predictions/")))
+    assert tracked < said["bytes_received"] < tracked + 4096 * 8, (said, tracked)
     _pulled(["1.1.0", "--repo", str(clone), "--remote", str(folder)], second, workspace / "from-folder", capsys)
 
 

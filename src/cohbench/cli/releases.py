@@ -119,8 +119,9 @@ def cmd_pull(args) -> int:
     from ..release.store import pull
 
     result = pull(args.version, Path(args.out or f"cohbench-{args.version.removeprefix('v')}"), repo=args.repo, remote=args.remote)
-    emit(args, result, [f"restored cohbench {result['release']} ({result['files']} files, each matching its manifest) from "
-                         f"{result['remote']} into {result['path']}; use it with --release {result['path']}"])
+    received = f", {result['bytes_received'] / 1e6:.1f} MB received" if result["bytes_received"] is not None else ""
+    emit(args, result, [f"restored cohbench {result['release']} ({result['files']} files, each matching its manifest{received}) "
+                         f"from {result['remote']} into {result['path']}; use it with --release {result['path']}"])
     return 0
 
 

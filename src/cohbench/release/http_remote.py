@@ -29,20 +29,20 @@ WORKERS = 8
 
 def download(url: str, outputs: dict[str, dict], version: str, target: Path) -> int:
     """Every object of `outputs` (by path in the release: dvc.lock's md5 and size) from `url` into `target`, each
-    checked against its md5 before it is written. Returns the number of files written."""
-    def fetch_output(item: tuple[str, dict]) -> list[tuple[str, str, int]]:
+    checked against its md5 before it is written. Returns the bytes received (the objects and their listings)."""
+    def fetch_output(item: tuple[str, dict]) -> tuple[int, list[tuple[str, str, int]]]:
         output, entry = item
         md5, size = entry["md5"], _recorded_size(entry, output, version)
         if not md5.endswith(".dir"):
-            _write(target / output, _get(url, output, md5, size, version))
-            return []
+            return _write(target / output, _get(url, output, md5, size, version)), []
         data = _get(url, output, md5, LISTING_LIMIT, version)
         members = listing_of(data, output, version, f"the remote {url}", object_path(url, md5))
-        return [(_member_path(output, m["relpath"], version, url), m["md5"], size) for m in members]
+        return len(data), [(_member_path(output, m["relpath"], version, url), m["md5"], size) for m in members]
 
-    files = [member for members in _parallel(fetch_output, list(outputs.items())) for member in members]
-    _parallel(lambda member: _write(target / member[0], _get(url, *member, version)), files)
-    return len(files) + sum(not e["md5"].endswith(".dir") for e in outputs.values())
+    fetched = _parallel(fetch_output, list(outputs.items()))
+    files = [member for _, members in fetched for member in members]
+    received = _parallel(lambda member: _write(target / member[0], _get(url, *member, version)), files)
+    return sum(n for n, _ in fetched) + sum(received)
 
 
 def _recorded_size(entry: dict, output: str, version: str) -> int:
@@ -100,9 +100,9 @@ def _get(url: str, what: str, md5: str, limit: int, version: str) -> bytes:
     return data
 
 
-def _write(path: Path, data: bytes) -> None:
+def _write(path: Path, data: bytes) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+    return path.write_bytes(data)
 
 
 def _parallel(work, items: list) -> list:

@@ -186,8 +186,9 @@ def pull(version: str, out: Path, repo: Path | None = None, remote: str | None =
         if not (tmp / "manifest.json").is_file():
             raise ReleaseError(f"{tag} holds no release manifest (cohbench/manifest.json); it is not a release tag")
         _check_room(tmp, outputs, out)
+        received = None  # bytes over HTTP; a folder or DVC remote is copied by DVC, which does not say
         if outputs and over_http:
-            download(url, outputs, version, tmp)
+            received = download(url, outputs, version, tmp)
         elif outputs:
             _run(repo, "python", "-c", PULL, str(repo), revision, url, RELEASE_FOLDER, str(tmp), *outputs,
                  shown={str(tmp): str(out)}, what=f"getting the data of {tag} from {url}")
@@ -199,7 +200,8 @@ def pull(version: str, out: Path, repo: Path | None = None, remote: str | None =
             raise ReleaseError(f"{url} gave a damaged copy of {tag}: {len(bad)} file(s) do not match the release manifest, e.g. "
                                f"{where} ({problem}); the remote's copy is damaged: publish {version} there again (`cohbench "
                                f"publish TARGET {version}`; `cohbench push` for the builder's own store); nothing was written")
-    return {"release": version, "revision": revision, "path": str(target), "files": len(checked["files"]), "remote": url}
+    return {"release": version, "revision": revision, "path": str(target), "files": len(checked["files"]), "remote": url,
+            "bytes_received": received}
 
 
 def _outputs_at(repo: Path, revision: str) -> dict[str, dict]:
