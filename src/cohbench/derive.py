@@ -48,7 +48,7 @@ def derive(name: str, query: str, out: Path, release: Path | None = None) -> dic
         table = table.select(ARROW_SCHEMA.names).cast(ARROW_SCHEMA)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as error:
         raise CohbenchError(f"the query's columns do not fit the schema ({str(error).splitlines()[0][:200]})") from None
-    _check_rows(table)
+    present = _checked_splits(table)
     table = table.set_column(ARROW_SCHEMA.names.index("config"), "config", pa.repeat(pa.scalar(name, pa.string()), table.num_rows))
     read = provenance(folder, {c: built[c] for c in sources})
     described = {
@@ -59,7 +59,7 @@ def derive(name: str, query: str, out: Path, release: Path | None = None) -> dic
         "inputs": [], "notes": {"derived_from": {"release": read["release"], "configs": read["configs"], "query": query}},
     }  # fmt: skip
     splits = {}
-    for split in sorted(pc.unique(table.column("split")).to_pylist(), key=SPLITS.index):
+    for split in present:
         rows = table.filter(pc.equal(table.column("split"), split))
         rows = rows.take(pc.sort_indices(rows, [("id", "ascending")]))  # the order a build writes
         splits[split] = datasets.Dataset(rows.cast(FEATURES.arrow_schema))
@@ -70,7 +70,8 @@ def derive(name: str, query: str, out: Path, release: Path | None = None) -> dic
             "fingerprint": stats["fingerprint"], "derived_from": read["configs"]}
 
 
-def _check_rows(table) -> None:
+def _checked_splits(table) -> list[str]:
+    """The splits the query's rows hold, in the vocabulary's order, once the rows are found fit to write."""
     import pyarrow.compute as pc
 
     if table.num_rows == 0:
@@ -80,6 +81,8 @@ def _check_rows(table) -> None:
         raise CohbenchError("every row needs an id and a split; the query returned nulls")
     if pc.count_distinct(ids).as_py() != table.num_rows:
         raise CohbenchError("ids must be unique; the query returned the same id twice (a join or UNION ALL?)")
-    unknown = sorted(set(pc.unique(splits).to_pylist()) - set(SPLITS))  # no Python string per row
+    present = set(pc.unique(splits).to_pylist())  # no Python string per row
+    unknown = sorted(present - set(SPLITS))
     if unknown:
         raise CohbenchError(f"split {unknown[0]!r} is not one of {', '.join(SPLITS)}")
+    return sorted(present, key=SPLITS.index)

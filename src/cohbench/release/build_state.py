@@ -22,16 +22,15 @@ def record_build(release: Path, config: str, stats_sha256: str) -> None:
     except ReleaseError:  # lost or damaged: the build state records this build
         recorded = None
     path = release / BUILDING / f"{config}.json"
-    if recorded != stats_sha256:
-        from ..corpora.registry import is_config
-
-        if not is_config(config):
-            raise ReleaseError(f"{config!r} is not a registered config, so it cannot be built into the indexed release "
-                               f"{release}; write it into a new folder (as `cohbench derive` and `corrupt` do)")
     if recorded == stats_sha256:
         path.unlink(missing_ok=True)
-    else:
-        jsonout.write(path, {"config": config, "stats_sha256": stats_sha256})
+        return
+    from ..corpora.registry import is_config
+
+    if not is_config(config):
+        raise ReleaseError(f"{config!r} is not a registered config, so it cannot be built into the indexed release "
+                           f"{release}; write it into a new folder (as `cohbench derive` and `corrupt` do)")
+    jsonout.write(path, {"config": config, "stats_sha256": stats_sha256})
 
 
 def build_state(release: Path) -> dict[str, str]:
