@@ -191,3 +191,4 @@ def test_a_struct_that_gained_a_subfield_is_compared_on_the_subfields_both_sides
     result = diff(old, new, ["timetravel_dsd"])["configs"]["timetravel_dsd"]
     assert result["schema"] == {"added": ["corruption (+replaced: list<string>)"], "removed": [], "retyped": {}}
     assert result["changed_fields"] == {"corruption": 1} and result["ids"]["changed"] == [changed]
+    assert result["float_noise_within_precision"] == {}  # the added values are not float noise either

@@ -186,7 +186,8 @@ def _declared() -> dict:
             "replaced",
             List(Value("string")),
             "The source's sentence each position lost, one per position: the sentence a replacement took the place of, "
-            "or the one removed from that gap; empty where the generator only reordered, repeated or dropped context.",
+            "or the one removed from that gap; empty where no sentence lost its place (a reordering, a repetition, "
+            "dropped context, a coherent counterpart).",
         ),
     )
 

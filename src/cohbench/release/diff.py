@@ -49,10 +49,11 @@ def _rounded(expression: str, kind: pa.DataType) -> str:
     return expression
 
 
-def _old_subfields(expression: str, old: pa.DataType) -> str:
-    """SQL of struct `expression` with only the subfields of struct type `old` (rounded as `_rounded` does): a struct
-    that gained subfields, compared on what both sides hold."""
-    parts = ", ".join(f'"{f.name}" := {_rounded(f"{expression}.{chr(34)}{f.name}{chr(34)}", f.type)}' for f in old)
+def _old_subfields(expression: str, old: pa.DataType, rounded: bool = True) -> str:
+    """SQL of struct `expression` with only the subfields of struct type `old` (`rounded` as `_rounded` does): a
+    struct that gained subfields, compared on what both sides hold."""
+    subfield = (lambda f: _rounded(f'{expression}."{f.name}"', f.type)) if rounded else (lambda f: f'{expression}."{f.name}"')
+    parts = ", ".join(f'"{f.name}" := {subfield(f)}' for f in old)
     return f"CASE WHEN {expression} IS NULL THEN NULL ELSE struct_pack({parts}) END"
 
 
@@ -156,7 +157,9 @@ def _compare(con, old: pa.Table, new: pa.Table, renamed: bool = False) -> dict:
                else (_rounded(f'o."{name}"', new_types[name]), _rounded(f'n."{name}"', new_types[name])) for name in common}
     # one pass over the join: per field, rows that differ at the declared precision and (floats) rows that differ only below it
     counts = [f"count(*) FILTER (WHERE {a} IS DISTINCT FROM {b})" for a, b in rounded.values()]
-    counts += [f'count(*) FILTER (WHERE o."{name}" IS DISTINCT FROM n."{name}" AND {rounded[name][0]} IS NOT DISTINCT FROM {rounded[name][1]})'
+    raw = {name: (_old_subfields(f'o."{name}"', old_types[name], rounded=False), _old_subfields(f'n."{name}"', old_types[name], rounded=False))
+           if name in grown else (f'o."{name}"', f'n."{name}"') for name in common}
+    counts += [f'count(*) FILTER (WHERE {raw[name][0]} IS DISTINCT FROM {raw[name][1]} AND {rounded[name][0]} IS NOT DISTINCT FROM {rounded[name][1]})'
                for name in common if _has_float(new_types[name])]
     anywhere = " OR ".join(f"{a} IS DISTINCT FROM {b}" for a, b in rounded.values()) or "false"
     *per_field, changed = con.execute(f"SELECT {', '.join([*counts, f'count(*) FILTER (WHERE {anywhere})'])} {joined}").fetchall()[0]

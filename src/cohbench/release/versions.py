@@ -99,8 +99,8 @@ def check(config: str, stats: dict, folder: Path | None = None, tables: dict | N
     removed = sorted(set(old_schema) - set(new_schema))
     retyped = sorted(f for f in set(old_schema) & set(new_schema) if old_schema[f] != new_schema[f])
     old_hashes, new_hashes = entry["field_hashes"], stats.get("field_hashes") or {}
-    # A struct that only gained subfields at its end gained fields where its values hash as before: null in every
-    # record, or (given the records) the same once the new subfields are left out.
+    # A struct that only gained subfields at its end gained fields where its values hash as before (the struct null
+    # in every record), or (given the records) hash as declared once the new subfields are left out.
     grown = [f for f in retyped if added_subfields(old_schema[f], new_schema[f])
              and (old_hashes.get(f) == new_hashes.get(f)
                   or tables is not None and _hash_without_new_subfields(tables, f, old_schema[f]) == old_hashes.get(f))]
