@@ -22,7 +22,7 @@ import pyarrow as pa
 from ..display import percent
 from ..errors import ReleaseError
 from ..schema import split_sort_key
-from .fingerprint import FLOAT_DECIMALS, added_subfields, fingerprint, schema_types, type_name
+from .fingerprint import FLOAT_DECIMALS, added_subfields, fingerprint, schema_types
 from .files import MANIFEST, read_manifest, read_regular
 from .layout import built_configs, read_table
 from .load import derived_from
@@ -137,12 +137,12 @@ def _joined(side: str, tables: dict[str, pa.Table]) -> tuple[pa.Table | None, li
         return None, problems
 
 
-def _compare(con, old: pa.Table, new: pa.Table, renamed: bool = False) -> dict:
-    """`renamed`: the sides are one config under two names (a `derive` copy), so `config` differs in every row by design."""
+def _compare(con, old: pa.Table, new: pa.Table, grown: set[str], renamed: bool = False) -> dict:
+    """`grown`: the struct fields that gained subfields (`diff`), compared on the old ones. `renamed`: the sides are one
+    config under two names (a `derive` copy), so `config` differs in every row by design."""
     con.register("old_rows", old)
     con.register("new_rows", new)
     old_types, new_types = {f.name: f.type for f in old.schema}, {f.name: f.type for f in new.schema}
-    grown = {name for name in new_types if name in old_types and added_subfields(type_name(old_types[name]), type_name(new_types[name]))}
     common = [name for name in new_types if name in old_types and (old_types[name] == new_types[name] or name in grown)
               and name != "id" and not (renamed and name == "config")]
     ids = lambda sql: [row[0] for row in con.execute(sql).fetchall()]  # noqa: E731
@@ -257,7 +257,7 @@ def diff(old: Path, new: Path, configs: list[str] | None = None) -> dict:
             "removed": sorted(set(old_types) - set(new_types)),
             "retyped": {f: f"{old_types[f]} -> {new_types[f]}" for f in both if f not in grown},
         }
-        entry.update(_compare(con, old_table, new_table, renamed=name in counterpart))
+        entry.update(_compare(con, old_table, new_table, set(grown), renamed=name in counterpart))
         different = (entry["added"] or entry["removed"] or entry["changed"] or any(entry["schema"].values()) or entry["split_schemas"]
                      or entry["rows"]["old"] != entry["rows"]["new"] or entry["null_ids"]["old"] != entry["null_ids"]["new"]
                      or entry["duplicate_ids"]["old"] != entry["duplicate_ids"]["new"])

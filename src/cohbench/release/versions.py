@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .. import jsonout, settings
 from ..errors import ReleaseError
-from .fingerprint import added_subfields
+from .fingerprint import added_subfields, fingerprint, type_name
 
 VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 
@@ -123,8 +123,6 @@ def _hash_without_new_subfields(tables: dict, field: str, old_type: str) -> str:
     other value changed."""
     import pyarrow as pa
 
-    from .fingerprint import fingerprint, type_name
-
     pruned = {}
     for split, table in tables.items():
         column = table.column(field).combine_chunks()
@@ -140,7 +138,6 @@ def records_of(release: Path, config: str, stats: dict) -> dict:
     version from the stats' fingerprint, since the stats are checked against the manifest or the build state;
     `cohbench version`, which names and declares versions, recomputes it, so that stats whose records were changed
     behind a kept fingerprint never pass for a declared version."""
-    from .fingerprint import fingerprint
     from .layout import read_table
 
     tables = {split: read_table(release, config, stats, split) for split in stats["files"]}

@@ -72,10 +72,11 @@ def configs_read(release: Path | None, statement: str) -> tuple[list[str], dict[
 def _config_views(con: duckdb.DuckDBPyConnection, sources: dict[str, str], built: dict[str, dict], in_this_schema: bool = False) -> None:
     """A view per config over its sealed Parquet `sources`, with its `annotation`; `in_this_schema` reads it in this
     cohbench's schema (`_columns_in_this_schema`)."""
+    wanted = _schema_types(con) if in_this_schema else None
     for config, source in sources.items():
         annotation = literal(annotation_of(built[config]))
         try:
-            columns = _columns_in_this_schema(con, source) if in_this_schema else "*"
+            columns = _columns_in_this_schema(con, source, wanted) if wanted else "*"
             con.execute(f"CREATE OR REPLACE VIEW {quoted(config)} AS SELECT {columns}, {annotation} AS annotation FROM {source}")
         except duckdb.Error as error:
             raise ReleaseError(f"{config}'s Parquet files cannot be read ({one_line(error, con)}); run `cohbench verify`") from None
@@ -89,18 +90,24 @@ def _long_views(con: duckdb.DuckDBPyConnection, configs: list[str], long_views: 
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {LONG_VIEW_SQL[name].replace('__SOURCE__', 'records')}")
 
 
-def _columns_in_this_schema(con: duckdb.DuckDBPyConnection, source: str) -> str:
-    """The select list that reads `source` (a config built with another schema) in this cohbench's: a field it lacks
-    is null, a struct lacking subfields gets them as nulls (DuckDB casts structs by name), a field since dropped is
-    not read. Asked only where the views cannot bind: the schema needs `datasets` (3 s to import)."""
+def _schema_types(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """This cohbench's fields with their DuckDB types, in the schema's order. Asked only where the views cannot bind:
+    the schema needs `datasets` (3 s to import)."""
     from ..schema import ARROW_SCHEMA
 
     wanted = con.from_arrow(ARROW_SCHEMA.empty_table())
+    return list(zip(wanted.columns, map(str, wanted.types)))
+
+
+def _columns_in_this_schema(con: duckdb.DuckDBPyConnection, source: str, wanted: list[tuple[str, str]]) -> str:
+    """The select list that reads `source` (a config built with another schema) in this cohbench's (`wanted`): a field
+    it lacks is null, a struct lacking subfields gets them as nulls (DuckDB casts structs by name), a field since
+    dropped is not read."""
     found = con.sql(f"SELECT * FROM {source} LIMIT 0")
     have = dict(zip(found.columns, map(str, found.types)))
-    return ", ".join(quoted(name) if have.get(name) == str(kind) else
+    return ", ".join(quoted(name) if have.get(name) == kind else
                      f"CAST({quoted(name) if name in have else 'NULL'} AS {kind}) AS {quoted(name)}"
-                     for name, kind in zip(wanted.columns, wanted.types))
+                     for name, kind in wanted)
 
 
 DECLARED = "declared by a statistics kind"  # the comment on a declared view, which tells it from a config's
