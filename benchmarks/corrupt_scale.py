@@ -79,7 +79,8 @@ class StageClock:
         self.calls = {"queries": 0, "pairs_scored": 0}
         self._patch(ConfounderPool, "candidates", "retrieval", lambda args: self.calls.__setitem__("queries", self.calls["queries"] + len(args[1])))
         self._patch(TokenEmbeddings, "encode", "encoding", None)
-        self._patch(TokenEmbeddings, "f1", "scoring", lambda args: self.calls.__setitem__("pairs_scored", self.calls["pairs_scored"] + len(args[2])))
+        self._patch(TokenEmbeddings, "f1_on_device", "scoring",
+                    lambda args: self.calls.__setitem__("pairs_scored", self.calls["pairs_scored"] + sum(map(len, args[2]))))
 
     def _patch(self, cls, name, stage, count):
         real = getattr(cls, name)

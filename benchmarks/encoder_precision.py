@@ -38,7 +38,7 @@ def vectors(sentences: list[str], decimals: int):
     kept, encoder.VECTOR_DECIMALS = encoder.VECTOR_DECIMALS, decimals
     try:
         started = time.perf_counter()
-        found = {s: v for batch, vs, *_ in encoder.encode_batches(sentences, encoder.CPU, tokens=False) for s, v in zip(batch, vs)}
+        found = {s: v for batch, vs, *_ in encoder.encode_batches(sentences, encoder.CPU, tokens=False) for s, v in zip(batch, encoder.rounded_vectors(vs))}
         seconds = time.perf_counter() - started
     finally:
         encoder.VECTOR_DECIMALS = kept

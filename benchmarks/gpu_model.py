@@ -7,8 +7,8 @@ The job runs in this process with `--device cpu` under `torch.profiler` on stori
   computes in float64 and indexes in int64);
 - kernel launches (one per computing leaf op; views and allocations launch none);
 - host syncs (`_local_scalar_dense` behind `.item()`, `nonzero` and `masked_select` behind boolean indexing, which
-  must read a result before going on). The `.cpu()` copies of the GPU path are no-ops on the CPU and are not seen:
-  the count is a lower bound;
+  must read a result before going on, and every copy back to the host, `encoder.to_host`, named for the profiler:
+  on the CPU a no-op, on a GPU a wait);
 - the host time outside torch: wall time minus the top-level ops' time (Python, tokenising, bm25s, Parquet).
 
 Each term is fitted as c + a*N over the two sizes (a fixed cost and a cost per story: on the H100, 10x the stories
@@ -26,7 +26,11 @@ floor). It prints each prediction, the speedup and the term that dominates. Star
 out of both. The constants and their sources are in GPUS and the module constants below; `catalog/SCALE.md` sets the
 predictions beside what an H100 measured.
 
-    .venv/bin/python benchmarks/gpu_model.py [--profile 500,1000] [--predict 5000,50000,500000] [--host-speed 1.0] [--json]
+It also profiles dsd's confounder choice alone (`round_syncs`) at two numbers of queries and prints the host syncs
+per matching round: the hot path waits for the device once per round, however many queries the round holds.
+
+    .venv/bin/python benchmarks/gpu_model.py [--profile 500,1000] [--predict 5000,50000,500000] [--host-speed 1.0]
+        [--round-queries 100,1000] [--json]
 """
 
 from __future__ import annotations
@@ -54,6 +58,30 @@ NO_KERNEL = {"aten::view", "aten::reshape", "aten::_unsafe_view", "aten::as_stri
              "aten::lift_fresh", "aten::result_type", "aten::unbind", "aten::split", "aten::narrow", "aten::chunk",
              "aten::set_", "aten::is_nonzero", "aten::numpy_T", "aten::from_file"}  # fmt: skip
 SYNCS = {"aten::_local_scalar_dense", "aten::nonzero", "aten::masked_select"}
+TO_HOST, ROUND = "cohbench::to_host", "cohbench::matching_round"  # `encoder.to_host`'s copies, `choose`'s rounds
+ROUND_POOL_STORIES = 2000  # the pool `round_syncs` matches against: 10,000 sentences
+
+
+def round_syncs(queries: int) -> dict:
+    """Host syncs per matching round of dsd's confounder choice (`ConfounderPool.choose`: encode the round's new
+    sentences, match each query's next candidates, decide on tau) for `queries` queries, each the first sentence of
+    a story of a pool of `ROUND_POOL_STORIES`, profiled on the CPU: what a GPU would wait for, round by round."""
+    from torch.profiler import ProfilerActivity, profile as torch_profile
+
+    from cohbench.corruptions.dsd import ConfounderPool
+    from cohbench.encoder import CPU
+    from retrieval_scale import mixed_pool, real_sentences
+
+    sentences = mixed_pool(real_sentences(), 5 * ROUND_POOL_STORIES, seed=0)
+    docs = [f"story-{n // 5}" for n in range(len(sentences))]
+    pool = ConfounderPool("train", sentences, [f"{d}-{n % 5}" for n, d in enumerate(docs)], docs)
+    asked = [sentences[5 * n] for n in range(queries)]
+    candidates = pool.candidates(asked, [docs[5 * n] for n in range(queries)], CPU)
+    with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
+        pool.choose(asked, candidates, tau=0.5, device=CPU)
+    names = [event.name for event in prof.events()]
+    rounds, syncs = names.count(ROUND), sum(name == TO_HOST or name in SYNCS for name in names)
+    return {"queries": queries, "rounds": rounds, "syncs": syncs, "syncs_per_round": round(syncs / max(rounds, 1), 2)}
 
 
 def profile(stories: int) -> dict:
@@ -76,6 +104,7 @@ def profile(stories: int) -> dict:
         wall = time.perf_counter() - started
     counts = {"flops": 0.0, "bytes": 0.0, "launches": 0, "syncs": 0, "torch_s": 0.0, "outside_torch_s": 0.0}
     for event in prof.events():
+        counts["syncs"] += event.name == TO_HOST
         if not event.name.startswith("aten::"):
             continue
         if event.cpu_parent is None or not event.cpu_parent.name.startswith("aten::"):
@@ -119,6 +148,8 @@ def main() -> None:
     parser.add_argument("--predict", default="5000,50000,500000")
     parser.add_argument("--host-speed", type=float, default=1.0,
                         help="the GPU machine's single-core speed over this machine's (Python does not parallelise)")
+    parser.add_argument("--round-queries", default="100,1000",
+                        help="the two numbers of queries whose confounder choice is profiled for syncs per round")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     sizes = [int(x) for x in args.profile.split(",")]
@@ -126,7 +157,9 @@ def main() -> None:
         raise SystemExit("gpu_model: --profile takes two sizes, the smaller first")
     profiles = [profile(n) for n in sizes]
     predictions = [predict(profiles, int(n), args.host_speed) for n in args.predict.split(",")]
+    rounds = [round_syncs(int(n)) for n in args.round_queries.split(",")]
     result = {"profiled_on": f"{os.cpu_count()} CPU cores", "profiles": profiles, "predicted": predictions,
+              "round_syncs": rounds,
               "constants": {"gpus": GPUS, "launch_s": LAUNCH_S, "sync_s": SYNC_S, "host_speed": args.host_speed}}
     if args.json:
         print(json.dumps(result, indent=2))
@@ -135,6 +168,9 @@ def main() -> None:
         print(f"profiled {p['stories']:,} stories on {os.cpu_count()} cores: {p['wall_s']} s; torch ops {p['torch_s']:.1f} s, "
               f"outside torch {p['outside_torch_s']:.1f} s, {p['launches']:,} launches, {p['syncs']:,} syncs, "
               f"{p['flops'] / 1e9:.1f} GFLOP, {p['bytes'] / 1e9:.1f} GB moved")
+    for r in rounds:
+        print(f"confounder choice for {r['queries']:,} queries: {r['rounds']} matching rounds, {r['syncs']} host syncs, "
+              f"{r['syncs_per_round']} per round")
     for row in predictions:
         print(f"{row['stories']:,} stories (predicted): 16 CPU cores {row['cpu_16_cores_s']} s")
         for gpu in GPUS:

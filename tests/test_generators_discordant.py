@@ -206,3 +206,82 @@ def test_a_pool_s_sentences_ids_and_documents_travel_as_out_of_band_buffers(embe
     assert len(inline) < columns / 4
     again = pickle.loads(inline, buffers=buffers)
     assert again.texts_at([0, len(pool) - 1]) == pool.texts_at([0, len(pool) - 1])
+
+
+def test_a_candidate_within_a_rounding_of_tau_is_decided_on_the_value_it_would_record(embeddings):
+    """The device only marks candidates that may be below tau (score < tau + 10^-5); the host decides on the rounded
+    value the record would hold. With tau equal to a candidate's rounded similarity, that candidate is marked but
+    refused, and the next one below tau is taken, as a plain loop over the rounded values takes it."""
+    from cohbench.schema import FLOAT_DECIMALS
+
+    batch = records()
+    pool = ConfounderPool.from_records(batch, embeddings=embeddings)
+    query = batch[0]["sentences"][0]
+    (candidates,) = pool.candidates([query], ["a"])
+    recorded = [round(rescale(s, pool.baseline), FLOAT_DECIMALS) for s in embeddings.f1(query, pool.texts_at(candidates))]
+    for tau in sorted(set(recorded)):
+        (pick,) = pool.choose([query], [candidates], tau)
+        first = next((i for i, s in enumerate(recorded) if s < tau), None)
+        assert (pick is None) == (first is None)
+        if pick:
+            assert (pick.rank, pick.index, pick.similarity) == (first + 1, candidates[first], recorded[first])
+
+
+def test_the_confounder_choice_waits_for_the_device_once_per_round_whatever_the_number_of_queries():
+    """What a GPU would wait for (every copy back, `encoder.to_host`, and every op that reads a device value), counted
+    in the profile of `choose` on the CPU: one per matching round with 3 queries and with 12."""
+    from torch.profiler import ProfilerActivity, profile
+
+    batch = records(docs={f"{doc}{n}": [f"{s[:-1]} number {n}." for s in story] for n in range(3)
+                          for doc, story in STORIES.items()})
+    per_round = []
+    for queries in (3, 12):
+        pool = ConfounderPool.from_records(batch, embeddings=TokenEmbeddings(device=CPU))
+        asked = [r["sentences"][1] for r in batch[:queries]]
+        candidates = pool.candidates(asked, [r["doc_id"] for r in batch[:queries]])
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            pool.choose(asked, candidates, 0.2, device=CPU)
+        names = [event.name for event in prof.events()]
+        waits = sum(n in ("cohbench::to_host", "aten::_local_scalar_dense", "aten::nonzero", "aten::masked_select")
+                    for n in names)
+        per_round.append((names.count("cohbench::matching_round"), waits))
+    assert all(rounds >= 2 and waits == rounds for rounds, waits in per_round), per_round
+
+
+def test_kept_token_embeddings_stay_within_their_capacity_and_score_the_same():
+    """A capacity far below what the calls encode: each call keeps only what it needs, the scores are those of an
+    unbounded cache bit for bit, and a sentence dropped and asked for again is encoded again."""
+    sentences = [s for story in STORIES.values() for s in story]
+    bounded, unbounded = TokenEmbeddings(device=CPU, capacity=40), TokenEmbeddings(device=CPU)
+    for n in range(0, len(sentences) - 3, 2):
+        reference, candidates = sentences[n], sentences[n + 1 : n + 4]
+        assert bounded.f1(reference, candidates) == unbounded.f1(reference, candidates)
+        assert bounded._used <= max(40, sum(bounded._span[s][1] for s in {reference, *candidates}))
+    assert len(bounded) < len(unbounded) == len(sentences)
+
+
+def test_matching_out_of_gpu_memory_is_halved_and_one_pair_that_does_not_fit_is_refused(embeddings, monkeypatch):
+    """Fault injection: torch's out-of-memory error where a GPU would raise it (matching a run of pairs). The call
+    is split in halves until each fits, with the same scores to 1e-12; a single reference's pairs that never fit are refused
+    in one line naming --device cpu."""
+    import torch
+
+    references = [story[0] for story in STORIES.values()]
+    candidates = [story[1:] for story in STORIES.values()]
+    expected = embeddings.f1_many(references, candidates)
+    real, refused = TokenEmbeddings._matched, []
+
+    def within_three_pairs(self, pairs):
+        if len(pairs) > 3:
+            refused.append(len(pairs))
+            raise torch.OutOfMemoryError("CUDA out of memory")
+        return real(self, pairs)
+
+    monkeypatch.setattr(TokenEmbeddings, "_matched", within_three_pairs)
+    halved = embeddings.f1_many(references, candidates)
+    assert refused == [12, 6, 6]  # the pairs of 4 references, then twice those of 2
+    # the same scores; smaller runs pad less, which may move the last bit of a sum (never the recorded value)
+    assert [x for row in halved for x in row] == pytest.approx([x for row in expected for x in row], abs=1e-12)
+    monkeypatch.setattr(TokenEmbeddings, "_matched", lambda self, pairs: (_ for _ in ()).throw(torch.OutOfMemoryError("CUDA")))
+    with pytest.raises(CorruptionError, match=r"^the GPU \(cpu\) ran out of memory matching one sentence's candidates.*--device cpu$"):
+        embeddings.f1_many(references, candidates)

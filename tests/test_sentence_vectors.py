@@ -53,3 +53,25 @@ def test_a_process_pinned_for_training_encodes_off_that_path(tmp_path, monkeypat
     pinned = sentence_vectors([SHORT, *OTHERS], tmp_path / "pinned")
     assert sorted(pinned) == sorted(here) == sorted(sentence_key(s) for s in [SHORT, *OTHERS])
     assert all(pinned[k].tobytes() == here[k].tobytes() for k in here)
+
+
+@pytest.mark.parametrize("lengths", [[5, 3, 1], [4, 4]], ids=["padded", "unpadded"])
+def test_the_attention_mask_the_encoder_passes_is_the_one_transformers_would_make(lengths):
+    """The encoder makes the model's attention mask on the host's knowledge of the padding (transformers asks the
+    device, a wait per batch): it must be exactly transformers' own for the model's attention, padded or not, or
+    the encoded bytes could move."""
+    import torch
+    from transformers.masking_utils import create_bidirectional_mask
+
+    from cohbench import encoder
+
+    _, model = encoder._encoder("cpu")
+    present = np.arange(max(lengths)) < np.array(lengths)[:, None]
+    mask = torch.from_numpy(present.astype(np.int64))
+    embeds = torch.zeros((len(lengths), max(lengths), DIMENSIONS), dtype=torch.float64)
+    theirs = create_bidirectional_mask(config=model.config, inputs_embeds=embeds, attention_mask=mask)
+    ours = encoder.attention_mask(present, mask)
+    if theirs is None:
+        assert ours is None
+    else:
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape and torch.equal(ours, theirs)

@@ -89,7 +89,7 @@ def _encode_vectors(folder: Path, sentences: list[str], progress: bool) -> None:
     encoder.load()
     with progress_bar(shown=progress, total=len(sentences), unit=" sentences") as bar:
         for batch, vectors, _, _, _ in encoder.encode_batches(sentences, tokens=False):
-            for sentence, vector in zip(batch, vectors):
+            for sentence, vector in zip(batch, encoder.rounded_vectors(vectors)):
                 store.add(sentence, vector)
             bar.update(len(batch))
     store.write()

@@ -129,15 +129,17 @@ def encode(sentences: Sequence[str], device: Device = AUTO, batch_size: int = 25
     """(sentence, vector [D] float32 rounded to `VECTOR_DECIMALS`, (unit token embeddings [L, D] float32, BERTScore
     weights [L]) or None without `tokens`) for each distinct sentence: `encode_batches`, copied off the device."""
     for batch, vectors, units, weights, lengths in encode_batches(sentences, device, batch_size, tokens):
-        units, weights = (units.cpu().numpy(), weights.cpu().numpy()) if tokens else (None, None)
+        vectors = rounded_vectors(vectors)
+        units, weights = (to_host(units), to_host(weights)) if tokens else (None, None)
         for row, (sentence, length) in enumerate(zip(batch, lengths)):
             yield sentence, vectors[row], (units[row, :length], weights[row, :length]) if tokens else None
 
 
 def encode_batches(sentences: Sequence[str], device: Device = AUTO, batch_size: int = 256, tokens: bool = True):
-    """Batches of the distinct sentences, of similar length (less padding): (sentences, vectors [B, D] float32
-    rounded to `VECTOR_DECIMALS`, and with `tokens` unit token embeddings [B, L, D] float32 and BERTScore weights
-    [B, L] float64 as tensors left on the device (padding 0), and each sentence's number of tokens).
+    """Batches of the distinct sentences, of similar length (less padding): (sentences, unit vectors [B, D] float64
+    (what `rounded_vectors` makes the recorded ones), and with `tokens` unit token embeddings [B, L, D] float32 and
+    BERTScore weights [B, L] float64, all tensors left on the device (padding 0), and each sentence's number of
+    tokens). Nothing waits for the device: what a caller needs on the host it copies when it needs it.
     On a GPU a batch holds as many tokens as `batch_memory` takes (at least `batch_size` sentences' worth), and one
     that runs out of memory is halved and run again."""
     import torch
@@ -150,7 +152,7 @@ def encode_batches(sentences: Sequence[str], device: Device = AUTO, batch_size: 
         rows = _rows(device, len(encoded[min(start + batch_size, len(encoded)) - 1][0]), batch_size)
         batch = encoded[start : start + rows]
         try:
-            vectors, units, weights = _forward(torch, model, tokenizer, [x for x, _ in batch], tokens)
+            vectors, units, weights = _forward(torch, model, tokenizer, [x for x, _ in batch], tokens, device)
         except torch.OutOfMemoryError:
             _out_of_memory(torch, device, len(batch))
             continue
@@ -203,9 +205,9 @@ def _out_of_memory(torch, device: Device, rows: int) -> None:
     _rows_cap[device.kind] = rows // 2
 
 
-def _forward(torch, model, tokenizer, ids: list[list[int]], tokens: bool):
-    """Rounded vectors [B, D] (numpy) and, with `tokens`, unit token embeddings [B, L, D] float32 and BERTScore
-    weights [B, L] float64 on the device (bert-score with idf off weighs every token 1 except [CLS] and [SEP])."""
+def _forward(torch, model, tokenizer, ids: list[list[int]], tokens: bool, device: Device):
+    """Unit vectors [B, D] float64 and, with `tokens`, unit token embeddings [B, L, D] float32 and BERTScore weights
+    [B, L] float64, on the device (bert-score with idf off weighs every token 1 except [CLS] and [SEP])."""
     import numpy as np  # here, as torch is: `cohbench corrupt`'s flags read `DEVICES` without either
     # one numpy assignment (2 us a sentence here): a tensor per sentence took 18 us, a third of the time a sentence
     # has on a GPU that encodes the 20,000 sentences/s meant of it
@@ -214,14 +216,50 @@ def _forward(torch, model, tokenizer, ids: list[list[int]], tokens: bool):
     padded = np.full(present.shape, tokenizer.pad_token_id, np.int64)
     padded[present] = np.fromiter((token for x in ids for token in x), np.int64, int(lengths.sum()))
     with torch.inference_mode():
-        padded = torch.from_numpy(padded).to(model.device, non_blocking=True)
-        mask = torch.from_numpy(present.astype(np.int64)).to(model.device, non_blocking=True)
-        hidden = model(padded, attention_mask=mask)[0]
+        padded = to_device(padded, device)
+        mask = to_device(present.astype(np.int64), device)
+        hidden = model(padded, attention_mask=attention_mask(present, mask))[0]
         weights = mask.to(hidden.dtype).unsqueeze(-1)
         pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1)
-        vectors = np.round(torch.nn.functional.normalize(pooled, dim=-1).cpu().numpy(), VECTOR_DECIMALS).astype(np.float32)
+        vectors = torch.nn.functional.normalize(pooled, dim=-1)
         if not tokens:
             return vectors, None, None
         units = (hidden / hidden.norm(dim=-1, keepdim=True)).float()
         counted = (mask > 0) & (padded != tokenizer.cls_token_id) & (padded != tokenizer.sep_token_id)
     return vectors, units, counted.to(torch.float64)
+
+
+def attention_mask(present: np.ndarray, mask):
+    """The mask transformers would make of `mask` ([B, L] on the device) for the model's SDPA attention, made here
+    because transformers decides it by asking the device whether any token is padding (`padding_mask.all()`), a
+    wait per batch, where the host knows it (`present`): None without padding, else a bool [B, 1, L, L]."""
+    if present.all():
+        return None
+    return mask.bool()[:, None, None, :].expand(-1, 1, present.shape[1], -1).contiguous()
+
+
+def rounded_vectors(vectors) -> np.ndarray:
+    """Unit vectors on the device as a release records them: on the host, float32, rounded to `VECTOR_DECIMALS`."""
+    import numpy as np
+
+    return np.round(to_host(vectors), VECTOR_DECIMALS).astype(np.float32)
+
+
+def to_device(array: np.ndarray, device: Device):
+    """A numpy array as a tensor on `device`, copied without waiting: on a GPU from pinned (page-locked) memory,
+    which is what lets a `non_blocking` copy run beside the host (from pageable memory it is a blocking one)."""
+    import torch
+
+    tensor = torch.from_numpy(array)
+    if device.is_gpu:
+        tensor = tensor.pin_memory()  # torch's pinned-memory allocator keeps it until the copy is done
+    return tensor.to(device.kind, non_blocking=True)
+
+
+def to_host(tensor) -> np.ndarray:
+    """A tensor as a numpy array on the host: on a GPU the one kind of step that waits for the device, so it is
+    named for the profiler (`cohbench::to_host`), which counts them per matching round (`benchmarks/gpu_model.py`)."""
+    import torch
+
+    with torch.profiler.record_function("cohbench::to_host"):
+        return tensor.cpu().numpy()

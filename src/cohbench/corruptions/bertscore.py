@@ -24,7 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from .. import embedding_store
-from ..encoder import AUTO, DIMENSIONS, NAME as ENCODER, Device, batch_memory, encode_batches
+from ..encoder import (AUTO, DIMENSIONS, NAME as ENCODER, Device, batch_memory, encode_batches, rounded_vectors,
+                       to_device, to_host)
+from ..errors import CorruptionError
 
 BASELINE_FILE = Path(__file__).with_name("bertscore_baseline.json")
 NUM_LAYERS = 6  # all layers of MiniLM-L6: the last hidden state, as bert-score returns for num_layers=6
@@ -33,11 +35,16 @@ NUM_LAYERS = 6  # all layers of MiniLM-L6: the last hidden state, as bert-score 
 class TokenEmbeddings:
     """Unit-normalised token embeddings of sentences, computed once per unique sentence (batched) and kept on the
     device as one tensor: every sentence's tokens one after another ([tokens, D] float32, computed in float64 and
-    kept in float32 to halve the memory) beside their BERTScore weights, each sentence a (start, length) in it."""
+    kept in float32 to halve the memory) beside their BERTScore weights, each sentence a (start, length) in it.
 
-    def __init__(self, device: Device = AUTO, batch_size: int = 256):
+    The tensor holds at most `capacity` tokens (None: a quarter of the GPU's free memory, or `CPU_TOKENS` on the
+    CPU): past it, the sentences the current call does not need are dropped (and encoded again if asked for). A call
+    whose pairs run out of GPU memory is halved and run again."""
+
+    def __init__(self, device: Device = AUTO, batch_size: int = 256, capacity: int | None = None):
         self.device = device
         self.batch_size = batch_size
+        self.capacity = capacity
         self._span: dict[str, tuple[int, int]] = {}
         self._tokens = self._weights = None  # grown by doubling, `_used` rows taken
         self._used = 0
@@ -48,7 +55,8 @@ class TokenEmbeddings:
     def encode(self, sentences: Sequence[str]) -> None:
         import torch
 
-        todo = sorted({s for s in sentences if s not in self._span})
+        needed = set(sentences)  # never dropped to make room for one another
+        todo = sorted(s for s in needed if s not in self._span)
         store = embedding_store.active()
         if store is not None:
             kept = [(s, store.tokens(s)) for s in todo]
@@ -56,31 +64,63 @@ class TokenEmbeddings:
             if kept:
                 self._append([s for s, _ in kept], [len(w) for _, (_, w) in kept],
                              torch.from_numpy(np.concatenate([t for _, (t, _) in kept])),
-                             torch.from_numpy(np.concatenate([w for _, (_, w) in kept]).astype(np.float64)))
+                             torch.from_numpy(np.concatenate([w for _, (_, w) in kept]).astype(np.float64)), needed)
             todo = [s for s in todo if s not in self._span]
-        for batch, vectors, units, weights, lengths in encode_batches(todo, self.device, self.batch_size) if todo else ():
-            offsets = torch.arange(units.shape[1], device=units.device)
-            present = offsets < torch.tensor(lengths, device=units.device)[:, None]
-            self._append(batch, lengths, units[present], weights[present])  # row-major: sentence after sentence
-            if store is not None:  # what a release build keeps between runs, in the store's (numpy) form
-                units, weights = units.cpu().numpy(), weights.cpu().numpy()
-                for row, (sentence, length) in enumerate(zip(batch, lengths)):
-                    store.add(sentence, vectors[row], (units[row, :length], weights[row, :length]))
+        fresh, vectors = [], []
+        for batch, batch_vectors, units, weights, lengths in encode_batches(todo, self.device, self.batch_size) if todo else ():
+            # each sentence's tokens, row after row, picked by an index made on the host: a boolean mask would make
+            # the host wait for the device to count what it selects
+            rows = to_device(np.flatnonzero(np.arange(units.shape[1]) < np.array(lengths)[:, None]), self.device)
+            self._append(batch, lengths, units.reshape(-1, units.shape[2]).index_select(0, rows),
+                         weights.reshape(-1).index_select(0, rows), needed)
+            if store is not None:
+                fresh += batch
+                vectors.append(batch_vectors)
+        if fresh:  # what a release build keeps between runs: copied to the host in bulk, once per call
+            self._keep(store, fresh, torch.cat(vectors))
 
-    def _append(self, sentences: Sequence[str], lengths: Sequence[int], tokens, weights) -> None:
-        import torch
+    def _keep(self, store, sentences: Sequence[str], vectors) -> None:
+        rows = to_device(_rows([self._span[s] for s in sentences]), self.device)
+        tokens, weights = to_host(self._tokens.index_select(0, rows)), to_host(self._weights.index_select(0, rows))
+        start = 0
+        for sentence, vector in zip(sentences, rounded_vectors(vectors)):
+            length = self._span[sentence][1]
+            store.add(sentence, vector, (tokens[start : start + length], weights[start : start + length]))
+            start += length
 
+    def _append(self, sentences: Sequence[str], lengths: Sequence[int], tokens, weights, needed: set[str]) -> None:
+        self._make_room(tokens.shape[0], tokens.shape[1], needed)
         end = self._used + tokens.shape[0]
-        if self._tokens is None or end > self._tokens.shape[0]:
-            capacity = max(end, 2 * (0 if self._tokens is None else self._tokens.shape[0]), 1 << 12)
-            grown = torch.zeros((capacity, tokens.shape[1]), dtype=torch.float32, device=self.device.kind)
-            grown_weights = torch.zeros(capacity, dtype=torch.float64, device=self.device.kind)
-            if self._tokens is not None:
-                grown[: self._used], grown_weights[: self._used] = self._tokens[: self._used], self._weights[: self._used]
-            self._tokens, self._weights = grown, grown_weights
         self._tokens[self._used : end] = tokens.to(self.device.kind)
         self._weights[self._used : end] = weights.to(self.device.kind)
         for sentence, length in zip(sentences, lengths):
+            self._span[sentence] = (self._used, length)
+            self._used += length
+
+    def _make_room(self, incoming: int, width: int, needed: set[str]) -> None:
+        """Room for `incoming` more tokens: past the capacity the sentences not `needed` are dropped first; then the
+        tensor grows by doubling (within the capacity, unless what is needed takes more)."""
+        import torch
+
+        limit = self.capacity or _capacity(self.device, width)
+        if self._used + incoming > limit and len(self._span) > len(needed & self._span.keys()):
+            self._drop_all_but(needed)
+        held = 0 if self._tokens is None else self._tokens.shape[0]
+        if self._used + incoming <= held:
+            return
+        size = max(self._used + incoming, min(2 * held, limit), 1 << 12)
+        grown = torch.zeros((size, width), dtype=torch.float32, device=self.device.kind)
+        grown_weights = torch.zeros(size, dtype=torch.float64, device=self.device.kind)
+        if self._used:
+            grown[: self._used], grown_weights[: self._used] = self._tokens[: self._used], self._weights[: self._used]
+        self._tokens, self._weights = grown, grown_weights
+
+    def _drop_all_but(self, needed: set[str]) -> None:
+        kept = [(s, span) for s, span in self._span.items() if s in needed]
+        rows = to_device(_rows([span for _, span in kept]), self.device)
+        self._tokens, self._weights = self._tokens.index_select(0, rows), self._weights.index_select(0, rows)
+        self._span, self._used = {}, 0
+        for sentence, (_, length) in kept:
             self._span[sentence] = (self._used, length)
             self._used += length
 
@@ -89,32 +129,45 @@ class TokenEmbeddings:
         return self.f1_many([reference], [candidates])[0]
 
     def f1_many(self, references: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[list[float]]:
-        """Raw BERTScore F1 of each reference's candidates, every (reference, candidate) pair of the call matched in
-        padded batched products on the device, in float64: a candidate token's best match among the reference's
-        tokens (precision) and a reference token's best match among the candidate's (recall), weighted means."""
-        self.encode([*references, *(c for cs in candidates for c in cs)])
-        pairs = [(r, c) for r, cs in zip(references, candidates) for c in cs]
-        scores = []
-        sizes = []
-        for r, c in pairs:  # float64 elements a pair takes: its similarity matrix and both sentences' token embeddings
-            ref_length, cand_length = self._span[r][1], self._span[c][1]
-            sizes.append(ref_length * cand_length + (ref_length + cand_length) * DIMENSIONS)
-        for start, end in _chunks(sizes, self.device):
-            scores += self._matched(pairs[start:end])
-        found = iter(scores)
+        """Raw BERTScore F1 of each reference's candidates (`f1_on_device`, copied to the host)."""
+        found = iter(to_host(self.f1_on_device(references, candidates)).tolist())
         return [[next(found) for _ in cs] for cs in candidates]
 
-    def _matched(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+    def f1_on_device(self, references: Sequence[str], candidates: Sequence[Sequence[str]]):
+        """Raw BERTScore F1 of every (reference, candidate) pair, reference after reference, as one float64 tensor
+        on the device, matched in padded batched products there: a candidate token's best match among the
+        reference's tokens (precision) and a reference token's best match among the candidate's (recall), weighted
+        means. Nothing here waits for the device."""
+        import torch
+
+        try:
+            self.encode([*references, *(c for cs in candidates for c in cs)])
+            pairs = [(r, c) for r, cs in zip(references, candidates) for c in cs]
+            sizes = []
+            for r, c in pairs:  # float64 elements a pair takes: its similarity matrix and both sentences' tokens
+                ref_length, cand_length = self._span[r][1], self._span[c][1]
+                sizes.append(ref_length * cand_length + (ref_length + cand_length) * DIMENSIONS)
+            scores = [self._matched(pairs[start:end]) for start, end in _chunks(sizes, self.device)]
+            return torch.cat(scores) if scores else torch.zeros(0, dtype=torch.float64, device=self.device.kind)
+        except torch.OutOfMemoryError:
+            torch.cuda.empty_cache()
+            if len(references) <= 1:
+                raise CorruptionError(f"the GPU ({self.device}) ran out of memory matching one sentence's candidates "
+                                      "(another process may hold its memory); free it, or run with --device cpu") from None
+            half = len(references) // 2
+            return torch.cat([self.f1_on_device(references[:half], candidates[:half]),
+                              self.f1_on_device(references[half:], candidates[half:])])
+
+    def _matched(self, pairs: Sequence[tuple[str, str]]):
         import torch
 
         def padded(sentences):
             """Token embeddings [P, W, D] and weights [P, W] in float64, gathered from the kept tensor, 0 beyond
-            each sentence's length (W: the longest), and where each sentence's tokens are."""
-            spans = torch.tensor([self._span[s] for s in sentences], dtype=torch.int64).to(self.device.kind)
-            starts, lengths = spans[:, 0:1], spans[:, 1:2]
-            offsets = torch.arange(int(lengths.max()), device=self.device.kind)
-            present = offsets < lengths
-            at = torch.where(present, starts + offsets, 0)
+            each sentence's length (W: the longest, known on the host), and where each sentence's tokens are."""
+            spans = np.array([self._span[s] for s in sentences], dtype=np.int64)
+            present = np.arange(spans[:, 1].max()) < spans[:, 1:2]
+            at = to_device(np.where(present, spans[:, 0:1] + np.arange(present.shape[1]), 0), self.device)
+            present = to_device(present, self.device)
             tokens = torch.where(present.unsqueeze(2), self._tokens[at].double(), 0.0)
             return tokens, torch.where(present, self._weights[at], 0.0), present
 
@@ -125,9 +178,25 @@ class TokenEmbeddings:
         # padding weighs 0 (and its -inf best match is replaced by 0 before weighting)
         best_for_candidate = torch.where(cand_in, sim.amax(dim=2), 0.0)
         best_for_reference = torch.where(ref_in, sim.amax(dim=1), 0.0)
-        precision = _ratio(*(x.cpu().numpy() for x in ((best_for_candidate * cand_w).sum(1), cand_w.sum(1))))
-        recall = _ratio(*(x.cpu().numpy() for x in ((best_for_reference * ref_w).sum(1), ref_w.sum(1))))
-        return [float(f) for f in _ratio(2 * precision * recall, precision + recall)]
+        precision = _ratio(torch, (best_for_candidate * cand_w).sum(1), cand_w.sum(1))
+        recall = _ratio(torch, (best_for_reference * ref_w).sum(1), ref_w.sum(1))
+        return _ratio(torch, 2 * precision * recall, precision + recall)
+
+
+CPU_TOKENS = 1 << 21  # tokens kept on the CPU at most: 3.2 GB of float32 embeddings and float64 weights
+
+
+def _capacity(device: Device, width: int) -> int:
+    """Tokens the kept tensor may hold: on a GPU what `encoder.batch_memory` (a quarter of the free memory) takes."""
+    return batch_memory() // (4 * width + 8) if device.is_gpu else CPU_TOKENS
+
+
+def _rows(spans) -> np.ndarray:
+    """The rows of the kept tensor that (start, length) spans cover, span after span."""
+    spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+    lengths = spans[:, 1]
+    ends = np.cumsum(lengths)
+    return np.repeat(spans[:, 0] - (ends - lengths), lengths) + np.arange(int(ends[-1]) if len(ends) else 0)
 
 
 def _chunks(sizes: Sequence[int], device: Device, budget: int | None = None):
@@ -147,9 +216,9 @@ def _chunks(sizes: Sequence[int], device: Device, budget: int | None = None):
         yield start, len(sizes)
 
 
-def _ratio(numerators, denominators):
+def _ratio(torch, numerators, denominators):
     """numerators / denominators, 0 where a denominator is 0 (a sentence of only [CLS] and [SEP], or P + R = 0)."""
-    return np.where(denominators > 0, numerators / np.where(denominators > 0, denominators, 1), 0.0)
+    return torch.where(denominators > 0, numerators / torch.where(denominators > 0, denominators, 1.0), 0.0)
 
 
 def rescale(raw: float, baseline: float) -> float:

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..encoder import Device, batch_memory
+from ..encoder import Device, batch_memory, to_device, to_host
 
 _LOW = (1 << 32) - 1  # the index half of a key: larger for a lower pool index
 CPU_BUDGET = 1 << 22  # scores held at once on the CPU: ~110 MB with their keys and argpartition's indices
@@ -66,8 +66,10 @@ class DeviceBm25:
         shard_size = max(1, min(shard_size or self.size, budget))
         self.shards = []
         for offset, part in document_slices(scores, [*range(0, max(self.size, 1), shard_size), self.size]):
-            arrays = (part.data.astype(np.float32), part.indices.astype(np.int64), part.indptr.astype(np.int64))
-            self.shards.append((offset, part.shape[0], *(torch.from_numpy(a).to(device.kind) for a in arrays)))
+            arrays = (part.data.astype(np.float32), part.indices.astype(np.int64))
+            # the column pointers stay on the host, where each step's sizes are worked out without asking the device
+            self.shards.append((offset, part.shape[0], *(torch.from_numpy(a).to(device.kind) for a in arrays),
+                                part.indptr.astype(np.int64)))
 
     def scored_top(self, queries: Sequence[Sequence[int]], k: int) -> list[list[tuple[int, float]]]:
         """As `cpu_top`, computed on the device. A batch that runs out of device memory is halved and run again
@@ -107,15 +109,15 @@ class DeviceBm25:
         import torch
 
         width = max(len(terms) for terms in queries)
-        terms = torch.tensor([list(t) + [-1] * (width - len(t)) for t in queries], dtype=torch.int64).to(self.device.kind)
+        terms = np.array([list(t) + [-1] * (width - len(t)) for t in queries], dtype=np.int64)
         best = None
         for offset, size, data, indices, indptr in self.shards:
-            scores = _scores(terms, size, data, indices, indptr)
+            scores = _scores(terms, size, data, indices, indptr, self.device)
             low = _LOW - offset - torch.arange(size, device=self.device.kind)
             found = (scores.view(torch.int32).to(torch.int64) << 32) | low
             found = found if best is None else torch.cat([best, found], dim=1)
             best = torch.topk(found, min(k, found.shape[1]), dim=1).values
-        return best.cpu().numpy()
+        return to_host(best)
 
 
 def document_slices(scores: dict, bounds: Sequence[int]) -> list[tuple[int, object]]:
@@ -134,22 +136,26 @@ def document_slices(scores: dict, bounds: Sequence[int]) -> list[tuple[int, obje
     return slices
 
 
-def _scores(terms, size: int, data, indices, indptr):
-    """float32 scores [queries, size] of a batch of queries (term ids, -1 padding): at step j, each query's j-th
-    term's column added to its row, as bm25s adds a query's columns one after another."""
+def _scores(terms: np.ndarray, size: int, data, indices, indptr: np.ndarray, device: Device):
+    """float32 scores [queries, size] on `device` of a batch of queries (term ids, -1 padding, on the host): at step
+    j, each query's j-th term's column added to its row, as bm25s adds a query's columns one after another. Which
+    entries a step adds is worked out on the host from the column pointers (`indptr`), so no step waits for the
+    device."""
     import torch
 
-    scores = torch.zeros((terms.shape[0], size), dtype=torch.float32, device=terms.device)
+    scores = torch.zeros((terms.shape[0], size), dtype=torch.float32, device=data.device)
     for j in range(terms.shape[1]):
-        rows = torch.nonzero(terms[:, j] >= 0).squeeze(1)
+        rows = np.flatnonzero(terms[:, j] >= 0)
         column = terms[rows, j]
         starts, lengths = indptr[column], indptr[column + 1] - indptr[column]
         total = int(lengths.sum())
         if total == 0:
             continue
-        row = torch.repeat_interleave(rows, lengths, output_size=total)
-        at = torch.repeat_interleave(starts - (torch.cumsum(lengths, 0) - lengths), lengths, output_size=total)
-        at += torch.arange(total, device=terms.device)
+        on_device = to_device(lengths, device)
+        row = torch.repeat_interleave(to_device(rows, device), on_device, output_size=total)
+        at = torch.repeat_interleave(to_device(starts - (np.cumsum(lengths) - lengths), device), on_device,
+                                     output_size=total)
+        at += torch.arange(total, device=data.device)
         docs = indices[at]
         scores[row, docs] = scores[row, docs] + data[at]  # (row, doc) pairs distinct: one addition per score
     return scores

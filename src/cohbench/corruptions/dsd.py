@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from itertools import combinations
 from dataclasses import dataclass
+from itertools import combinations
 
-from ..encoder import AUTO, Device
+import numpy as np
+
+from ..encoder import AUTO, Device, to_device, to_host
 from ..schema import ERROR, FLOAT_DECIMALS, OK
 from .bertscore import TokenEmbeddings, load_baseline, rescale
 from ..errors import CorruptionError
@@ -92,6 +94,8 @@ class ConfounderPool:
                exclude: Sequence[set[int]] | None = None, device: Device = AUTO) -> list[Confounder | None]:
         """For each query, the first candidate (BM25 order) with rescaled BERTScore < tau, or None. Each round
         matches the next candidates of every unresolved query in one batched product on `device`."""
+        import torch
+
         exclude = exclude or [set() for _ in queries]
         if self.embeddings is None or self.embeddings.device.kind != device.kind:
             self.embeddings = TokenEmbeddings(device)
@@ -103,20 +107,48 @@ class ConfounderPool:
             # Score the next candidates of every unresolved query, encoding all new sentences in one batch.
             window = {q: [c for c in candidates[q][cursor[q] : cursor[q] + width] if c not in exclude[q]]
                       for q in live}
-            matched = self.embeddings.f1_many([queries[q] for q in live], [self.texts_at(window[q]) for q in live])
+            with torch.profiler.record_function("cohbench::matching_round"):
+                picked = self._first_below(tau, [queries[q] for q in live], [window[q] for q in live], device)
             still = []
-            for q, scores in zip(live, matched):
-                for c, raw in zip(window[q], scores):
-                    # decided on at the precision it is recorded at, so the decision is the record's
-                    similarity = round(rescale(raw, self.baseline), FLOAT_DECIMALS)
-                    if similarity < tau:
-                        chosen[q] = Confounder(c, candidates[q].index(c) + 1, similarity)
-                        break
+            for q, pick in zip(live, picked):
+                if pick is not None:
+                    c, similarity = pick
+                    chosen[q] = Confounder(c, candidates[q].index(c) + 1, similarity)
                 cursor[q] += width
                 if chosen[q] is None and cursor[q] < len(candidates[q]):
                     still.append(q)
             live, width = still, width * 2
         return chosen
+
+    def _first_below(self, tau: float, queries: Sequence[str], windows: Sequence[list[int]],
+                     device: Device) -> list[tuple[int, float] | None]:
+        """For each query, its window's first candidate whose rescaled BERTScore, at the precision it is recorded
+        at, is below tau, with that similarity; or None. The device marks each query's first candidate that may be
+        (one whose score is not tau + 10^-FLOAT_DECIMALS or more, which no rounding brings below tau), and the round
+        comes back in one copy; the host decides on exactly the value it records from there on."""
+        import torch
+
+        scores = self.embeddings.f1_on_device(queries, [self.texts_at(w) for w in windows])
+        pairs = scores.shape[0]
+        if not pairs:
+            return [None] * len(queries)
+        sizes = np.fromiter(map(len, windows), np.int64, len(windows))
+        query_of_pair = to_device(np.repeat(np.arange(len(windows)), sizes), device)
+        maybe = (scores - self.baseline) / (1.0 - self.baseline) < tau + 10.0**-FLOAT_DECIMALS
+        at = torch.where(maybe, torch.arange(pairs, device=scores.device), pairs)
+        first = torch.full((len(windows),), pairs, dtype=torch.int64, device=scores.device)
+        first = first.scatter_reduce(0, query_of_pair, at, "amin")
+        copied = to_host(torch.cat([scores, first.double()]))  # the round's one copy back
+        raw, first = copied[:pairs].tolist(), copied[pairs:].astype(np.int64)
+        ends = np.cumsum(sizes).tolist()
+        picked: list[tuple[int, float] | None] = [None] * len(windows)
+        for n, (window, position, end) in enumerate(zip(windows, first.tolist(), ends)):
+            for p in range(position, end):  # past `position` only when its score, within 10^-5 of tau, is not below
+                similarity = round(rescale(raw[p], self.baseline), FLOAT_DECIMALS)
+                if similarity < tau:
+                    picked[n] = (window[p - end + len(window)], similarity)
+                    break
+        return picked
 
 
 def _at(column, indices: Sequence[int]) -> list[str]:
