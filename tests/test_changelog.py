@@ -10,9 +10,9 @@ import re
 from cohbench.corpora import registry
 from cohbench import settings
 from cohbench._version import __version__
+from cohbench.release.store import CHANGELOG_ENTRY as ENTRY
 from cohbench.release.versions import declared
 
-ENTRY = re.compile(r"^## (\d+\.\d+\.\d+)\b", re.MULTILINE)
 
 
 def _entries() -> list[tuple[str, str]]:

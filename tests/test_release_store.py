@@ -119,6 +119,26 @@ def test_a_clone_without_tags_finds_a_release_by_the_version_its_manifest_record
     assert _files(workspace / "restored") == newest
 
 
+def test_without_tags_a_release_is_the_commit_whose_configs_are_those_its_changelog_entry_names(repo, workspace, capsys):
+    """Records rebuilt after a release while the package still says its version (timetravel_dsd 1.0.0 -> 2.0.0,
+    both commits recording the same release) are not that release: CHANGELOG.md's entry names the config at 1.0.0,
+    so the release is the older commit, and pulling it gives the older records."""
+    _release(repo, [0, 1], "v1.0.0")
+    released = _files(repo / "cohbench")
+    assert main(["push", "--repo", str(repo)]) == 0
+    (repo / "CHANGELOG.md").write_text(f"# Changelog\n\n## Unreleased\n\nConfigs: `timetravel_dsd` 2.0.0.\n\n"
+                                       f"## {__version__}\n\nConfigs: `timetravel_dsd` 1.0.0.\n\n- The first release.\n")
+    _release(repo, [1, 1], "v1.1.0")
+    assert main(["push", "--repo", str(repo)]) == 0
+    _run(repo, "git", "tag", "-d", "v1.0.0", "v1.1.0")
+    first = _run(repo, "git", "rev-list", "--max-parents=0", "HEAD").strip()
+    capsys.readouterr()
+    assert main(["pull", __version__, "--repo", str(repo), "--out", str(workspace / "restored"), "--json"]) == 0
+    pulled = json.loads(capsys.readouterr().out)
+    assert (pulled["release"], pulled["revision"]) == (__version__, first)
+    assert _files(workspace / "restored") == released != _files(repo / "cohbench")
+
+
 def test_what_the_store_cannot_give_is_one_line_and_writes_nothing(repo, workspace, capsys):
     _release(repo, [0, 1], "v1.0.0")
     shutil.rmtree(repo / ".dvc" / "cache")  # tagged, but never pushed

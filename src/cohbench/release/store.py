@@ -112,16 +112,43 @@ def _manifest_at(repo: Path, revision: str) -> dict | None:
 def releases(repo: Path) -> dict[str, str]:
     """Release version -> the git revision that holds it: its tag `vX.Y.Z`; for a version no tag names (a clone made
     without tags, a submission whose tags did not travel), the newest commit of the checked-out history whose release
-    manifest records that version with every config at a declared version (no development build)."""
+    manifest records that version with every config at a declared version (no development build) and at the version
+    CHANGELOG.md's entry for the release names it (`released_configs`): records rebuilt after a release, before the
+    package moved on, are not that release."""
     found = {TAG.match(tag).group(1): tag for tag in tags(repo)}
+    named = released_configs(repo)
     history = _run(repo, "git", "log", "--format=%H", "--", f"{RELEASE_FOLDER}/manifest.json", what="reading the release history").stdout
     for commit in history.decode().split():
         manifest = _manifest_at(repo, commit) or {}
         version, configs = manifest.get("cohbench_version"), manifest.get("configs") or {}
         if isinstance(version, str) and TAG.match(version) and version not in found and configs and all(
-                isinstance(c, dict) and not is_development(str(c.get("version", "+"))) for c in configs.values()):
+                isinstance(c, dict) and not is_development(str(c.get("version", "+"))) for c in configs.values()) and all(
+                isinstance(configs.get(config), dict) and configs[config].get("version") == at
+                for config, at in named.get(version, {}).items()):
             found[version] = commit
     return dict(sorted(found.items(), key=lambda item: _version_key(item[0])))
+
+
+CHANGELOG_ENTRY = re.compile(r"^## (\d+\.\d+\.\d+)\b", re.MULTILINE)
+CONFIGS_LINE = re.compile(r"^Configs:(.*?)(?:\n\s*\n|\Z)", re.MULTILINE | re.DOTALL)
+CONFIG_AT = re.compile(r"`([a-z0-9_]+)` (\d+\.\d+\.\d+)")
+
+
+def released_configs(repo: Path) -> dict[str, dict[str, str]]:
+    """Release version -> {config: its version} as the checkout's CHANGELOG.md names them, on the `Configs:` line of
+    each `## X.Y.Z` entry (an entry without one, or no CHANGELOG.md, names none)."""
+    try:
+        text = (repo / "CHANGELOG.md").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    heads = list(CHANGELOG_ENTRY.finditer(text))
+    named = {}
+    for n, head in enumerate(heads):
+        body = text[head.end() : heads[n + 1].start() if n + 1 < len(heads) else len(text)]
+        line = CONFIGS_LINE.search(body)
+        if line:
+            named[head.group(1)] = dict(CONFIG_AT.findall(line.group(1)))
+    return named
 
 
 def revision_of(repo: Path, version: str) -> tuple[str, str]:
