@@ -37,6 +37,21 @@ def test_a_later_build_reads_the_embeddings_an_earlier_one_kept(tmp_path, monkey
 
 
 @pytest.mark.slow
+def test_what_a_build_keeps_is_what_the_encoder_makes_bit_for_bit(tmp_path):
+    """The store gets a call's tokens, weights and vectors in one packed copy from the device: unpacked, each
+    sentence's are the encoder's own, in their dtypes."""
+    sentences = [REFERENCE, *CANDIDATES]
+    with embedding_store.kept_embeddings(tmp_path):
+        TokenEmbeddings(device=CPU).encode(sentences)
+        store = embedding_store.active()
+        for sentence, vector, (tokens, weights) in encoder.encode(sentences, CPU):
+            kept_tokens, kept_weights = store.tokens(sentence)
+            assert kept_tokens.dtype == np.float32 and np.array_equal(kept_tokens, tokens)
+            assert kept_weights.dtype == np.float64 and np.array_equal(kept_weights, weights)
+            assert store.vector(sentence).dtype == np.float32 and np.array_equal(store.vector(sentence), vector)
+
+
+@pytest.mark.slow
 def test_the_baseline_reads_the_vectors_a_build_left(tmp_path, monkeypatch):
     with embedding_store.kept_embeddings(tmp_path):
         scores()

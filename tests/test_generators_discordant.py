@@ -209,7 +209,7 @@ def test_a_pool_s_sentences_ids_and_documents_travel_as_out_of_band_buffers(embe
 
 
 def test_a_candidate_within_a_rounding_of_tau_is_decided_on_the_value_it_would_record(embeddings):
-    """The device only marks candidates that may be below tau (score < tau + 10^-5); the host decides on the rounded
+    """The device only marks candidates that may be below tau (score < tau + 10^-FLOAT_DECIMALS); the host decides on the rounded
     value the record would hold. With tau equal to a candidate's rounded similarity, that candidate is marked but
     refused, and the next one below tau is taken, as a plain loop over the rounded values takes it."""
     from cohbench.schema import FLOAT_DECIMALS

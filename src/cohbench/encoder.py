@@ -112,7 +112,8 @@ def _encoder(kind: str):
     shown = logging.is_progress_bar_enabled()
     logging.disable_progress_bar()  # its "Loading weights" bar would cut into the caller's own
     try:
-        model = AutoModel.from_pretrained(path).eval().to(kind).double()
+        # SDPA named, not left to transformers' default: `attention_mask` makes the mask SDPA takes
+        model = AutoModel.from_pretrained(path, attn_implementation="sdpa").eval().to(kind).double()
     finally:
         if shown:
             logging.enable_progress_bar()
@@ -239,10 +240,11 @@ def attention_mask(present: np.ndarray, mask):
 
 
 def rounded_vectors(vectors) -> np.ndarray:
-    """Unit vectors on the device as a release records them: on the host, float32, rounded to `VECTOR_DECIMALS`."""
+    """Unit vectors (a tensor on the device, or already copied to the host) as a release records them: on the host,
+    float32, rounded to `VECTOR_DECIMALS`."""
     import numpy as np
 
-    return np.round(to_host(vectors), VECTOR_DECIMALS).astype(np.float32)
+    return np.round(vectors if isinstance(vectors, np.ndarray) else to_host(vectors), VECTOR_DECIMALS).astype(np.float32)
 
 
 def to_device(array: np.ndarray, device: Device):

@@ -63,8 +63,8 @@ class TokenEmbeddings:
             kept = [(s, found) for s, found in kept if found is not None]
             if kept:
                 self._append([s for s, _ in kept], [len(w) for _, (_, w) in kept],
-                             torch.from_numpy(np.concatenate([t for _, (t, _) in kept])),
-                             torch.from_numpy(np.concatenate([w for _, (_, w) in kept]).astype(np.float64)), needed)
+                             to_device(np.concatenate([t for _, (t, _) in kept]), self.device),
+                             to_device(np.concatenate([w for _, (_, w) in kept]).astype(np.float64), self.device), needed)
             todo = [s for s in todo if s not in self._span]
         fresh, vectors = [], []
         for batch, batch_vectors, units, weights, lengths in encode_batches(todo, self.device, self.batch_size) if todo else ():
@@ -80,10 +80,17 @@ class TokenEmbeddings:
             self._keep(store, fresh, torch.cat(vectors))
 
     def _keep(self, store, sentences: Sequence[str], vectors) -> None:
+        import torch
+
         rows = to_device(_rows([self._span[s] for s in sentences]), self.device)
-        tokens, weights = to_host(self._tokens.index_select(0, rows)), to_host(self._weights.index_select(0, rows))
+        # one copy back: the float32 tokens' bits read as float64 pairs, beside the weights and vectors
+        packed = to_host(torch.cat([self._tokens.index_select(0, rows).view(torch.float64).reshape(-1),
+                                    self._weights.index_select(0, rows), vectors.reshape(-1)]))
+        count = len(rows)
+        tokens = packed[: count * DIMENSIONS // 2].view(np.float32).reshape(count, DIMENSIONS)
+        weights = packed[count * DIMENSIONS // 2 : count * DIMENSIONS // 2 + count]
         start = 0
-        for sentence, vector in zip(sentences, rounded_vectors(vectors)):
+        for sentence, vector in zip(sentences, rounded_vectors(packed[count * DIMENSIONS // 2 + count :].reshape(-1, DIMENSIONS))):
             length = self._span[sentence][1]
             store.add(sentence, vector, (tokens[start : start + length], weights[start : start + length]))
             start += length
@@ -108,7 +115,9 @@ class TokenEmbeddings:
         held = 0 if self._tokens is None else self._tokens.shape[0]
         if self._used + incoming <= held:
             return
-        size = max(self._used + incoming, min(2 * held, limit), 1 << 12)
+        # doubling, up to the capacity; past it (a call that needs more) doubling still, not a reallocation per batch
+        doubled = 2 * held if self._used + incoming > limit else min(2 * held, limit)
+        size = max(self._used + incoming, doubled, 1 << 12)
         grown = torch.zeros((size, width), dtype=torch.float32, device=self.device.kind)
         grown_weights = torch.zeros(size, dtype=torch.float64, device=self.device.kind)
         if self._used:
@@ -150,13 +159,14 @@ class TokenEmbeddings:
             scores = [self._matched(pairs[start:end]) for start, end in _chunks(sizes, self.device)]
             return torch.cat(scores) if scores else torch.zeros(0, dtype=torch.float64, device=self.device.kind)
         except torch.OutOfMemoryError:
-            torch.cuda.empty_cache()
-            if len(references) <= 1:
-                raise CorruptionError(f"the GPU ({self.device}) ran out of memory matching one sentence's candidates "
-                                      "(another process may hold its memory); free it, or run with --device cpu") from None
-            half = len(references) // 2
-            return torch.cat([self.f1_on_device(references[:half], candidates[:half]),
-                              self.f1_on_device(references[half:], candidates[half:])])
+            pass  # retried below, once the error (whose traceback holds the failed call's tensors) is gone
+        torch.cuda.empty_cache()
+        if len(references) <= 1:
+            raise CorruptionError(f"the GPU ({self.device}) ran out of memory matching one sentence's candidates "
+                                  "(another process may hold its memory); free it, or run with --device cpu")
+        half = len(references) // 2
+        return torch.cat([self.f1_on_device(references[:half], candidates[:half]),
+                          self.f1_on_device(references[half:], candidates[half:])])
 
     def _matched(self, pairs: Sequence[tuple[str, str]]):
         import torch

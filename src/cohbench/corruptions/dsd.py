@@ -143,7 +143,7 @@ class ConfounderPool:
         ends = np.cumsum(sizes).tolist()
         picked: list[tuple[int, float] | None] = [None] * len(windows)
         for n, (window, position, end) in enumerate(zip(windows, first.tolist(), ends)):
-            for p in range(position, end):  # past `position` only when its score, within 10^-5 of tau, is not below
+            for p in range(position, end):  # past `position` only for a score within 10^-FLOAT_DECIMALS of tau
                 similarity = round(rescale(raw[p], self.baseline), FLOAT_DECIMALS)
                 if similarity < tau:
                     picked[n] = (window[p - end + len(window)], similarity)
