@@ -57,8 +57,6 @@ NO_KERNEL = {"aten::view", "aten::reshape", "aten::_unsafe_view", "aten::as_stri
              "aten::detach", "aten::alias", "aten::empty", "aten::empty_strided", "aten::empty_like", "aten::resize_",
              "aten::lift_fresh", "aten::result_type", "aten::unbind", "aten::split", "aten::narrow", "aten::chunk",
              "aten::set_", "aten::is_nonzero", "aten::numpy_T", "aten::from_file"}  # fmt: skip
-SYNCS = {"aten::_local_scalar_dense", "aten::nonzero", "aten::masked_select"}
-TO_HOST, ROUND = "cohbench::to_host", "cohbench::matching_round"  # `encoder.to_host`'s copies, `choose`'s rounds
 ROUND_POOL_STORIES = 2000  # the pool `round_syncs` matches against: 10,000 sentences
 
 
@@ -68,8 +66,8 @@ def round_syncs(queries: int) -> dict:
     a story of a pool of `ROUND_POOL_STORIES`, profiled on the CPU: what a GPU would wait for, round by round."""
     from torch.profiler import ProfilerActivity, profile as torch_profile
 
-    from cohbench.corruptions.dsd import ConfounderPool
-    from cohbench.encoder import CPU
+    from cohbench.corruptions.dsd import MATCHING_ROUND, ConfounderPool
+    from cohbench.encoder import CPU, DEVICE_READS, TO_HOST
     from retrieval_scale import mixed_pool, real_sentences
 
     sentences = mixed_pool(real_sentences(), 5 * ROUND_POOL_STORIES, seed=0)
@@ -80,7 +78,7 @@ def round_syncs(queries: int) -> dict:
     with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
         pool.choose(asked, candidates, tau=0.5, device=CPU)
     names = [event.name for event in prof.events()]
-    rounds, syncs = names.count(ROUND), sum(name == TO_HOST or name in SYNCS for name in names)
+    rounds, syncs = names.count(MATCHING_ROUND), sum(name == TO_HOST or name in DEVICE_READS for name in names)
     return {"queries": queries, "rounds": rounds, "syncs": syncs, "syncs_per_round": round(syncs / max(rounds, 1), 2)}
 
 
@@ -104,7 +102,7 @@ def profile(stories: int) -> dict:
         wall = time.perf_counter() - started
     counts = {"flops": 0.0, "bytes": 0.0, "launches": 0, "syncs": 0, "torch_s": 0.0, "outside_torch_s": 0.0}
     for event in prof.events():
-        counts["syncs"] += event.name == TO_HOST
+        counts["syncs"] += event.name == encoder.TO_HOST
         if not event.name.startswith("aten::"):
             continue
         if event.cpu_parent is None or not event.cpu_parent.name.startswith("aten::"):
@@ -114,7 +112,7 @@ def profile(stories: int) -> dict:
         shapes = [s for s in event.input_shapes if s]
         elements = [math.prod(s) for s in shapes]
         counts["launches"] += 1
-        counts["syncs"] += event.name in SYNCS
+        counts["syncs"] += event.name in encoder.DEVICE_READS
         counts["flops"] += event.flops or (elements[0] if elements else 0)
         counts["bytes"] += BYTES * (sum(elements) + (elements[0] if elements else 0))
     counts["outside_torch_s"] = max(0.0, wall - counts["torch_s"])

@@ -258,10 +258,16 @@ def to_device(array: np.ndarray, device: Device):
     return tensor.to(device.kind, non_blocking=True)
 
 
+# What makes the host wait for a GPU, as `torch.profiler` names it (`benchmarks/gpu_model.py` counts them): every
+# copy back (`to_host`), and the ops that read a device value before going on (`.item()`, boolean indexing).
+TO_HOST = "cohbench::to_host"
+DEVICE_READS = frozenset({"aten::_local_scalar_dense", "aten::nonzero", "aten::masked_select"})
+
+
 def to_host(tensor) -> np.ndarray:
     """A tensor as a numpy array on the host: on a GPU the one kind of step that waits for the device, so it is
-    named for the profiler (`cohbench::to_host`), which counts them per matching round (`benchmarks/gpu_model.py`)."""
+    named for the profiler (`TO_HOST`), which counts them per matching round (`benchmarks/gpu_model.py`)."""
     import torch
 
-    with torch.profiler.record_function("cohbench::to_host"):
+    with torch.profiler.record_function(TO_HOST):
         return tensor.cpu().numpy()

@@ -87,10 +87,11 @@ class TokenEmbeddings:
         packed = to_host(torch.cat([self._tokens.index_select(0, rows).view(torch.float64).reshape(-1),
                                     self._weights.index_select(0, rows), vectors.reshape(-1)]))
         count = len(rows)
-        tokens = packed[: count * DIMENSIONS // 2].view(np.float32).reshape(count, DIMENSIONS)
-        weights = packed[count * DIMENSIONS // 2 : count * DIMENSIONS // 2 + count]
+        weights_at = count * DIMENSIONS // 2  # float64 values the tokens take
+        tokens = packed[:weights_at].view(np.float32).reshape(count, DIMENSIONS)
+        weights = packed[weights_at : weights_at + count]
         start = 0
-        for sentence, vector in zip(sentences, rounded_vectors(packed[count * DIMENSIONS // 2 + count :].reshape(-1, DIMENSIONS))):
+        for sentence, vector in zip(sentences, rounded_vectors(packed[weights_at + count :].reshape(-1, DIMENSIONS))):
             length = self._span[sentence][1]
             store.add(sentence, vector, (tokens[start : start + length], weights[start : start + length]))
             start += length

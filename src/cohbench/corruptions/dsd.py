@@ -25,6 +25,9 @@ from .registry import count, derived, generator, record_rng, sentence_id, span
 from .retrieval import merged_top, pool_index
 
 
+MATCHING_ROUND = "cohbench::matching_round"  # the profiler's name of one round of `ConfounderPool.choose`
+
+
 @dataclass(frozen=True)
 class Confounder:
     index: int  # into the pool
@@ -107,7 +110,7 @@ class ConfounderPool:
             # Score the next candidates of every unresolved query, encoding all new sentences in one batch.
             window = {q: [c for c in candidates[q][cursor[q] : cursor[q] + width] if c not in exclude[q]]
                       for q in live}
-            with torch.profiler.record_function("cohbench::matching_round"):
+            with torch.profiler.record_function(MATCHING_ROUND):
                 picked = self._first_below(tau, [queries[q] for q in live], [window[q] for q in live], device)
             still = []
             for q, pick in zip(live, picked):
