@@ -3,6 +3,7 @@ resuming, independence from the partitioning, and one-line refusals of bad input
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -129,6 +130,29 @@ def test_a_killed_run_resumes_from_its_finished_partitions(workspace, monkeypatc
     capsys.readouterr()
     assert corrupt(STORIES, *args, "--out", out, "--resume") == 1
     assert "no unfinished" in capsys.readouterr().err
+
+
+def test_a_run_settles_what_lives_on_and_hands_the_garbage_collector_back_as_it_found_it(workspace, monkeypatch):
+    real_run, frozen_while_running = recipes.apply, []
+
+    def noting_the_freeze(*args, **kwargs):
+        frozen_while_running.append(gc.get_freeze_count())
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(recipes, "apply", noting_the_freeze)
+    assert gc.get_freeze_count() == 0
+    assert corrupt(STORIES, "--recipe", "shuffle", "--partition-size", 3, "--out", workspace / "a") == 0
+    # start-up and the finished partitions left out of full collections while the job ran; nothing after it
+    assert len(frozen_while_running) == 4 and all(count > 0 for count in frozen_while_running)
+    assert gc.get_freeze_count() == 0
+
+    gc.freeze()  # a caller with its own freeze keeps it: the job neither adds to it nor hands it back
+    try:
+        held, frozen_while_running[:] = gc.get_freeze_count(), []
+        assert corrupt(STORIES, "--recipe", "shuffle", "--partition-size", 3, "--out", workspace / "b") == 0
+        assert max(frozen_while_running) <= held and 0 < gc.get_freeze_count() <= held
+    finally:
+        gc.unfreeze()
 
 
 def _write(path: Path, data: bytes) -> Path:

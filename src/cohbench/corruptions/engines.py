@@ -3,6 +3,7 @@
 
     engine = engines.start(resolved, "local", device="auto")   # or "ray", with address and workers
     texts_split = engine.split_sentences(texts)
+    engine.start_up()                           # what the work needs in this process, loaded
     engine.run(todo, shared, finished)          # finished(number, outputs) per partition of `todo`
     engine.close()
 
@@ -34,6 +35,13 @@ class LocalEngine:
         from ..text import split_sentences
 
         return split_sentences(texts)
+
+    def start_up(self) -> None:
+        """Load the encoder here now, where the recipe uses the device, so that the work after it is work."""
+        if self.resolved.recipe.on_device:
+            from ..encoder import load
+
+            load(self.device)
 
     def run(self, todo: Sequence[tuple[int, list[dict]]], shared, finished: Callable[[int, list[list[dict]]], None]) -> None:
         for number, batch in todo:

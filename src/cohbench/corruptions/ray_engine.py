@@ -238,6 +238,9 @@ class RayEngine:
                 out[i] = sentences
         return out
 
+    def start_up(self) -> None:
+        """Nothing to load in the driver: each actor loads what its stages need."""
+
     def run(self, todo, shared, finished) -> None:
         """Run the resolved recipe over partitions `todo` [(number, records)] through the engine's pools;
         `finished(number, outputs)` per partition."""

@@ -19,6 +19,7 @@ fewer_sentences_than_a_window); every source record (a story, or a window of N s
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import math
@@ -26,6 +27,8 @@ import re
 import shutil
 import sys
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -274,13 +277,29 @@ def corrupt(input_path: Path, out: Path, options: CorruptRequest) -> dict:
     # an unreachable cluster, or a device that is not there, fails here, before anything is written
     engine = engines.start(resolved, options.engine, options.device, options.address, options.workers)
     try:
-        return _corrupt(input_path, out, options, resolved, config, previous, engine)
+        with kept_out_of_full_collections() as settle:
+            return _corrupt(input_path, out, options, resolved, config, previous, engine, settle)
     finally:
         engine.close()
 
 
-def _corrupt(input_path, out, options, resolved, config, previous, engine) -> dict:
+@contextmanager
+def kept_out_of_full_collections() -> Iterator[Callable[[], None]]:
+    """Within the block, `settle()` exempts every object alive at that moment from the cyclic collector's later
+    passes (`gc.freeze`); they are handed back when the block ends. The job settles as it starts, once its shared pools are
+    built and the engine has started up, and after each partition is written: what imports, the encoder and the
+    pools keep alive lives to the end, and each full collection would trace all of it again. Reference counting still frees what is dropped. A caller that froze objects itself keeps its own freeze."""
+    ours = gc.get_freeze_count() == 0
+    try:
+        yield gc.freeze if ours else lambda: None
+    finally:
+        if ours:
+            gc.unfreeze()
+
+
+def _corrupt(input_path, out, options, resolved, config, previous, engine, settle: Callable[[], None]) -> dict:
     recipe, params = resolved.recipe, resolved.params
+    settle()
     stories = inputs.read(Path(input_path), options.id_column, options.text_column)
     if not stories:
         raise CorruptionError(f"input {input_path} holds no stories")
@@ -312,12 +331,15 @@ def _corrupt(input_path, out, options, resolved, config, previous, engine) -> di
     def finished(number: int, outputs: list[list[dict]]) -> None:
         _write_partition(partial, number, partitions[number], outputs, lambda source: recipe.made_nothing(source, params))
         bar.update(len(outputs))
+        settle()
 
     if todo:
         if recipe.prepare and options.progress:
             print(f"preparing what every partition shares ({recipe.name}: {sum(len(r['sentences']) for r in usable)} "
                   "sentences), once", file=sys.stderr)
         shared = recipe.prepare(usable, params) if recipe.prepare else None
+        engine.start_up()
+        settle()
         engine.run(todo, shared, finished)
     bar.close()
 
