@@ -82,6 +82,11 @@ def test_device_stages_go_to_gpu_actors_that_share_a_gpu_and_the_rest_to_cpu_act
     assert places(gpus=2, recipe="synthetic") == (Pool(True, True, CUDA, 8, 0.25),)
     assert places(cpus=2) == (Pool(True, True, CUDA, 2, 0.25),)  # one CPU per actor
     assert places(workers=3) == (Pool(True, True, CUDA, 3, 0.25),)
+    # more actors than the default share places split the GPUs evenly, never more than one GPU's worth on a GPU
+    assert places(workers=15) == (Pool(True, True, CUDA, 15, 0.0666),)
+    assert places(gpus=2, workers=15) == (Pool(True, True, CUDA, 15, 0.125),)  # 8 and 7 to a GPU
+    assert places(gpus=3, workers=16) == (Pool(True, True, CUDA, 16, 0.1666),)
+    assert places(gpus=0.5, workers=3) == (Pool(True, True, CUDA, 3, 0.1666),)
     # a retriever that scores on the CPU keeps its own pool of CPU actors, on the CPUs the GPU actors leave
     assert places(retriever="tantivy") == (Pool(True, False, CPU, 12), Pool(False, True, CUDA, 4, 0.25))
     assert places(retriever="rank_bm25", cpus=2, recipe="synthetic") == (Pool(True, False, CPU, 1), Pool(False, True, CUDA, 1, 0.25))
@@ -97,17 +102,17 @@ def test_device_stages_go_to_gpu_actors_that_share_a_gpu_and_the_rest_to_cpu_act
     (0, None, "--device cuda: the Ray cluster at HOST:6379 has no GPU (it offers CPU 16); add GPU nodes, or use "
               "--device cpu or auto"),
     (0.1, None, "--device cuda: the Ray cluster at HOST:6379 has 0.1 GPU, less than one actor's 0.25 (it offers CPU 16)"),
-    (1, 8, "--workers 8: 8 GPU actors of 0.25 GPU each need 2 GPUs, and the Ray cluster at HOST:6379 has 1; use "
-           "--workers 4 or fewer"),
+    (1, 17, "--workers 17: 17 GPU actors on the 1 GPUs of the Ray cluster at HOST:6379 would get less than 0.0625 GPU "
+            "each; use --workers 16 or fewer, add GPU nodes, or use --device cpu"),
 ])
 def test_a_cluster_without_the_gpus_the_actors_need_is_refused_naming_what_is_missing(gpus, workers, missing):
     with pytest.raises(CorruptionError) as refused:
         places(device="cuda", gpus=gpus, workers=workers)
     assert str(refused.value).startswith(missing) and "\n" not in str(refused.value)
     if workers:  # asked for on GPUs by auto too; with --device cpu the same workers are CPU actors
-        with pytest.raises(CorruptionError, match="need 2 GPUs"):
+        with pytest.raises(CorruptionError, match="would get less than 0.0625 GPU each"):
             places(gpus=gpus, workers=workers)
-        assert places(device="cpu", gpus=gpus, workers=workers) == (Pool(True, True, CPU, 8),)
+        assert places(device="cpu", cpus=32, gpus=gpus, workers=workers) == (Pool(True, True, CPU, 17),)
 
 
 @pytest.mark.parametrize(("asked", "missing"), [

@@ -37,7 +37,8 @@ def _recipe_options():
          argument("--device", choices=DEVICES, default="auto", help="where the encoder runs: the GPU where there is one (auto), "
                   "cpu, or cuda (refused without a usable GPU); the output's bytes are the same on every device"),
          argument("--address", help="Ray: join the cluster at this address (default: start a local instance)"),
-         argument("--workers", type=int, help="Ray: actors per stage (default: the cluster's CPUs)"),
+         argument("--workers", type=int, help="Ray: actors per stage (default: the cluster's CPUs; on GPUs four to a "
+                  "GPU, and more share them evenly, at least 1/16 of a GPU each)"),
          argument("--partition-size", type=int, default=2000, help="records per partition, the unit of resuming"),
          argument("--resume", action="store_true", help="continue the unfinished run in --out"),
          epilog="Options a recipe does not read are ignored; the summary (OUT/stats/CONFIG.json) records every value used.")

@@ -18,6 +18,7 @@ Every random choice depends on (seed, record id) only, so the output equals the 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import pickle
 from dataclasses import dataclass
@@ -53,7 +54,11 @@ def _share(shared):
     return ray.put(shared)
 
 
-GPU_SHARE = 0.25  # of one GPU per device actor: four actors share a GPU
+GPU_SHARE = 0.25  # of one GPU per device actor by default: four actors share a GPU
+# The least share of a GPU a device actor may take when --workers asks for more actors than GPU_SHARE places (their
+# host work is what limits a GPU run: benchmarks/gpu_model.py): 1/16 of an 80 GB H100 is 5 GB, room for a CUDA
+# context, the float64 encoder and its batches, which are sized from the share.
+MIN_GPU_SHARE = 1 / 16
 
 
 @dataclass(frozen=True)
@@ -80,8 +85,9 @@ def placement(resolved: recipes.Resolved, device: Device, cpus: float, gpus: flo
     encoder, BERTScore's matching) and plan (BM25) with a retriever that scores on the device; a plan on the CPU
     (tantivy, rank_bm25) has a pool of CPU actors of its own. Otherwise plan and make run in one pool of CPU actors.
     `workers` is the number of actors of each pool; by default a GPU pool has as many as its GPUs hold, and a CPU
-    pool the CPUs the GPU actors leave (each actor takes one CPU). `--device cuda` on a cluster without GPUs, and
-    actors needing more GPUs or CPUs than the cluster has, are refused in one line naming what is missing."""
+    pool the CPUs the GPU actors leave (each actor takes one CPU). More GPU actors than that share the GPUs evenly
+    (`gpu_share`). `--device cuda` on a cluster without GPUs, and actors needing more GPUs or CPUs than the cluster
+    has, are refused in one line naming what is missing."""
     if device.gpu_required and gpus < GPU_SHARE:
         has = f"{gpus:g} GPU, less than one actor's {GPU_SHARE:g}" if gpus else "no GPU"
         raise CorruptionError(f"--device cuda: the Ray cluster at {where} has {has} (it offers CPU {cpus:g}); add GPU "
@@ -100,14 +106,26 @@ def _pools(resolved: recipes.Resolved, device: Device, cpus: float, gpus: float,
     cpu_pool = bool(recipe.plan) and not plan_on_gpu
     holds = int(gpus / GPU_SHARE + 1e-9)
     on_gpu = workers or max(1, min(holds, int(cpus) - cpu_pool))
-    if on_gpu > holds:
-        raise CorruptionError(f"--workers {on_gpu}: {on_gpu} GPU actors of {GPU_SHARE:g} GPU each need "
-                           f"{on_gpu * GPU_SHARE:g} GPUs, and the Ray cluster at {where} has {gpus:g}; use --workers "
-                           f"{holds} or fewer, add GPU nodes, or use --device cpu")
-    gpu_pool = Pool(plan=plan_on_gpu, make=True, device=Device("cuda"), actors=on_gpu, gpus=GPU_SHARE)
+    share = gpu_share(on_gpu, gpus)
+    if share < MIN_GPU_SHARE:
+        most = int(gpus / MIN_GPU_SHARE + 1e-9)
+        raise CorruptionError(f"--workers {on_gpu}: {on_gpu} GPU actors on the {gpus:g} GPUs of the Ray cluster at "
+                           f"{where} would get less than {MIN_GPU_SHARE:g} GPU each; use --workers {most} or fewer, "
+                           "add GPU nodes, or use --device cpu")
+    gpu_pool = Pool(plan=plan_on_gpu, make=True, device=Device("cuda"), actors=on_gpu, gpus=share)
     if not cpu_pool:
         return (gpu_pool,)
     return Pool(plan=True, make=False, device=CPU, actors=workers or max(1, int(cpus) - on_gpu)), gpu_pool
+
+
+def gpu_share(actors: int, gpus: float) -> float:
+    """The share of a GPU each of `actors` device actors takes on `gpus` GPUs: GPU_SHARE where the GPUs hold them
+    at that share, else an even split with the same number of actors on each GPU (a fractional actor never spans
+    two GPUs), cut to Ray's precision of 1e-4 so that they add up to no more than one GPU."""
+    if actors <= int(gpus / GPU_SHARE + 1e-9):
+        return GPU_SHARE
+    whole = int(gpus + 1e-9)
+    return math.floor(1e4 / -(-actors // whole) if whole else 1e4 * gpus / actors) / 1e4
 
 
 def _within_cpus(pools: tuple[Pool, ...], cpus: float, workers: int | None, where: str) -> tuple[Pool, ...]:
