@@ -28,6 +28,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # one thread, as retrieval_scale measures
 sys.path.insert(0, str(Path(__file__).parent))
 import retrieval_scale  # noqa: E402  (the pool and the queries of the other retrieval benchmarks)
 

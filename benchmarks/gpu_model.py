@@ -9,9 +9,14 @@ The job runs in this process with `--device cpu` under `torch.profiler` on stori
 - host syncs (`_local_scalar_dense` behind `.item()`, `nonzero` and `masked_select` behind boolean indexing, which
   must read a result before going on, and every copy back to the host, `encoder.to_host`, named for the profiler:
   on the CPU a no-op, on a GPU a wait);
-- the host time outside torch: wall time minus the top-level ops' time (Python, tokenising, bm25s, Parquet).
+- the host time outside torch: wall time minus the top-level ops' time (Python, tokenising, Parquet).
 
-Each term is fitted as c + a*N over the two sizes (a fixed cost and a cost per story: on the H100, 10x the stories
+BM25 is scored as a GPU run scores it, by `bm25_top.DeviceBm25`'s torch ops (here on the CPU; the same candidates,
+bit for bit), not by bm25s's numpy, which a GPU run does not call: its work is then device work, not host time.
+On the CPU side that costs the prediction little (those ops take ~1.5x bm25s's time here, and BM25 is a few percent
+of the CPU run), and it makes the predicted speedup that much higher.
+
+Each term is fitted as c + a*N over the sizes (a fixed cost and a cost per story: on the H100, 10x the stories
 took 8.3x the time without start-up, so the pool's quadratic part is small at these sizes), and a run of N stories is
 predicted as
 
@@ -26,11 +31,30 @@ floor). It prints each prediction, the speedup and the term that dominates. Star
 out of both. The constants and their sources are in GPUS and the module constants below; `catalog/SCALE.md` sets the
 predictions beside what an H100 measured.
 
+The host work outside torch is Python on one core, and a GPU leaves a machine's other cores idle. So it also
+predicts the same job on Ray on that one machine (`--engine ray`), where each block's recipe stages
+(`recipes.apply`: BM25 candidates, encoding, the choice) run in actors and the rest (reading, the shared pools,
+writing, the fingerprint) in the driver. The profile marks the stages' time (`ACTOR_WORK`), and a run of A actors
+on one GPU is predicted as
+
+    driver host + (stages' host + their launches * LAUNCH_S + their syncs * SYNC_S) / A + device compute
+
+(the actors' device work summed: one GPU runs it in turn), against the machine's 16 cores as 16 one-thread actors,
+driver host + (stages' host + stages' torch time * CORES_HERE) / 16 (torch's ops here took as long on one thread as
+on two together: the core-seconds carry over). A is the default placement (four actors to a GPU,
+`ray_engine.GPU_SHARE`) and one actor per core the driver leaves (`--workers 15`: 1/15 of the GPU each). Not
+counted, on either side: Ray's pickling of records to the actors and back, and the GPU switching between the
+actors' contexts (no MPS): what a GPU machine has to measure.
+
 It also profiles dsd's confounder choice alone (`round_syncs`) at two numbers of queries and prints the host syncs
 per matching round: the hot path waits for the device once per round, however many queries the round holds.
 
-    .venv/bin/python benchmarks/gpu_model.py [--profile 500,1000] [--predict 5000,50000,500000] [--host-speed 1.0]
-        [--round-queries 100,1000] [--json]
+Each size is profiled `--repeats` times and every term is fitted by least squares through all the runs: the host
+term is a small difference of large times (wall minus torch's ops), and through single runs of 500 and 1,000
+stories its cost a story came out at 0.39, 0.70 and 0.92 ms on three tries here.
+
+    .venv/bin/python benchmarks/gpu_model.py [--profile 500,2000] [--repeats 3] [--predict 5000,50000,500000]
+        [--host-speed 1.0] [--round-queries 100,1000] [--json]
 """
 
 from __future__ import annotations
@@ -58,6 +82,8 @@ NO_KERNEL = {"aten::view", "aten::reshape", "aten::_unsafe_view", "aten::as_stri
              "aten::lift_fresh", "aten::result_type", "aten::unbind", "aten::split", "aten::narrow", "aten::chunk",
              "aten::set_", "aten::is_nonzero", "aten::numpy_T", "aten::from_file"}  # fmt: skip
 ROUND_POOL_STORIES = 2000  # the pool `round_syncs` matches against: 10,000 sentences
+GPU_MACHINE_CORES = 16  # the cores of the machine the GPU comes with, and of the CPU run it is compared with
+ACTOR_WORK = "cohbench.recipe_stages"  # the profiler's range around `recipes.apply`: what a Ray actor runs per block
 
 
 def round_syncs(queries: int) -> dict:
@@ -91,59 +117,121 @@ def profile(stories: int) -> dict:
     from cohbench.user_corruption import job
     from gpu_generation import write_stories
 
+    from cohbench.corruptions import bm25_top, recipes
+
     encoder.load(encoder.CPU)  # loading the model is start-up, not the job
-    with tempfile.TemporaryDirectory(prefix="cohbench-gpu-model-") as folder:
-        given = Path(folder) / "stories.jsonl"
-        write_stories(given, stories)
-        request = job.CorruptRequest(recipe="dsd", device="cpu", drop_test_overlap=False, progress=False)
-        started = time.perf_counter()
-        with torch_profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True) as prof:
-            job.corrupt(given, Path(folder) / "out", request)
-        wall = time.perf_counter() - started
-    counts = {"flops": 0.0, "bytes": 0.0, "launches": 0, "syncs": 0, "torch_s": 0.0, "outside_torch_s": 0.0}
+    apply, cpu_top, on_device = recipes.apply, bm25_top.cpu_top, {}
+
+    def marked_apply(*args, **kwargs):
+        with torch.profiler.record_function(ACTOR_WORK):
+            return apply(*args, **kwargs)
+
+    def scored_as_on_a_gpu(index, queries, k, budget=None):
+        if id(index) not in on_device:
+            on_device[id(index)] = bm25_top.DeviceBm25(index.scores, encoder.CPU)
+        return on_device[id(index)].scored_top(queries, k)
+
+    recipes.apply, bm25_top.cpu_top = marked_apply, scored_as_on_a_gpu
+    try:
+        with tempfile.TemporaryDirectory(prefix="cohbench-gpu-model-") as folder:
+            given = Path(folder) / "stories.jsonl"
+            write_stories(given, stories)
+            request = job.CorruptRequest(recipe="dsd", device="cpu", drop_test_overlap=False, progress=False)
+            with torch_profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True) as prof:
+                started = time.perf_counter()
+                job.corrupt(given, Path(folder) / "out", request)
+                wall = time.perf_counter() - started  # the job's, not the profiler's parsing of its events on exit
+    finally:
+        recipes.apply, bm25_top.cpu_top = apply, cpu_top
+    counts = {"flops": 0.0, "bytes": 0.0, "launches": 0, "syncs": 0, "torch_s": 0.0, "outside_torch_s": 0.0,
+              "actor_wall_s": 0.0, "actor_torch_s": 0.0, "actor_launches": 0, "actor_syncs": 0}
     for event in prof.events():
-        counts["syncs"] += event.name == encoder.TO_HOST
+        in_actor = _within(event, ACTOR_WORK)
+        counts["actor_wall_s"] += event.name == ACTOR_WORK and event.cpu_time_total / 1e6
+        sync = event.name == encoder.TO_HOST
         if not event.name.startswith("aten::"):
+            counts["syncs"] += sync
+            counts["actor_syncs"] += sync and in_actor
             continue
         if event.cpu_parent is None or not event.cpu_parent.name.startswith("aten::"):
             counts["torch_s"] += event.cpu_time_total / 1e6
+            counts["actor_torch_s"] += in_actor and event.cpu_time_total / 1e6
         if any(child.name.startswith("aten::") for child in event.cpu_children) or event.name in NO_KERNEL:
             continue
         shapes = [s for s in event.input_shapes if s]
         elements = [math.prod(s) for s in shapes]
+        sync = event.name in encoder.DEVICE_READS
         counts["launches"] += 1
-        counts["syncs"] += event.name in encoder.DEVICE_READS
+        counts["actor_launches"] += in_actor
+        counts["syncs"] += sync
+        counts["actor_syncs"] += sync and in_actor
         counts["flops"] += event.flops or (elements[0] if elements else 0)
         counts["bytes"] += BYTES * (sum(elements) + (elements[0] if elements else 0))
     counts["outside_torch_s"] = max(0.0, wall - counts["torch_s"])
+    counts["actor_host_s"] = max(0.0, counts["actor_wall_s"] - counts["actor_torch_s"])
+    counts["driver_host_s"] = max(0.0, wall - counts["actor_wall_s"] - (counts["torch_s"] - counts["actor_torch_s"]))
     return {"stories": stories, "wall_s": round(wall, 2), **counts}
 
 
+def _within(event, name: str) -> bool:
+    """Whether profiler `event` ran inside a range named `name`."""
+    parent = event.cpu_parent
+    while parent is not None:
+        if parent.name == name:
+            return True
+        parent = parent.cpu_parent
+    return False
+
+
 def fitted(profiles: list[dict], key: str, stories: int) -> float:
-    """`key` at `stories`, as c + a*N through the two profiles (a fixed cost and a cost per story, neither below 0)."""
-    (n1, y1), (n2, y2) = ((p["stories"], p[key]) for p in profiles)
-    a = max(0.0, (y2 - y1) / (n2 - n1))
-    return max(0.0, y1 - a * n1) + a * stories
+    """`key` at `stories`, as c + a*N fitted by least squares through the profiles (a fixed cost and a cost per story,
+    neither below 0)."""
+    sizes, values = [p["stories"] for p in profiles], [p[key] for p in profiles]
+    mean_n, mean_y = sum(sizes) / len(sizes), sum(values) / len(values)
+    spread = sum((n - mean_n) ** 2 for n in sizes)
+    a = max(0.0, sum((n - mean_n) * (y - mean_y) for n, y in zip(sizes, values)) / spread)
+    return max(0.0, mean_y - a * mean_n) + a * stories
 
 
 def predict(profiles: list[dict], stories: int, host_speed: float) -> dict:
-    count = {key: fitted(profiles, key, stories) for key in ("flops", "bytes", "launches", "syncs", "torch_s", "outside_torch_s")}
-    host = count["outside_torch_s"] / host_speed
-    out = {"stories": stories, "cpu_16_cores_s": round(host + count["torch_s"] * (os.cpu_count() or 1) / 16, 1)}
+    count = {key: fitted(profiles, key, stories) for key in profiles[0] if key not in ("stories", "wall_s")}
+    host, cores_here = count["outside_torch_s"] / host_speed, os.cpu_count() or 1
+    out = {"stories": stories, "cpu_16_cores_s": round(host + count["torch_s"] * cores_here / GPU_MACHINE_CORES, 1)}
+    actor_host, driver_host = count["actor_host_s"] / host_speed, count["driver_host_s"] / host_speed
+    cpu_actors = round(driver_host + (actor_host + count["actor_torch_s"] * cores_here) / GPU_MACHINE_CORES, 1)
+    out["ray_one_machine"] = {"cpu_16_actors_s": cpu_actors, "driver_host_s": round(driver_host, 2),
+                              "actors_host_s": round(actor_host, 2)}
     for gpu, spec in GPUS.items():
+        device = max(count["flops"] / spec["fp64_flops"], count["bytes"] / spec["hbm_bytes_per_s"])
         terms = {"host outside torch": host, "kernel launches": count["launches"] * LAUNCH_S,
-                 "host syncs": count["syncs"] * SYNC_S,
-                 "device compute": max(count["flops"] / spec["fp64_flops"], count["bytes"] / spec["hbm_bytes_per_s"])}
+                 "host syncs": count["syncs"] * SYNC_S, "device compute": device}
         total = sum(terms.values())
         out[gpu] = {"predicted_s": round(total, 2), "speedup_over_16_cores": round(out["cpu_16_cores_s"] / total, 2),
                     "dominant": max(terms, key=terms.get), "terms_s": {k: round(v, 3) for k, v in terms.items()}}
+        for actors in ray_actor_counts():
+            terms = {"driver host": driver_host, "actors' host work": actor_host / actors,
+                     "actors' launches and syncs": (count["actor_launches"] * LAUNCH_S + count["actor_syncs"] * SYNC_S) / actors,
+                     "device compute": device}
+            total = sum(terms.values())
+            out["ray_one_machine"][f"{gpu}_{actors}_actors"] = {
+                "predicted_s": round(total, 2), "speedup_over_16_cpu_actors": round(cpu_actors / total, 2),
+                "dominant": max(terms, key=terms.get), "terms_s": {k: round(v, 3) for k, v in terms.items()}}
     return out
+
+
+def ray_actor_counts() -> tuple[int, int]:
+    """GPU actors on one GPU: as `ray_engine` places them by default (one per `GPU_SHARE`), and one per core the
+    driver leaves (`--workers`)."""
+    from cohbench.corruptions.ray_engine import GPU_SHARE
+
+    return round(1 / GPU_SHARE), GPU_MACHINE_CORES - 1
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--profile", default="500,1000", help="the two sizes profiled on this CPU")
+    parser.add_argument("--profile", default="500,2000", help="the two sizes profiled on this CPU")
     parser.add_argument("--predict", default="5000,50000,500000")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per size, every one fitted")
     parser.add_argument("--host-speed", type=float, default=1.0,
                         help="the GPU machine's single-core speed over this machine's (Python does not parallelise)")
     parser.add_argument("--round-queries", default="100,1000",
@@ -153,10 +241,10 @@ def main() -> None:
     sizes = [int(x) for x in args.profile.split(",")]
     if len(sizes) != 2 or sizes[0] >= sizes[1]:
         raise SystemExit("gpu_model: --profile takes two sizes, the smaller first")
-    profiles = [profile(n) for n in sizes]
+    profiles = [profile(n) for n in sizes for _ in range(max(1, args.repeats))]
     predictions = [predict(profiles, int(n), args.host_speed) for n in args.predict.split(",")]
     rounds = [round_syncs(int(n)) for n in args.round_queries.split(",")]
-    result = {"profiled_on": f"{os.cpu_count()} CPU cores", "profiles": profiles, "predicted": predictions,
+    result = {"profiled_on": f"{os.cpu_count()} CPU cores", "repeats": args.repeats, "profiles": profiles, "predicted": predictions,
               "round_syncs": rounds,
               "constants": {"gpus": GPUS, "launch_s": LAUNCH_S, "sync_s": SYNC_S, "host_speed": args.host_speed}}
     if args.json:
@@ -164,7 +252,8 @@ def main() -> None:
         return
     for p in profiles:
         print(f"profiled {p['stories']:,} stories on {os.cpu_count()} cores: {p['wall_s']} s; torch ops {p['torch_s']:.1f} s, "
-              f"outside torch {p['outside_torch_s']:.1f} s, {p['launches']:,} launches, {p['syncs']:,} syncs, "
+              f"outside torch {p['outside_torch_s']:.2f} s (in the recipe's stages {p['actor_host_s']:.2f} s, around them "
+              f"{p['driver_host_s']:.2f} s), {p['launches']:,} launches, {p['syncs']:,} syncs, "
               f"{p['flops'] / 1e9:.1f} GFLOP, {p['bytes'] / 1e9:.1f} GB moved")
     for r in rounds:
         print(f"confounder choice for {r['queries']:,} queries: {r['rounds']} matching rounds, {r['syncs']} host syncs, "
@@ -175,6 +264,15 @@ def main() -> None:
             g = row[gpu]
             terms = ", ".join(f"{k} {v:.2f}" for k, v in g["terms_s"].items())
             print(f"  {gpu}: {g['predicted_s']} s, {g['speedup_over_16_cores']}x the 16 cores; dominated by {g['dominant']} ({terms})")
+        ray = row["ray_one_machine"]
+        print(f"  on Ray, one machine: 16 one-thread CPU actors {ray['cpu_16_actors_s']} s (driver's host work "
+              f"{ray['driver_host_s']} s, the actors' {ray['actors_host_s']} s)")
+        for gpu in GPUS:
+            for actors in ray_actor_counts():
+                g = ray[f"{gpu}_{actors}_actors"]
+                terms = ", ".join(f"{k} {v:.2f}" for k, v in g["terms_s"].items())
+                print(f"    {gpu}, {actors} actors: {g['predicted_s']} s, {g['speedup_over_16_cpu_actors']}x the 16 CPU "
+                      f"actors; dominated by {g['dominant']} ({terms})")
 
 
 if __name__ == "__main__":
