@@ -7,13 +7,14 @@ import gc
 import json
 import os
 import shutil
+import weakref
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
 from cohbench import cli, sql
-from cohbench.user_corruption.job import split_of
+from cohbench.user_corruption.job import kept_out_of_full_collections, split_of
 from cohbench.corruptions import recipes
 from cohbench.schema import FEATURES
 
@@ -153,6 +154,26 @@ def test_a_run_settles_what_lives_on_and_hands_the_garbage_collector_back_as_it_
         assert max(frozen_while_running) <= held and 0 < gc.get_freeze_count() <= held
     finally:
         gc.unfreeze()
+
+
+class _Cycle:
+    def __init__(self):
+        self.itself = self
+
+
+def test_settling_frees_the_garbage_cycles_there_are_instead_of_freezing_them_to_the_end():
+    with kept_out_of_full_collections() as settle:
+        settle()  # the caller's heap as it is
+        kept, dropped = _Cycle(), _Cycle()
+        kept_ref, dropped_ref = weakref.ref(kept), weakref.ref(dropped)
+        del dropped
+        settle()
+        assert dropped_ref() is None and gc.get_freeze_count() > 0
+        del kept  # frozen while it lived: a cycle dropped after that waits for the end of the block
+        settle()
+        assert kept_ref() is not None
+    gc.collect()
+    assert kept_ref() is None and gc.get_freeze_count() == 0
 
 
 def _write(path: Path, data: bytes) -> Path:

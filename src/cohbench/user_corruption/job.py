@@ -285,13 +285,23 @@ def corrupt(input_path: Path, out: Path, options: CorruptRequest) -> dict:
 
 @contextmanager
 def kept_out_of_full_collections() -> Iterator[Callable[[], None]]:
-    """Within the block, `settle()` exempts every object alive at that moment from the cyclic collector's later
-    passes (`gc.freeze`); they are handed back when the block ends. The job settles as it starts, once its shared pools are
+    """Within the block, `settle()` exempts every object alive from the cyclic collector's later passes
+    (`gc.freeze`); they are handed back when the block ends. The job settles as it starts, once its shared pools are
     built and the engine has started up, and after each partition is written: what imports, the encoder and the
-    pools keep alive lives to the end, and each full collection would trace all of it again. Reference counting still frees what is dropped. A caller that froze objects itself keeps its own freeze."""
+    pools keep alive lives to the end, and each full collection would trace all of it again. From the second settle
+    on, what the block made since the last one is collected first, so that none of its garbage is frozen (the first
+    freezes the caller's heap as it is, for the block's time only). What was alive at a settle and is dropped later
+    is freed by reference counting, or, in a reference cycle, when the block ends. A caller that froze objects
+    itself keeps its own freeze."""
     ours = gc.get_freeze_count() == 0
+
+    def settle() -> None:
+        if gc.get_freeze_count():
+            gc.collect()  # traces only what is not frozen: what the block made since the last settle
+        gc.freeze()
+
     try:
-        yield gc.freeze if ours else lambda: None
+        yield settle if ours else lambda: None
     finally:
         if ours:
             gc.unfreeze()
