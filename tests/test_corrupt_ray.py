@@ -102,15 +102,17 @@ def test_device_stages_go_to_gpu_actors_that_share_a_gpu_and_the_rest_to_cpu_act
     (0, None, "--device cuda: the Ray cluster at HOST:6379 has no GPU (it offers CPU 16); add GPU nodes, or use "
               "--device cpu or auto"),
     (0.1, None, "--device cuda: the Ray cluster at HOST:6379 has 0.1 GPU, less than one actor's 0.25 (it offers CPU 16)"),
-    (1, 17, "--workers 17: 17 GPU actors on the 1 GPUs of the Ray cluster at HOST:6379 would get less than 0.0625 GPU "
+    (1, 17, "--workers 17: 17 GPU actors on the Ray cluster at HOST:6379 (1 GPU) would get less than 0.0625 of a GPU "
             "each; use --workers 16 or fewer, add GPU nodes, or use --device cpu"),
+    (1.5, 17, "--workers 17: 17 GPU actors on the Ray cluster at HOST:6379 (1.5 GPU) would get less than 0.0625 of a "
+              "GPU each; use --workers 16 or fewer"),  # an actor never spans two GPUs: the half GPU holds none
 ])
 def test_a_cluster_without_the_gpus_the_actors_need_is_refused_naming_what_is_missing(gpus, workers, missing):
     with pytest.raises(CorruptionError) as refused:
         places(device="cuda", gpus=gpus, workers=workers)
     assert str(refused.value).startswith(missing) and "\n" not in str(refused.value)
     if workers:  # asked for on GPUs by auto too; with --device cpu the same workers are CPU actors
-        with pytest.raises(CorruptionError, match="would get less than 0.0625 GPU each"):
+        with pytest.raises(CorruptionError, match="would get less than 0.0625 of a GPU each"):
             places(gpus=gpus, workers=workers)
         assert places(device="cpu", cpus=32, gpus=gpus, workers=workers) == (Pool(True, True, CPU, 17),)
 

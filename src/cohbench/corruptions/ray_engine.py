@@ -5,8 +5,9 @@
   each shard as its own object, fetched one at a time, so a worker never holds the whole index.
 - Partitions become blocks; `map_batches` runs them through the pools of actors `placement` chooses: `plan` (BM25
   candidates) and `make` (BERTScore encoding and the choice). With GPUs in the cluster (and `--device` auto or
-  cuda) a recipe's device stages run on GPU actors, each taking `GPU_SHARE` of a GPU (MiniLM and a round's batches
-  are small, so several actors share one, each within that share of its memory); without, plan and make run
+  cuda) a recipe's device stages run on GPU actors, each taking `GPU_SHARE` of a GPU, or less where `--workers` asks
+  for more (MiniLM and a round's batches are small, so several actors share one, each within its share of the
+  memory); without, plan and make run
   together in one pool of CPU actors (splitting them would only add a hop). A cluster without the GPUs the actors
   need is refused in one line, before anything is written. (The GPU path has not been run on a GPU cluster yet.)
 - Results stream back to the driver, which writes each partition when all its records are in.
@@ -56,8 +57,10 @@ def _share(shared):
 
 GPU_SHARE = 0.25  # of one GPU per device actor by default: four actors share a GPU
 # The least share of a GPU a device actor may take when --workers asks for more actors than GPU_SHARE places (their
-# host work is what limits a GPU run: benchmarks/gpu_model.py): 1/16 of an 80 GB H100 is 5 GB, room for a CUDA
-# context, the float64 encoder and its batches, which are sized from the share.
+# host work is what limits a GPU run: benchmarks/gpu_model.py). It is a fraction, sized for the data-centre GPUs
+# this runs on: 1/16 of an 80 GB H100 is 5 GB (8.8 GB of an H200), room for the float64 encoder, its batches (sized
+# from the share) and a pool's device BM25 index, beside a CUDA context that the share does not count. On a smaller
+# GPU, ask for fewer actors.
 MIN_GPU_SHARE = 1 / 16
 
 
@@ -108,9 +111,10 @@ def _pools(resolved: recipes.Resolved, device: Device, cpus: float, gpus: float,
     on_gpu = workers or max(1, min(holds, int(cpus) - cpu_pool))
     share = gpu_share(on_gpu, gpus)
     if share < MIN_GPU_SHARE:
-        most = int(gpus / MIN_GPU_SHARE + 1e-9)
-        raise CorruptionError(f"--workers {on_gpu}: {on_gpu} GPU actors on the {gpus:g} GPUs of the Ray cluster at "
-                           f"{where} would get less than {MIN_GPU_SHARE:g} GPU each; use --workers {most} or fewer, "
+        whole = int(gpus + 1e-9)
+        most = whole * round(1 / MIN_GPU_SHARE) or int(gpus / MIN_GPU_SHARE + 1e-9)
+        raise CorruptionError(f"--workers {on_gpu}: {on_gpu} GPU actors on the Ray cluster at {where} ({gpus:g} GPU) "
+                           f"would get less than {MIN_GPU_SHARE:g} of a GPU each; use --workers {most} or fewer, "
                            "add GPU nodes, or use --device cpu")
     gpu_pool = Pool(plan=plan_on_gpu, make=True, device=Device("cuda"), actors=on_gpu, gpus=share)
     if not cpu_pool:
@@ -120,8 +124,8 @@ def _pools(resolved: recipes.Resolved, device: Device, cpus: float, gpus: float,
 
 def gpu_share(actors: int, gpus: float) -> float:
     """The share of a GPU each of `actors` device actors takes on `gpus` GPUs: GPU_SHARE where the GPUs hold them
-    at that share, else an even split with the same number of actors on each GPU (a fractional actor never spans
-    two GPUs), cut to Ray's precision of 1e-4 so that they add up to no more than one GPU."""
+    at that share, else room for ceil(actors / whole GPUs) on each (an actor never spans two GPUs; 15 on 2 GPUs: 8
+    and 7), cut to Ray's precision of 1e-4 so that a GPU's actors add up to no more than one GPU."""
     if actors <= int(gpus / GPU_SHARE + 1e-9):
         return GPU_SHARE
     whole = int(gpus + 1e-9)
