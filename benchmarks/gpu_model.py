@@ -39,7 +39,8 @@ on one GPU is predicted as
 
     driver host + (stages' host + their launches * LAUNCH_S + their syncs * SYNC_S) / A + device compute
 
-(the actors' device work summed: one GPU runs it in turn), against the machine's 16 cores as 16 one-thread actors,
+(the actors' device work summed: one GPU runs it in turn; the driver's writing taken as not overlapping the actors'
+work, so the driver's share is an upper bound), against the machine's 16 cores as 16 one-thread actors,
 driver host + (stages' host + stages' torch time * CORES_HERE) / 16 (torch's ops here took as long on one thread as
 on two together: the core-seconds carry over). A is the default placement (four actors to a GPU,
 `ray_engine.GPU_SHARE`) and one actor per core the driver leaves (`--workers 15`: 1/15 of the GPU each). Not
@@ -49,9 +50,11 @@ actors' contexts (no MPS): what a GPU machine has to measure.
 It also profiles dsd's confounder choice alone (`round_syncs`) at two numbers of queries and prints the host syncs
 per matching round: the hot path waits for the device once per round, however many queries the round holds.
 
-Each size is profiled `--repeats` times and every term is fitted by least squares through all the runs: the host
-term is a small difference of large times (wall minus torch's ops), and through single runs of 500 and 1,000
-stories its cost a story came out at 0.39, 0.70 and 0.92 ms on three tries here.
+Each size is profiled `--repeats` times, after one run that is not kept (what a job does once per process, such as
+its lazy imports, would otherwise fall on the first size only), and every term is fitted through all the runs (least
+squares: with two sizes, the line through their means). The host term is a small difference of large times (wall
+minus torch's ops): through single runs of 500 and 1,000 stories its cost a story came out at 0.39, 0.70 and 0.92 ms
+on three tries here.
 
     .venv/bin/python benchmarks/gpu_model.py [--profile 500,2000] [--repeats 3] [--predict 5000,50000,500000]
         [--host-speed 1.0] [--round-queries 100,1000] [--json]
@@ -241,7 +244,10 @@ def main() -> None:
     sizes = [int(x) for x in args.profile.split(",")]
     if len(sizes) != 2 or sizes[0] >= sizes[1]:
         raise SystemExit("gpu_model: --profile takes two sizes, the smaller first")
-    profiles = [profile(n) for n in sizes for _ in range(max(1, args.repeats))]
+    if args.repeats < 1:
+        raise SystemExit("gpu_model: --repeats must be at least 1")
+    profile(sizes[0])  # not kept: the job's first run in a process pays its lazy imports
+    profiles = [profile(n) for n in sizes for _ in range(args.repeats)]
     predictions = [predict(profiles, int(n), args.host_speed) for n in args.predict.split(",")]
     rounds = [round_syncs(int(n)) for n in args.round_queries.split(",")]
     result = {"profiled_on": f"{os.cpu_count()} CPU cores", "repeats": args.repeats, "profiles": profiles, "predicted": predictions,
