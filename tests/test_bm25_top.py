@@ -11,7 +11,7 @@ import pytest
 from conftest import _required_mirror
 from cohbench.corruptions.bm25_top import DeviceBm25, _scores, cpu_top
 from cohbench.encoder import CPU
-from cohbench.corruptions.retrieval import Bm25, merged_top
+from cohbench.corruptions.retrieval import Bm25, _bm25s, bm25s_index, merged_top
 from cohbench.text import words
 
 # TimeTravel's test file in the mirror (corpora/timetravel.tsv): real short story sentences, no splitter
@@ -20,18 +20,57 @@ K = 106  # what dsd asks for: top_k 100 + the widest document (5) + 1
 
 
 @pytest.fixture(scope="module")
-def real():
-    """A bm25s index of 4,000 distinct TimeTravel sentences, and 600 queries: pool sentences, some with a word
-    repeated or one no pool sentence has."""
+def pool():
+    """4,000 distinct TimeTravel sentences."""
     sentences = []
     for line in (_required_mirror() / TIMETRAVEL).read_text(encoding="utf-8").splitlines():
         if line.strip():
             item = json.loads(line)
             sentences += [item["premise"], item["initial"], item["counterfactual"]]
-    pool = list(dict.fromkeys(s.strip() for s in sentences if s.strip()))[:4000]
+    return list(dict.fromkeys(s.strip() for s in sentences if s.strip()))[:4000]
+
+
+@pytest.fixture(scope="module")
+def real(pool):
+    """A bm25s index of the pool, and 600 queries: pool sentences, some with a word repeated or one no pool sentence
+    has."""
     queries = pool[::8] + [f"{s} {words(s)[0]}" for s in pool[1::40]] + ["zyzzyva quux", "the the the", ""]
     index = Bm25(pool)
     return index, [[index._vocab[t] for t in words(q) if t in index._vocab] for q in queries]
+
+
+def _columns(index) -> dict[str, tuple[list[int], bytes]]:
+    """term -> (its documents, their float32 scores' bits), from a bm25s index's CSC matrix."""
+    scores, out = index.scores, {}
+    for term, column in index.vocab_dict.items():
+        if column + 1 < len(scores["indptr"]):  # bm25s adds an empty term with no column
+            start, end = scores["indptr"][column], scores["indptr"][column + 1]
+            out[term] = (scores["indices"][start:end].tolist(), scores["data"][start:end].tobytes())
+    return out
+
+
+def _bm25s_own(tokens):
+    own = _bm25s().BM25()
+    own.index(tokens, show_progress=False)
+    return own
+
+
+def test_the_array_built_index_holds_bm25s_own_scores_bit_for_bit(pool):
+    tokens = [words(text) for text in pool]
+    mine, own = bm25s_index(tokens), _bm25s_own(tokens)
+    assert _columns(mine) == _columns(own)
+    assert mine.scores["data"].dtype == np.float32 and mine.scores["indices"].dtype == own.scores["indices"].dtype
+    assert mine.scores["num_docs"] == own.scores["num_docs"] == len(pool)
+
+
+def test_repeated_terms_an_empty_document_and_a_one_document_pool_score_as_bm25s_scores_them():
+    for pool in ([["the", "cat", "the", "the"], [], ["a", "cat", "sat", "on", "the", "mat"], ["dog's", "day"]],
+                 [["only", "one", "one"]]):
+        mine, own = bm25s_index(pool), _bm25s_own(pool)
+        assert _columns(mine) == _columns(own)
+        terms = [mine.vocab_dict[t] for t in ("the", "cat", "the") if t in mine.vocab_dict] or [0]
+        same_terms = [own.vocab_dict[t] for t in ("the", "cat", "the") if t in own.vocab_dict] or [0]
+        assert mine.get_scores_from_ids(terms).tobytes() == own.get_scores_from_ids(same_terms).tobytes()
 
 
 def test_batched_torch_scores_are_bm25s_scores_bit_for_bit(real):

@@ -85,6 +85,41 @@ def pool_index(texts: Sequence[str], retriever: str, shards: int = 1):
     return (index, None) if shards == 1 else (None, index.shards(shards))
 
 
+def bm25s_index(tokens: Sequence[Sequence[str]]):
+    """A bm25s index of tokenised documents with the scores `bm25s.BM25().index(tokens)` computes, bit for bit,
+    built with array operations instead of its Python loop over documents (~8x faster at 40,000 sentences: what a
+    run's driver pays per story before any worker starts). Each (document, term) score is bm25s's own arithmetic
+    ("lucene": idf ln(1 + (N - df + 0.5) / (df + 0.5)) in Python floats, rounded to float32; term frequency over
+    tf + k1 * (1 - b + b * length / mean length) in float64; the product rounded to float32), stored as its CSC
+    matrix (one column per term, documents ascending). Term ids follow first appearance, where bm25s's follow a
+    set's order (a query adds its terms' columns in query order, so ids never change a score)."""
+    import math
+
+    bm25s = _bm25s()
+    index = bm25s.BM25()
+    vocab: dict[str, int] = {}
+    term_ids = np.fromiter((vocab.setdefault(t, len(vocab)) for doc in tokens for t in doc), dtype=np.int64)
+    lengths = np.fromiter((len(doc) for doc in tokens), dtype=np.int64, count=len(tokens))
+    pairs, counts = np.unique(np.repeat(np.arange(len(tokens), dtype=np.int64), lengths) * max(len(vocab), 1) + term_ids,
+                              return_counts=True)  # (document, term), documents ascending, each with its frequency
+    docs, terms = np.divmod(pairs, max(len(vocab), 1))
+    frequencies = np.bincount(terms, minlength=len(vocab))
+    seen, which = np.unique(frequencies, return_inverse=True)  # a few hundred document frequencies, each logged once
+    idf = np.array([math.log(1 + (len(tokens) - df + 0.5) / (df + 0.5)) for df in seen.tolist()], dtype=index.dtype)[which]
+    saturation = index.k1 * ((1 - index.b) + index.b * lengths / lengths.mean()) if len(tokens) else lengths
+    tf = counts.astype(np.float64)
+    scores = (idf[terms] * (tf / (saturation[docs] + tf))).astype(index.dtype)
+    by_term = np.argsort(terms, kind="stable")  # documents stay ascending within a term's column
+    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+    np.cumsum(frequencies, out=indptr[1:])
+    index.scores = {"data": scores[by_term], "indices": docs[by_term].astype(index.int_dtype), "indptr": indptr,
+                    "num_docs": len(tokens)}
+    index.vocab_dict = vocab
+    index.unique_token_ids_set = set(vocab.values())
+    index.nonoccurrence_array = None  # only bm25l and bm25+ subtract one
+    return index
+
+
 class Bm25:
     """An index held in memory: bm25s or rank_bm25 (`pool_index` checks the name; a tantivy index lies on disk)."""
 
@@ -94,10 +129,7 @@ class Bm25:
         self._on_device = {}  # device -> bm25_top.DeviceBm25 of a bm25s index, made on first use there, never pickled
         tokens = [words(t) for t in texts]
         if retriever == "bm25s":
-            bm25s = _bm25s()
-
-            self._index = bm25s.BM25()
-            self._index.index(tokens, show_progress=False)
+            self._index = bm25s_index(tokens)
             self._vocab = self._index.vocab_dict
         else:
             from rank_bm25 import BM25Okapi
