@@ -9,7 +9,7 @@ import pytest
 
 from cohbench import cli
 from cohbench.corruptions import recipes
-from cohbench.corruptions.ray_engine import Pool, placement
+from cohbench.corruptions.ray_engine import Pool, most_gpu_actors, placement
 from cohbench.encoder import CPU, Device
 from cohbench.errors import CorruptionError
 
@@ -98,6 +98,14 @@ def test_device_stages_go_to_gpu_actors_that_share_a_gpu_and_the_rest_to_cpu_act
     assert cpu_pool[0].resources() == {"num_cpus": 1}
 
 
+def test_the_most_workers_a_refusal_names_are_placed_and_one_more_is_refused():
+    for gpus in (0.25, 0.5, 1, 1.5, 2, 3):
+        most = most_gpu_actors(gpus)
+        assert places(device="cuda", gpus=gpus, cpus=64, workers=most)[0].actors == most
+        with pytest.raises(CorruptionError, match=f"use --workers {most} or fewer"):
+            places(device="cuda", gpus=gpus, cpus=64, workers=most + 1)
+
+
 @pytest.mark.parametrize(("gpus", "workers", "missing"), [
     (0, None, "--device cuda: the Ray cluster at HOST:6379 has no GPU (it offers CPU 16); add GPU nodes, or use "
               "--device cpu or auto"),
@@ -106,6 +114,8 @@ def test_device_stages_go_to_gpu_actors_that_share_a_gpu_and_the_rest_to_cpu_act
             "each; use --workers 16 or fewer, add GPU nodes, or use --device cpu"),
     (1.5, 17, "--workers 17: 17 GPU actors on the Ray cluster at HOST:6379 (1.5 GPU) would get less than 0.0625 of a "
               "GPU each; use --workers 16 or fewer"),  # an actor never spans two GPUs: the half GPU holds none
+    (0.5, 9, "--workers 9: 9 GPU actors on the Ray cluster at HOST:6379 (0.5 GPU) would get less than 0.0625 of a "
+             "GPU each; use --workers 8 or fewer"),
 ])
 def test_a_cluster_without_the_gpus_the_actors_need_is_refused_naming_what_is_missing(gpus, workers, missing):
     with pytest.raises(CorruptionError) as refused:
@@ -114,7 +124,7 @@ def test_a_cluster_without_the_gpus_the_actors_need_is_refused_naming_what_is_mi
     if workers:  # asked for on GPUs by auto too; with --device cpu the same workers are CPU actors
         with pytest.raises(CorruptionError, match="would get less than 0.0625 of a GPU each"):
             places(gpus=gpus, workers=workers)
-        assert places(device="cpu", cpus=32, gpus=gpus, workers=workers) == (Pool(True, True, CPU, 17),)
+        assert places(device="cpu", cpus=32, gpus=gpus, workers=workers) == (Pool(True, True, CPU, workers),)
 
 
 @pytest.mark.parametrize(("asked", "missing"), [

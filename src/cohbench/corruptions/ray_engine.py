@@ -107,15 +107,12 @@ def _pools(resolved: recipes.Resolved, device: Device, cpus: float, gpus: float,
         return (Pool(plan=True, make=True, device=CPU, actors=workers or max(1, int(cpus))),)
     plan_on_gpu = resolved.params.get("retriever") in SCORED_ON_DEVICE
     cpu_pool = bool(recipe.plan) and not plan_on_gpu
-    holds = int(gpus / GPU_SHARE + 1e-9)
-    on_gpu = workers or max(1, min(holds, int(cpus) - cpu_pool))
+    on_gpu = workers or max(1, min(_held_at_default_share(gpus), int(cpus) - cpu_pool))
     share = gpu_share(on_gpu, gpus)
     if share < MIN_GPU_SHARE:
-        whole = int(gpus + 1e-9)
-        most = whole * round(1 / MIN_GPU_SHARE) or int(gpus / MIN_GPU_SHARE + 1e-9)
         raise CorruptionError(f"--workers {on_gpu}: {on_gpu} GPU actors on the Ray cluster at {where} ({gpus:g} GPU) "
-                           f"would get less than {MIN_GPU_SHARE:g} of a GPU each; use --workers {most} or fewer, "
-                           "add GPU nodes, or use --device cpu")
+                           f"would get less than {MIN_GPU_SHARE:g} of a GPU each; use --workers {most_gpu_actors(gpus)} "
+                           "or fewer, add GPU nodes, or use --device cpu")
     gpu_pool = Pool(plan=plan_on_gpu, make=True, device=Device("cuda"), actors=on_gpu, gpus=share)
     if not cpu_pool:
         return (gpu_pool,)
@@ -126,10 +123,19 @@ def gpu_share(actors: int, gpus: float) -> float:
     """The share of a GPU each of `actors` device actors takes on `gpus` GPUs: GPU_SHARE where the GPUs hold them
     at that share, else room for ceil(actors / whole GPUs) on each (an actor never spans two GPUs; 15 on 2 GPUs: 8
     and 7), cut to Ray's precision of 1e-4 so that a GPU's actors add up to no more than one GPU."""
-    if actors <= int(gpus / GPU_SHARE + 1e-9):
+    if actors <= _held_at_default_share(gpus):
         return GPU_SHARE
     whole = int(gpus + 1e-9)
     return math.floor(1e4 / -(-actors // whole) if whole else 1e4 * gpus / actors) / 1e4
+
+
+def most_gpu_actors(gpus: float) -> int:
+    """The most device actors `gpus` GPUs take, each sharing them (`gpu_share`) at no less than MIN_GPU_SHARE."""
+    return next((a for a in range(int(gpus / MIN_GPU_SHARE + 1e-9), 0, -1) if gpu_share(a, gpus) >= MIN_GPU_SHARE), 0)
+
+
+def _held_at_default_share(gpus: float) -> int:
+    return int(gpus / GPU_SHARE + 1e-9)
 
 
 def _within_cpus(pools: tuple[Pool, ...], cpus: float, workers: int | None, where: str) -> tuple[Pool, ...]:
