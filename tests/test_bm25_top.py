@@ -73,6 +73,15 @@ def test_repeated_terms_an_empty_document_and_a_one_document_pool_score_as_bm25s
         assert scored[0].tobytes() == scored[1].tobytes() and scored[0].any()
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # bm25s's 0 / 0 on its way to refusing
+def test_a_pool_in_which_no_sentence_has_a_word_finds_nothing_instead_of_failing():
+    with pytest.raises(ValueError):
+        _bm25s_own([[], []])  # bm25s's own index refuses it
+    index = Bm25(["...", "!!"])
+    assert index.top(["hello", "...", ""], 5, CPU) == [[], [], []]
+    assert DeviceBm25(index._index.scores, CPU).scored_top([[], []], 5) == [[], []]
+
+
 def test_batched_torch_scores_are_bm25s_scores_bit_for_bit(real):
     index, terms = real
     device = DeviceBm25(index._index.scores, CPU)

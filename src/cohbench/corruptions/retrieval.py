@@ -92,11 +92,12 @@ def bm25s_index(tokens: Sequence[Sequence[str]]):
     ("lucene": idf ln(1 + (N - df + 0.5) / (df + 0.5)) in Python floats, rounded to float32; term frequency over
     tf + k1 * (1 - b + b * length / mean length) in float64; the product rounded to float32), stored as its CSC
     matrix (one column per term, documents ascending). Term ids follow first appearance, where bm25s's follow a
-    set's order (a query adds its terms' columns in query order, so ids never change a score)."""
+    set's order (a query adds its terms' columns in query order, so ids never change a score). A pool in which no
+    sentence has a word is an index without terms, whose queries find nothing (bm25s refuses to index it)."""
     import math
 
     bm25s = _bm25s()
-    index = bm25s.BM25()
+    index = bm25s.BM25(method="lucene")  # the arithmetic below is lucene's (bm25s's default)
     vocab: dict[str, int] = {}
     term_ids = np.fromiter((vocab.setdefault(t, len(vocab)) for doc in tokens for t in doc), dtype=np.int64)
     lengths = np.fromiter((len(doc) for doc in tokens), dtype=np.int64, count=len(tokens))
