@@ -11,7 +11,7 @@ The job runs in this process with `--device cpu` under `torch.profiler` on stori
   on the CPU a no-op, on a GPU a wait);
 - the host time outside torch: in the recipe's stages (`ACTOR_WORK`, below), their wall time minus their top-level
   ops' time (Python, tokenising); around them (reading, the shared pools, writing: the driver, which runs no torch
-  op), the wall time of the same job run again without the profiler, which slows that work too (~0.1 ms a story
+  op), the wall time of the same job run first without the profiler, which slows that work too (~0.1 ms a story
   here, most of it writing the config).
 
 BM25 is scored as a GPU run scores it, by `bm25_top.DeviceBm25`'s torch ops (here on the CPU; the same candidates,
@@ -55,9 +55,9 @@ per matching round: the hot path waits for the device once per round, however ma
 
 Each size is profiled `--repeats` times, after one run that is not kept (what a job does once per process, such as
 its lazy imports, would otherwise fall on the first size only), and every term is fitted through all the runs (least
-squares: with two sizes, the line through their means). The host term is a small difference of large times (wall
-minus torch's ops): through single runs of 500 and 1,000 stories its cost a story came out at 0.39, 0.70 and 0.92 ms
-on three tries here.
+squares: with two sizes, the line through their means). The host term is a small difference of large times (the
+stages' wall minus torch's ops): through single runs of 500 and 1,000 stories its cost a story came out at 0.39,
+0.70 and 0.92 ms on three tries here.
 
     .venv/bin/python benchmarks/gpu_model.py [--profile 500,2000] [--repeats 3] [--predict 5000,50000,500000]
         [--host-speed 1.0] [--round-queries 100,1000] [--json]
@@ -147,19 +147,19 @@ def profile(stories: int) -> dict:
             given = Path(folder) / "stories.jsonl"
             write_stories(given, stories)
             request = job.CorruptRequest(recipe="dsd", device="cpu", drop_test_overlap=False, progress=False)
+            # the driver runs no torch op, but the profiler slows its work (~0.1 ms a story here, writing the
+            # config): its time is taken from the same job run first without the profiler
+            started = time.perf_counter()
+            job.corrupt(given, Path(folder) / "plain", request)
+            driver_wall = time.perf_counter() - started - in_stages[0]
+            on_device.clear()  # that run's indexes are freed: a new one could take the id of one of theirs
             with torch_profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True) as prof:
                 started = time.perf_counter()
                 job.corrupt(given, Path(folder) / "out", request)
                 wall = time.perf_counter() - started  # the job's, not the profiler's parsing of its events on exit
-            # the driver runs no torch op, but the profiler slows its work (~0.1 ms a story here, writing the
-            # config): its time is taken from the same job run again without it
-            in_stages[0], started = 0.0, time.perf_counter()
-            job.corrupt(given, Path(folder) / "again", request)
-            driver_wall = time.perf_counter() - started - in_stages[0]
     finally:
         recipes.apply, bm25_top.cpu_top = apply, cpu_top
-    counts = {"flops": 0.0, "bytes": 0.0, "launches": 0, "syncs": 0, "torch_s": 0.0, "outside_torch_s": 0.0,
-              "actor_wall_s": 0.0, "actor_torch_s": 0.0, "actor_launches": 0, "actor_syncs": 0}
+    counts = {"flops": 0.0, "bytes": 0.0, "launches": 0, "syncs": 0, "torch_s": 0.0, "actor_wall_s": 0.0, "actor_torch_s": 0.0, "actor_launches": 0, "actor_syncs": 0}
 
     def tally(key: str, value: float, in_actor: bool) -> None:
         counts[key] += value
@@ -188,6 +188,7 @@ def profile(stories: int) -> dict:
             counts["flops"] += event.flops or (elements[0] if elements else 0)
             counts["bytes"] += BYTES * (sum(elements) + (elements[0] if elements else 0))
     counts["actor_host_s"] = max(0.0, counts["actor_wall_s"] - counts["actor_torch_s"])
+    # less torch's ops outside the stages (none in this job: the encoder is loaded before it)
     counts["driver_host_s"] = max(0.0, driver_wall - (counts["torch_s"] - counts["actor_torch_s"]))
     counts["outside_torch_s"] = counts["actor_host_s"] + counts["driver_host_s"]
     return {"stories": stories, "wall_s": round(wall, 2), **counts}
@@ -276,7 +277,7 @@ def main() -> None:
     for p in profiles:
         print(f"profiled {p['stories']:,} stories on {os.cpu_count()} cores: {p['wall_s']} s; torch ops {p['torch_s']:.1f} s, "
               f"outside torch {p['outside_torch_s']:.2f} s (in the recipe's stages {p['actor_host_s']:.2f} s, around them "
-              f"{p['driver_host_s']:.2f} s), {p['launches']:,} launches, {p['syncs']:,} syncs, "
+              f"{p['driver_host_s']:.2f} s, timed without the profiler), {p['launches']:,} launches, {p['syncs']:,} syncs, "
               f"{p['flops'] / 1e9:.1f} GFLOP, {p['bytes'] / 1e9:.1f} GB moved")
     for r in rounds:
         print(f"confounder choice for {r['queries']:,} queries: {r['rounds']} matching rounds, {r['syncs']} host syncs, "
