@@ -107,7 +107,7 @@ def _pools(resolved: recipes.Resolved, device: Device, cpus: float, gpus: float,
         return (Pool(plan=True, make=True, device=CPU, actors=workers or max(1, int(cpus))),)
     plan_on_gpu = resolved.params.get("retriever") in SCORED_ON_DEVICE
     cpu_pool = bool(recipe.plan) and not plan_on_gpu
-    on_gpu = workers or max(1, min(_held_at_default_share(gpus), int(cpus) - cpu_pool))
+    on_gpu = workers or max(1, min(_actors_at(GPU_SHARE, gpus), int(cpus) - cpu_pool))
     share = gpu_share(on_gpu, gpus)
     if share < MIN_GPU_SHARE:
         raise CorruptionError(f"--workers {on_gpu}: {on_gpu} GPU actors on the Ray cluster at {where} ({gpus:g} GPU) "
@@ -123,19 +123,20 @@ def gpu_share(actors: int, gpus: float) -> float:
     """The share of a GPU each of `actors` device actors takes on `gpus` GPUs: GPU_SHARE where the GPUs hold them
     at that share, else room for ceil(actors / whole GPUs) on each (an actor never spans two GPUs; 15 on 2 GPUs: 8
     and 7), cut to Ray's precision of 1e-4 so that a GPU's actors add up to no more than one GPU."""
-    if actors <= _held_at_default_share(gpus):
+    if actors <= _actors_at(GPU_SHARE, gpus):
         return GPU_SHARE
-    whole = int(gpus + 1e-9)
+    whole = _actors_at(1, gpus)
     return math.floor(1e4 / -(-actors // whole) if whole else 1e4 * gpus / actors) / 1e4
 
 
 def most_gpu_actors(gpus: float) -> int:
     """The most device actors `gpus` GPUs take, each sharing them (`gpu_share`) at no less than MIN_GPU_SHARE."""
-    return next((a for a in range(int(gpus / MIN_GPU_SHARE + 1e-9), 0, -1) if gpu_share(a, gpus) >= MIN_GPU_SHARE), 0)
+    return next((a for a in range(_actors_at(MIN_GPU_SHARE, gpus), 0, -1) if gpu_share(a, gpus) >= MIN_GPU_SHARE), 0)
 
 
-def _held_at_default_share(gpus: float) -> int:
-    return int(gpus / GPU_SHARE + 1e-9)
+def _actors_at(share: float, gpus: float) -> int:
+    """How many actors of `share` of a GPU `gpus` GPUs hold in all (1e-9: 0.75 / 0.25 is not quite 3 in floats)."""
+    return int(gpus / share + 1e-9)
 
 
 def _within_cpus(pools: tuple[Pool, ...], cpus: float, workers: int | None, where: str) -> tuple[Pool, ...]:
