@@ -72,6 +72,7 @@ import os
 import sys
 import tempfile
 import time
+import weakref
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -126,7 +127,8 @@ def profile(stories: int) -> dict:
     from cohbench.corruptions import bm25_top, recipes
 
     encoder.load(encoder.CPU)  # loading the model is start-up, not the job
-    apply, cpu_top, on_device, in_stages = recipes.apply, bm25_top.cpu_top, {}, [0.0]
+    # a device index per bm25s index, for as long as that index lives (a freed one's id may be taken by a new one)
+    apply, cpu_top, on_device, in_stages = recipes.apply, bm25_top.cpu_top, weakref.WeakKeyDictionary(), [0.0]
 
     def marked_apply(*args, **kwargs):
         started = time.perf_counter()
@@ -137,9 +139,9 @@ def profile(stories: int) -> dict:
             in_stages[0] += time.perf_counter() - started
 
     def scored_as_on_a_gpu(index, queries, k, budget=None):
-        if id(index) not in on_device:
-            on_device[id(index)] = bm25_top.DeviceBm25(index.scores, encoder.CPU)
-        return on_device[id(index)].scored_top(queries, k)
+        if index not in on_device:
+            on_device[index] = bm25_top.DeviceBm25(index.scores, encoder.CPU)
+        return on_device[index].scored_top(queries, k)
 
     recipes.apply, bm25_top.cpu_top = marked_apply, scored_as_on_a_gpu
     try:
@@ -152,14 +154,14 @@ def profile(stories: int) -> dict:
             started = time.perf_counter()
             job.corrupt(given, Path(folder) / "plain", request)
             driver_wall = time.perf_counter() - started - in_stages[0]
-            on_device.clear()  # that run's indexes are freed: a new one could take the id of one of theirs
             with torch_profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True) as prof:
                 started = time.perf_counter()
                 job.corrupt(given, Path(folder) / "out", request)
                 wall = time.perf_counter() - started  # the job's, not the profiler's parsing of its events on exit
     finally:
         recipes.apply, bm25_top.cpu_top = apply, cpu_top
-    counts = {"flops": 0.0, "bytes": 0.0, "launches": 0, "syncs": 0, "torch_s": 0.0, "actor_wall_s": 0.0, "actor_torch_s": 0.0, "actor_launches": 0, "actor_syncs": 0}
+    counts = {"flops": 0.0, "bytes": 0.0, "launches": 0, "syncs": 0, "torch_s": 0.0, "actor_wall_s": 0.0,
+              "actor_torch_s": 0.0, "actor_launches": 0, "actor_syncs": 0}
 
     def tally(key: str, value: float, in_actor: bool) -> None:
         counts[key] += value
