@@ -11,8 +11,10 @@ The job runs in this process with `--device cpu` under `torch.profiler` on stori
   on the CPU a no-op, on a GPU a wait);
 - the host time outside torch: in the recipe's stages (`ACTOR_WORK`, below), their wall time minus their top-level
   ops' time (Python, tokenising); around them (reading, the shared pools, writing: the driver, which runs no torch
-  op), the wall time of the same job run first without the profiler, which slows that work too (~0.1 ms a story
-  here, most of it writing the config).
+  op), the wall time of the same job run without the profiler, before any profiled run: the profiler slows that
+  work too (~0.1 ms a story here, most of it writing the config), and so does having run (a plain run just after a
+  profiled one took 0.46 s around the stages at 500 stories here, against 0.28 s in a process the profiler had not
+  run in).
 
 BM25 is scored as a GPU run scores it, by `bm25_top.DeviceBm25`'s torch ops (here on the CPU; the same candidates,
 bit for bit), not by bm25s's numpy, which a GPU run does not call: its work is then device work, not host time.
@@ -40,12 +42,16 @@ predicts the same job on Ray on that one machine (`--engine ray`), where each bl
 writing, the fingerprint) in the driver. The profile marks the stages' time (`ACTOR_WORK`), and a run of A actors
 on one GPU is predicted as
 
-    driver host + (stages' host + their launches * LAUNCH_S + their syncs * SYNC_S) / A + device compute
+    driver host + (stages' host + their launches * LAUNCH_S + their syncs * SYNC_S) * busiest(A) + device compute
 
-(the actors' device work summed: one GPU runs it in turn; the driver's writing taken as not overlapping the actors'
-work, so the driver's share is an upper bound), against the machine's 16 cores as 16 one-thread actors,
-driver host + (stages' host + stages' torch time * CORES_HERE) / 16 (torch's ops here took as long on one thread as
-on two together: the core-seconds carry over). A is the default placement (four actors to a GPU,
+where busiest(A) is the share of the stories the busiest actor works through: Ray hands each actor whole partitions
+(`--partition-size`, the job's default unless given; the profiled runs use the same), so with P partitions one
+actor takes ceil(P / A) of them (`busiest_share`; 1/A only where A divides P). The actors' device work is summed (one
+GPU runs it in turn), and the driver's writing is taken as not overlapping the actors' work, so the driver's share
+is an upper bound. The machine's 16 cores are set against it as 16 one-thread actors, driver host + (stages' host +
+stages' torch time * CORES_HERE) / 16 (torch's ops here took as long on one thread as on two together: the
+core-seconds carry over; the work split evenly, whatever the partitions: an optimistic CPU, so that the speedup is a
+floor, and a partition size that leaves the CPU's actors unevenly loaded does not raise it). A is the default placement (four actors to a GPU,
 `ray_engine.GPU_SHARE`) and one actor per core the driver leaves (`--workers 15`: 1/15 of the GPU each). Not
 counted, on either side: Ray's pickling of records to the actors and back, and the GPU switching between the
 actors' contexts (no MPS): what a GPU machine has to measure.
@@ -53,14 +59,15 @@ actors' contexts (no MPS): what a GPU machine has to measure.
 It also profiles dsd's confounder choice alone (`round_syncs`) at two numbers of queries and prints the host syncs
 per matching round: the hot path waits for the device once per round, however many queries the round holds.
 
-Each size is profiled `--repeats` times, after one run that is not kept (what a job does once per process, such as
-its lazy imports, would otherwise fall on the first size only), and every term is fitted through all the runs (least
+Each size is run `--repeats` times without the profiler, then profiled as often, after one plain run that is not
+kept (what a job does once per process, such as its lazy imports, would otherwise fall on the first size only), and
+every term is fitted through all the runs (least
 squares: with two sizes, the line through their means). The host term is a small difference of large times (the
 stages' wall minus torch's ops): through single runs of 500 and 1,000 stories its cost a story came out at 0.39,
 0.70 and 0.92 ms on three tries here.
 
     .venv/bin/python benchmarks/gpu_model.py [--profile 500,2000] [--repeats 3] [--predict 5000,50000,500000]
-        [--host-speed 1.0] [--round-queries 100,1000] [--json]
+        [--host-speed 1.0] [--round-queries 100,1000] [--partition-size N] [--json]
 """
 
 from __future__ import annotations
@@ -115,8 +122,46 @@ def round_syncs(queries: int) -> dict:
     return {"queries": queries, "rounds": rounds, "syncs": syncs, "syncs_per_round": round(syncs / max(rounds, 1), 2)}
 
 
-def profile(stories: int) -> dict:
-    """Counts of one `corrupt --device cpu` run of `stories` stories, start-up excluded."""
+def driver_seconds(stories: int, partition_size: int) -> float:
+    """The wall time of one `corrupt --device cpu` run of `stories` stories outside the recipe's stages (reading,
+    the shared pools, writing: what a Ray driver does), without the profiler, start-up excluded."""
+    from cohbench import encoder
+    from cohbench.corruptions import recipes
+    from cohbench.user_corruption import job
+    from gpu_generation import write_stories
+
+    encoder.load(encoder.CPU)  # loading the model is start-up, not the job
+    apply, in_stages = recipes.apply, [0.0]
+
+    def timed_apply(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return apply(*args, **kwargs)
+        finally:
+            in_stages[0] += time.perf_counter() - started
+
+    recipes.apply = timed_apply
+    try:
+        with tempfile.TemporaryDirectory(prefix="cohbench-gpu-model-") as folder:
+            given = Path(folder) / "stories.jsonl"
+            write_stories(given, stories)
+            started = time.perf_counter()
+            job.corrupt(given, Path(folder) / "out", _request(partition_size))
+            return time.perf_counter() - started - in_stages[0]
+    finally:
+        recipes.apply = apply
+
+
+def _request(partition_size: int):
+    from cohbench.user_corruption import job
+
+    return job.CorruptRequest(recipe="dsd", device="cpu", drop_test_overlap=False, progress=False,
+                              partition_size=partition_size)
+
+
+def profile(stories: int, driver_wall: float, partition_size: int) -> dict:
+    """Counts of one `corrupt --device cpu` run of `stories` stories under the profiler, start-up excluded;
+    `driver_wall` is `driver_seconds` of the same run."""
     import torch
     from torch.profiler import ProfilerActivity, profile as torch_profile
 
@@ -126,7 +171,7 @@ def profile(stories: int) -> dict:
 
     from cohbench.corruptions import bm25_top, recipes
 
-    encoder.load(encoder.CPU)  # loading the model is start-up, not the job
+    encoder.load(encoder.CPU)
     # a device index per bm25s index, for as long as that index lives (a freed one's id may be taken by a new one)
     apply, cpu_top, on_device, in_stages = recipes.apply, bm25_top.cpu_top, weakref.WeakKeyDictionary(), [0.0]
 
@@ -148,15 +193,9 @@ def profile(stories: int) -> dict:
         with tempfile.TemporaryDirectory(prefix="cohbench-gpu-model-") as folder:
             given = Path(folder) / "stories.jsonl"
             write_stories(given, stories)
-            request = job.CorruptRequest(recipe="dsd", device="cpu", drop_test_overlap=False, progress=False)
-            # the driver runs no torch op, but the profiler slows its work (~0.1 ms a story here, writing the
-            # config): its time is taken from the same job run first without the profiler
-            started = time.perf_counter()
-            job.corrupt(given, Path(folder) / "plain", request)
-            driver_wall = time.perf_counter() - started - in_stages[0]
             with torch_profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True) as prof:
                 started = time.perf_counter()
-                job.corrupt(given, Path(folder) / "out", request)
+                job.corrupt(given, Path(folder) / "out", _request(partition_size))
                 wall = time.perf_counter() - started  # the job's, not the profiler's parsing of its events on exit
     finally:
         recipes.apply, bm25_top.cpu_top = apply, cpu_top
@@ -216,13 +255,23 @@ def fitted(profiles: list[dict], key: str, stories: int) -> float:
     return max(0.0, mean_y - a * mean_n) + a * stories
 
 
-def predict(profiles: list[dict], stories: int, host_speed: float) -> dict:
+def busiest_share(stories: int, partition_size: int, actors: int) -> float:
+    """The share of a run's stories the busiest of `actors` actors works through: Ray hands each actor whole
+    partitions (one block each), so with P partitions some actor takes ceil(P / actors) of them, all but the last
+    full (the input's stories are given whole: one record each)."""
+    partitions = math.ceil(stories / partition_size)
+    return min(stories, math.ceil(partitions / actors) * partition_size) / stories
+
+
+def predict(profiles: list[dict], stories: int, host_speed: float, partition_size: int) -> dict:
     count = {key: fitted(profiles, key, stories) for key in profiles[0] if key not in ("stories", "wall_s")}
     host, cores_here = count["outside_torch_s"] / host_speed, os.cpu_count() or 1
     out = {"stories": stories, "cpu_16_cores_s": round(host + count["torch_s"] * cores_here / GPU_MACHINE_CORES, 1)}
     actor_host, driver_host = count["actor_host_s"] / host_speed, count["driver_host_s"] / host_speed
+    # the CPU's actors split the work evenly, whatever the partitions: an optimistic CPU, so the speedup is a floor
     cpu_actors = round(driver_host + (actor_host + count["actor_torch_s"] * cores_here) / GPU_MACHINE_CORES, 1)
-    out["ray_one_machine"] = {"cpu_16_actors_s": cpu_actors, "driver_host_s": round(driver_host, 2),
+    out["ray_one_machine"] = {"partitions": math.ceil(stories / partition_size), "cpu_16_actors_s": cpu_actors,
+                              "driver_host_s": round(driver_host, 2),
                               "actors_host_s": round(actor_host, 2)}
     for gpu, spec in GPUS.items():
         device = max(count["flops"] / spec["fp64_flops"], count["bytes"] / spec["hbm_bytes_per_s"])
@@ -232,12 +281,13 @@ def predict(profiles: list[dict], stories: int, host_speed: float) -> dict:
         out[gpu] = {"predicted_s": round(total, 2), "speedup_over_16_cores": round(out["cpu_16_cores_s"] / total, 2),
                     "dominant": max(terms, key=terms.get), "terms_s": {k: round(v, 3) for k, v in terms.items()}}
         for actors in ray_actor_counts():
-            terms = {"driver host": driver_host, "actors' host work": actor_host / actors,
-                     "actors' launches and syncs": (count["actor_launches"] * LAUNCH_S + count["actor_syncs"] * SYNC_S) / actors,
+            busiest = busiest_share(stories, partition_size, actors)
+            terms = {"driver host": driver_host, "actors' host work": actor_host * busiest,
+                     "actors' launches and syncs": (count["actor_launches"] * LAUNCH_S + count["actor_syncs"] * SYNC_S) * busiest,
                      "device compute": device}
             total = sum(terms.values())
             out["ray_one_machine"][f"{gpu}_{actors}_actors"] = {
-                "predicted_s": round(total, 2), "speedup_over_16_cpu_actors": round(cpu_actors / total, 2),
+                "predicted_s": round(total, 2), "busiest_actor_share": round(busiest, 4), "speedup_over_16_cpu_actors": round(cpu_actors / total, 2),
                 "dominant": max(terms, key=terms.get), "terms_s": {k: round(v, 3) for k, v in terms.items()}}
     return out
 
@@ -259,6 +309,8 @@ def main() -> None:
                         help="the GPU machine's single-core speed over this machine's (Python does not parallelise)")
     parser.add_argument("--round-queries", default="100,1000",
                         help="the two numbers of queries whose confounder choice is profiled for syncs per round")
+    parser.add_argument("--partition-size", type=int, default=None,
+                        help="corrupt's --partition-size, in the runs profiled and the runs predicted (default: the job's)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     sizes = [int(x) for x in args.profile.split(",")]
@@ -266,11 +318,22 @@ def main() -> None:
         raise SystemExit("gpu_model: --profile takes two sizes, the smaller first")
     if args.repeats < 1:
         raise SystemExit("gpu_model: --repeats must be at least 1")
-    profile(sizes[0])  # not kept: the job's first run in a process pays its lazy imports
-    profiles = [profile(n) for n in sizes for _ in range(args.repeats)]
-    predictions = [predict(profiles, int(n), args.host_speed) for n in args.predict.split(",")]
+    from cohbench.user_corruption.job import CorruptRequest
+
+    partition_size = CorruptRequest.partition_size if args.partition_size is None else args.partition_size
+    if partition_size < 1:
+        raise SystemExit("gpu_model: --partition-size must be at least 1")
+    # the driver runs no torch op, but the profiler slows its work, and so does having run (a run just after a
+    # profiled one: ~0.2 s more at 500 stories here): its time is taken from runs without the profiler, made
+    # before any profiled run, after one not kept (the job's first run in a process pays its lazy imports)
+    runs = [n for n in sizes for _ in range(args.repeats)]
+    driver_seconds(sizes[0], partition_size)
+    drivers = [driver_seconds(n, partition_size) for n in runs]
+    profiles = [profile(n, driver, partition_size) for n, driver in zip(runs, drivers)]
+    predictions = [predict(profiles, int(n), args.host_speed, partition_size) for n in args.predict.split(",")]
     rounds = [round_syncs(int(n)) for n in args.round_queries.split(",")]
-    result = {"profiled_on": f"{os.cpu_count()} CPU cores", "repeats": args.repeats, "profiles": profiles, "predicted": predictions,
+    result = {"profiled_on": f"{os.cpu_count()} CPU cores", "repeats": args.repeats, "partition_size": partition_size,
+              "profiles": profiles, "predicted": predictions,
               "round_syncs": rounds,
               "constants": {"gpus": GPUS, "launch_s": LAUNCH_S, "sync_s": SYNC_S, "host_speed": args.host_speed}}
     if args.json:
@@ -291,14 +354,14 @@ def main() -> None:
             terms = ", ".join(f"{k} {v:.2f}" for k, v in g["terms_s"].items())
             print(f"  {gpu}: {g['predicted_s']} s, {g['speedup_over_16_cores']}x the 16 cores; dominated by {g['dominant']} ({terms})")
         ray = row["ray_one_machine"]
-        print(f"  on Ray, one machine: 16 one-thread CPU actors {ray['cpu_16_actors_s']} s (driver's host work "
-              f"{ray['driver_host_s']} s, the actors' {ray['actors_host_s']} s)")
+        print(f"  on Ray, one machine, {ray['partitions']:,} partitions of {partition_size:,}: 16 one-thread CPU actors "
+              f"{ray['cpu_16_actors_s']} s (driver's host work {ray['driver_host_s']} s, the actors' {ray['actors_host_s']} s)")
         for gpu in GPUS:
             for actors in ray_actor_counts():
                 g = ray[f"{gpu}_{actors}_actors"]
                 terms = ", ".join(f"{k} {v:.2f}" for k, v in g["terms_s"].items())
-                print(f"    {gpu}, {actors} actors: {g['predicted_s']} s, {g['speedup_over_16_cpu_actors']}x the 16 CPU "
-                      f"actors; dominated by {g['dominant']} ({terms})")
+                print(f"    {gpu}, {actors} actors (the busiest takes {g['busiest_actor_share']:.1%}): {g['predicted_s']} s, "
+                      f"{g['speedup_over_16_cpu_actors']}x the 16 CPU actors; dominated by {g['dominant']} ({terms})")
 
 
 if __name__ == "__main__":
