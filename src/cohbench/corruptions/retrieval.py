@@ -101,9 +101,10 @@ def bm25s_index(tokens: Sequence[Sequence[str]]):
     vocab: dict[str, int] = {}
     term_ids = np.fromiter((vocab.setdefault(t, len(vocab)) for doc in tokens for t in doc), dtype=np.int64)
     lengths = np.fromiter((len(doc) for doc in tokens), dtype=np.int64, count=len(tokens))
-    pairs, counts = np.unique(np.repeat(np.arange(len(tokens), dtype=np.int64), lengths) * max(len(vocab), 1) + term_ids,
-                              return_counts=True)  # (document, term), documents ascending, each with its frequency
-    docs, terms = np.divmod(pairs, max(len(vocab), 1))
+    width = max(len(vocab), 1)  # a (document, term) pair as one integer: document * width + term
+    pairs, counts = np.unique(np.repeat(np.arange(len(tokens), dtype=np.int64), lengths) * width + term_ids,
+                              return_counts=True)  # documents ascending, each pair with its frequency
+    docs, terms = np.divmod(pairs, width)
     frequencies = np.bincount(terms, minlength=len(vocab))
     seen, which = np.unique(frequencies, return_inverse=True)  # a few hundred document frequencies, each logged once
     idf = np.array([math.log(1 + (len(tokens) - df + 0.5) / (df + 0.5)) for df in seen.tolist()], dtype=index.dtype)[which]
