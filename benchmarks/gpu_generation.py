@@ -188,7 +188,9 @@ def main() -> None:
 
     from cohbench.user_corruption.job import CorruptRequest
 
-    partition_size = args.partition_size or CorruptRequest.partition_size
+    partition_size = CorruptRequest.partition_size if args.partition_size is None else args.partition_size
+    if partition_size < 1 or (args.ray_workers is not None and args.ray_workers < 1):
+        raise SystemExit("gpu_generation: --partition-size and --ray-workers must be at least 1")
     name = gpu_name()
     ray_missing = _ray_missing() if args.ray_workers else None
     results = []
