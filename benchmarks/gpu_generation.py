@@ -10,9 +10,10 @@ token embeddings, kept on the device; retrieve: the BM25 index and candidates, s
 and the output; other: the rest), the GPU's utilisation (nvidia-smi every 0.5 s: mean and max over the run) and
 memory peak (torch's peak allocation, and nvidia-smi's peak use by every process), then the GPU/CPU ratio of
 records/s and whether the two runs' Parquet files are byte-identical. With `--ray-workers N` it also runs the job
-on Ray on this machine with N GPU actors (`--engine ray --workers N --device cuda`; Ray must be installed), timed as
-a whole (its stages run in the actors), its records/s against the CPU run's and its bytes against the CPU run's
-(or the GPU run's, where the CPU side did not run). `--partition-size` applies to every run: Ray hands each actor
+on Ray on this machine with N GPU actors (`--engine ray --workers N --device cuda`; Ray must be installed): the
+driver's stages timed (start-up with starting Ray, indexing the pools, writing), the actors' start-up and work in
+`other`; its records/s against the CPU run's and its bytes against the CPU run's (or the GPU run's, where the CPU
+side did not run). A Ray run that fails is reported in one line, after the other runs' figures. `--partition-size` applies to every run: Ray hands each actor
 whole partitions, so with N actors a size with fewer than N partitions leaves some idle. On a machine without a
 usable GPU it runs the CPU side and says that the GPU side was skipped.
 
@@ -54,8 +55,9 @@ def write_stories(path: Path, count: int) -> int:
 
 def child(given: str, out: str, run_spec: str, spawned: float) -> None:
     """One run of the job in this process as `run_spec` (JSON: device, engine, workers, partition_size) asks, its
-    stages timed around the real methods (on Ray, only the driver's: start-up and writing; the rest is in the
-    actors); prints one JSON line."""
+    stages timed around the real methods; prints one JSON line. On Ray only the driver's stages are timed: start-up
+    (with starting Ray), retrieve (indexing the pools; the candidates are found in the actors) and write; the actors'
+    own start-up (loading the encoder) and their work fall in `other`."""
     spec = json.loads(run_spec)
     device = spec["device"]
     seconds = dict.fromkeys(STAGES, 0.0)
@@ -73,7 +75,7 @@ def child(given: str, out: str, run_spec: str, spawned: float) -> None:
         setattr(owner, name, wrapper)
 
     from cohbench import encoder
-    from cohbench.corruptions import dsd
+    from cohbench.corruptions import dsd, engines
     from cohbench.user_corruption import job
     from cohbench.corruptions.bertscore import TokenEmbeddings
 
@@ -83,6 +85,7 @@ def child(given: str, out: str, run_spec: str, spawned: float) -> None:
     timed(dsd.ConfounderPool, "candidates", "retrieve")
     timed(job, "_write_partition", "write")
     timed(job, "write_config", "write")
+    timed(engines, "start", "startup")
     if spec["engine"] == "local":  # on Ray each actor loads its own
         encoder.load(encoder.Device.requested(device).usable_here())  # loading the model is start-up, not encoding
     ready = time.time()
@@ -97,8 +100,8 @@ def child(given: str, out: str, run_spec: str, spawned: float) -> None:
 
         peak = torch.cuda.max_memory_allocated()
     seconds["other"] = total - sum(seconds.values())
-    if spec["engine"] == "ray":
-        seconds = {k: v for k, v in seconds.items() if k in ("startup", "write", "other")}
+    if spec["engine"] == "ray":  # the encoder and the matching run in the actors, out of these timers' sight
+        seconds = {k: v for k, v in seconds.items() if k not in ("encode", "match")}
     print(json.dumps({"seconds": {k: round(v, 2) for k, v in seconds.items()}, "total_seconds": round(total, 2),
                       "records": summary["built_records"], "records_per_s": round(summary["built_records"] / total, 1),
                       "torch_peak_bytes": peak}))
@@ -150,6 +153,9 @@ def run(given: Path, out: Path, device: str, timeout: float | None, partition_si
     finally:
         gpu = sampler.stop() if sampler else {}
     if done.returncode != 0:
+        if engine == "ray":  # never run on GPU actors before: its failure must not lose the other runs' figures
+            last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            return f"failed (exit {done.returncode}): {last[:500]}"
         raise SystemExit(f"the {device} run ({engine}) failed:\n{done.stderr[-3000:]}")
     return {"device": device, "engine": engine, "workers": workers, **json.loads(done.stdout.strip().splitlines()[-1]), **gpu}
 
