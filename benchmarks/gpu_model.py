@@ -173,15 +173,11 @@ def profile(stories: int, driver_wall: float, partition_size: int) -> dict:
 
     encoder.load(encoder.CPU)
     # a device index per bm25s index, for as long as that index lives (a freed one's id may be taken by a new one)
-    apply, cpu_top, on_device, in_stages = recipes.apply, bm25_top.cpu_top, weakref.WeakKeyDictionary(), [0.0]
+    apply, cpu_top, on_device = recipes.apply, bm25_top.cpu_top, weakref.WeakKeyDictionary()
 
     def marked_apply(*args, **kwargs):
-        started = time.perf_counter()
-        try:
-            with torch.profiler.record_function(ACTOR_WORK):
-                return apply(*args, **kwargs)
-        finally:
-            in_stages[0] += time.perf_counter() - started
+        with torch.profiler.record_function(ACTOR_WORK):
+            return apply(*args, **kwargs)
 
     def scored_as_on_a_gpu(index, queries, k, budget=None):
         if index not in on_device:
