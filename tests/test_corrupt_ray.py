@@ -1,7 +1,8 @@
 """`cohbench corrupt --engine ray` on a local 2-CPU instance: the same bytes as in one process, whatever the
 number of workers, the partitioning, the device asked for, or a confounder pool sharded through the object store;
 texts split by Ray actors as in one process. Where each stage's actors go on a cluster with GPUs (`placement`, a
-pure function of what the cluster offers) is checked directly: no GPU is at hand here."""
+pure function of what the cluster offers) and how records are cut into blocks for them are checked directly: no
+GPU is at hand here."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from cohbench import cli
 from cohbench.corruptions import recipes
-from cohbench.corruptions.ray_engine import Pool, most_gpu_actors, placement
+from cohbench.corruptions.ray_engine import Pool, balanced_blocks, most_gpu_actors, placement
 from cohbench.encoder import CPU, Device
 from cohbench.errors import CorruptionError
 
@@ -141,3 +142,15 @@ def test_actors_beyond_the_clusters_cpus_are_refused_instead_of_left_waiting(ask
     with pytest.raises(CorruptionError) as refused:
         places(**asked)
     assert str(refused.value).startswith(missing) and "\n" not in str(refused.value)
+
+
+def test_records_are_cut_into_whole_waves_of_blocks_no_larger_than_a_partition():
+    # 25 partitions of 2,000 on 15 actors went in two waves, the second leaving 5 actors idle: now 30 blocks
+    assert balanced_blocks(50_000, 15, 2000) == [1667] * 20 + [1666] * 10
+    assert balanced_blocks(5000, 15, 2000) == [334] * 5 + [333] * 10  # was 3 partitions: 12 actors idle
+    assert balanced_blocks(3, 15, 2000) == [1, 1, 1]  # fewer records than actors: one each
+    assert balanced_blocks(0, 4, 10) == []
+    for records, actors, most in [(1, 4, 2000), (7, 3, 2), (13, 2, 5), (50_000, 16, 2000), (500_000, 4, 2000), (99, 7, 1)]:
+        sizes = balanced_blocks(records, actors, most)
+        assert sum(sizes) == records and max(sizes) <= most and max(sizes) - min(sizes) <= 1
+        assert (len(sizes) % actors == 0 or sizes == [1] * records) and sizes == sorted(sizes, reverse=True)
