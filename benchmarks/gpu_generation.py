@@ -13,8 +13,8 @@ records/s and whether the two runs' Parquet files are byte-identical. With `--ra
 on Ray on this machine with N GPU actors (`--engine ray --workers N --device cuda`; Ray must be installed): the
 driver's stages timed (start-up with starting Ray, indexing the pools, writing), the actors' start-up and work in
 `other`; its records/s against the CPU run's and its bytes against the CPU run's (or the GPU run's, where the CPU
-side did not run). A Ray run that fails is reported in one line, after the other runs' figures. `--partition-size` applies to every run: Ray hands each actor
-whole partitions, so with N actors a size with fewer than N partitions leaves some idle. On a machine without a
+side did not run). A Ray run that fails is reported in one line, after the other runs' figures. `--partition-size` applies to every run (on Ray it bounds
+the blocks, which come in whole waves of N: `ray_engine.balanced_blocks`). On a machine without a
 usable GPU it runs the CPU side and says that the GPU side was skipped.
 
 A device machine lends a few minutes at a time, so two bounds keep a call within it, each said in the output where it

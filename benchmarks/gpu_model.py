@@ -42,16 +42,17 @@ predicts the same job on Ray on that one machine (`--engine ray`), where each bl
 writing, the fingerprint) in the driver. The profile marks the stages' time (`ACTOR_WORK`), and a run of A actors
 on one GPU is predicted as
 
-    driver host + (stages' host + their launches * LAUNCH_S + their syncs * SYNC_S) * busiest(A) + device compute
+    driver host + the busiest actor's (stages' host + launches * LAUNCH_S + syncs * SYNC_S) + device compute
 
-where busiest(A) is the share of the stories the busiest actor works through: Ray hands each actor whole partitions
-(`--partition-size`, the job's default unless given; the profiled runs use the same), so with P partitions one
-actor takes ceil(P / A) of them (`busiest_share`; 1/A only where A divides P). The actors' device work is summed (one
-GPU runs it in turn), and the driver's writing is taken as not overlapping the actors' work, so the driver's share
-is an upper bound. The machine's 16 cores are set against it as 16 one-thread actors, driver host + (stages' host +
-stages' torch time * CORES_HERE) / 16 (torch's ops here took as long on one thread as on two together: the
-core-seconds carry over; the work split evenly, whatever the partitions: an optimistic CPU, so that the speedup is a
-floor, and a partition size that leaves the CPU's actors unevenly loaded does not raise it). A is the default placement (four actors to a GPU,
+The engine cuts the stories into whole waves of A blocks of equal size, none larger than a partition
+(`--partition-size`, the job's default unless given), and a free actor takes the next block, so the busiest actor
+works through about 1/A of the stories (`busiest_blocks`, from `ray_engine.balanced_blocks`). Each of its blocks
+costs what the profiles' line gives at the block's size, its fixed part included (the profiled runs are one
+partition, one block's worth, each). The actors' device work is summed (one GPU runs it in turn), and the driver's
+writing is taken as not overlapping the actors' work, so the driver's share is an upper bound. The machine's 16
+cores are set against it as 16 one-thread actors: driver host + the busiest one's (stages' host + stages' torch
+time * CORES_HERE) (torch's ops here took as long on one thread as on two together: the core-seconds carry over;
+perfect scaling otherwise, an optimistic CPU, so that the speedup is a floor). A is the default placement (four actors to a GPU,
 `ray_engine.GPU_SHARE`) and one actor per core the driver leaves (`--workers 15`: 1/15 of the GPU each). Not
 counted, on either side: Ray's pickling of records to the actors and back, and the GPU switching between the
 actors' contexts (no MPS): what a GPU machine has to measure.
@@ -73,6 +74,7 @@ stages' wall minus torch's ops): through single runs of 500 and 1,000 stories it
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -122,41 +124,50 @@ def round_syncs(queries: int) -> dict:
     return {"queries": queries, "rounds": rounds, "syncs": syncs, "syncs_per_round": round(syncs / max(rounds, 1), 2)}
 
 
-def driver_seconds(stories: int, partition_size: int) -> float:
-    """The wall time of one `corrupt --device cpu` run of `stories` stories outside the recipe's stages (reading,
-    the shared pools, writing: what a Ray driver does), without the profiler, start-up excluded."""
+def run_job(stories: int, partition_size: int, around_stages) -> float:
+    """Wall seconds of one `corrupt --device cpu` run of `stories` stories, start-up excluded (the encoder is loaded
+    first; the stories are written before the clock starts), with each call of the recipe's stages
+    (`recipes.apply`: what a Ray actor runs per block) made inside the context manager `around_stages()`."""
     from cohbench import encoder
     from cohbench.corruptions import recipes
     from cohbench.user_corruption import job
     from gpu_generation import write_stories
 
-    encoder.load(encoder.CPU)  # loading the model is start-up, not the job
-    apply, in_stages = recipes.apply, [0.0]
+    encoder.load(encoder.CPU)
+    apply = recipes.apply
 
-    def timed_apply(*args, **kwargs):
-        started = time.perf_counter()
-        try:
+    def wrapped_apply(*args, **kwargs):
+        with around_stages():
             return apply(*args, **kwargs)
-        finally:
-            in_stages[0] += time.perf_counter() - started
 
-    recipes.apply = timed_apply
+    recipes.apply = wrapped_apply
     try:
         with tempfile.TemporaryDirectory(prefix="cohbench-gpu-model-") as folder:
             given = Path(folder) / "stories.jsonl"
             write_stories(given, stories)
+            request = job.CorruptRequest(recipe="dsd", device="cpu", drop_test_overlap=False, progress=False,
+                                         partition_size=partition_size)
             started = time.perf_counter()
-            job.corrupt(given, Path(folder) / "out", _request(partition_size))
-            return time.perf_counter() - started - in_stages[0]
+            job.corrupt(given, Path(folder) / "out", request)
+            return time.perf_counter() - started
     finally:
         recipes.apply = apply
 
 
-def _request(partition_size: int):
-    from cohbench.user_corruption import job
+def driver_seconds(stories: int, partition_size: int) -> float:
+    """The wall time of one `corrupt --device cpu` run of `stories` stories outside the recipe's stages (reading,
+    the shared pools, writing: what a Ray driver does), without the profiler, start-up excluded."""
+    in_stages = [0.0]
 
-    return job.CorruptRequest(recipe="dsd", device="cpu", drop_test_overlap=False, progress=False,
-                              partition_size=partition_size)
+    @contextlib.contextmanager
+    def timed():
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            in_stages[0] += time.perf_counter() - started
+
+    return run_job(stories, partition_size, timed) - in_stages[0]
 
 
 def profile(stories: int, driver_wall: float, partition_size: int) -> dict:
@@ -166,35 +177,24 @@ def profile(stories: int, driver_wall: float, partition_size: int) -> dict:
     from torch.profiler import ProfilerActivity, profile as torch_profile
 
     from cohbench import encoder
-    from cohbench.user_corruption import job
-    from gpu_generation import write_stories
+    from cohbench.corruptions import bm25_top
 
-    from cohbench.corruptions import bm25_top, recipes
-
-    encoder.load(encoder.CPU)
     # a device index per bm25s index, for as long as that index lives (a freed one's id may be taken by a new one)
-    apply, cpu_top, on_device = recipes.apply, bm25_top.cpu_top, weakref.WeakKeyDictionary()
-
-    def marked_apply(*args, **kwargs):
-        with torch.profiler.record_function(ACTOR_WORK):
-            return apply(*args, **kwargs)
+    cpu_top, on_device = bm25_top.cpu_top, weakref.WeakKeyDictionary()
 
     def scored_as_on_a_gpu(index, queries, k, budget=None):
         if index not in on_device:
             on_device[index] = bm25_top.DeviceBm25(index.scores, encoder.CPU)
         return on_device[index].scored_top(queries, k)
 
-    recipes.apply, bm25_top.cpu_top = marked_apply, scored_as_on_a_gpu
+    encoder.load(encoder.CPU)  # start-up, outside the profile (a no-op after the plain runs)
+    bm25_top.cpu_top = scored_as_on_a_gpu
     try:
-        with tempfile.TemporaryDirectory(prefix="cohbench-gpu-model-") as folder:
-            given = Path(folder) / "stories.jsonl"
-            write_stories(given, stories)
-            with torch_profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True) as prof:
-                started = time.perf_counter()
-                job.corrupt(given, Path(folder) / "out", _request(partition_size))
-                wall = time.perf_counter() - started  # the job's, not the profiler's parsing of its events on exit
+        with torch_profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True) as prof:
+            # the job's wall, not the profiler's parsing of its events on exit
+            wall = run_job(stories, partition_size, lambda: torch.profiler.record_function(ACTOR_WORK))
     finally:
-        recipes.apply, bm25_top.cpu_top = apply, cpu_top
+        bm25_top.cpu_top = cpu_top
     counts = {"flops": 0.0, "bytes": 0.0, "launches": 0, "syncs": 0, "torch_s": 0.0, "actor_wall_s": 0.0,
               "actor_torch_s": 0.0, "actor_launches": 0, "actor_syncs": 0}
 
@@ -251,16 +251,13 @@ def fitted(profiles: list[dict], key: str, stories: int) -> float:
     return max(0.0, mean_y - a * mean_n) + a * stories
 
 
-def busiest_share(stories: int, partition_size: int, actors: int) -> float:
-    """The share of a run's stories the busiest of `actors` actors works through: Ray hands a free actor the next
-    whole partition (one block each), so P = k * actors + m partitions go in waves, and the busiest actor takes k + 1
-    of them where m > 0. Only the last partition may be short (the input's stories are given whole: one record
-    each), and where it is alone in its wave (m == 1), it is what the busiest actor adds to its k full ones."""
-    partitions = math.ceil(stories / partition_size)
-    waves, left = divmod(partitions, actors)
-    last = stories - (partitions - 1) * partition_size
-    busiest = waves * partition_size + (last if left == 1 else partition_size if left else 0)
-    return min(stories, busiest) / stories
+def busiest_blocks(stories: int, partition_size: int, actors: int) -> list[int]:
+    """The sizes of the blocks the busiest of `actors` actors works through: the Ray engine cuts the stories (one
+    record each) into whole waves of blocks (`ray_engine.balanced_blocks`, larger first), and a free actor takes the
+    next one, so the first actor takes the first block of each wave."""
+    from cohbench.corruptions.ray_engine import balanced_blocks
+
+    return balanced_blocks(stories, actors, partition_size)[::actors]
 
 
 def predict(profiles: list[dict], stories: int, host_speed: float, partition_size: int) -> dict:
@@ -268,8 +265,13 @@ def predict(profiles: list[dict], stories: int, host_speed: float, partition_siz
     host, cores_here = count["outside_torch_s"] / host_speed, os.cpu_count() or 1
     out = {"stories": stories, "cpu_16_cores_s": round(host + count["torch_s"] * cores_here / GPU_MACHINE_CORES, 1)}
     actor_host, driver_host = count["actor_host_s"] / host_speed, count["driver_host_s"] / host_speed
-    # the CPU's actors split the work evenly, whatever the partitions: an optimistic CPU, so the speedup is a floor
-    cpu_actors = round(driver_host + (actor_host + count["actor_torch_s"] * cores_here) / GPU_MACHINE_CORES, 1)
+
+    def busiest(key: str, actors: int) -> float:
+        # each of the busiest actor's blocks costs what the profiles' line gives at its size (its fixed part included)
+        return sum(fitted(profiles, key, size) for size in busiest_blocks(stories, partition_size, actors))
+
+    cpu_actors = round(driver_host + (busiest("actor_host_s", GPU_MACHINE_CORES) / host_speed
+                                      + busiest("actor_torch_s", GPU_MACHINE_CORES) * cores_here), 1)
     out["ray_one_machine"] = {"partitions": math.ceil(stories / partition_size), "cpu_16_actors_s": cpu_actors,
                               "driver_host_s": round(driver_host, 2),
                               "actors_host_s": round(actor_host, 2)}
@@ -281,13 +283,13 @@ def predict(profiles: list[dict], stories: int, host_speed: float, partition_siz
         out[gpu] = {"predicted_s": round(total, 2), "speedup_over_16_cores": round(out["cpu_16_cores_s"] / total, 2),
                     "dominant": max(terms, key=terms.get), "terms_s": {k: round(v, 3) for k, v in terms.items()}}
         for actors in ray_actor_counts():
-            busiest = busiest_share(stories, partition_size, actors)
-            terms = {"driver host": driver_host, "actors' host work": actor_host * busiest,
-                     "actors' launches and syncs": (count["actor_launches"] * LAUNCH_S + count["actor_syncs"] * SYNC_S) * busiest,
+            terms = {"driver host": driver_host, "actors' host work": busiest("actor_host_s", actors) / host_speed,
+                     "actors' launches and syncs": busiest("actor_launches", actors) * LAUNCH_S + busiest("actor_syncs", actors) * SYNC_S,
                      "device compute": device}
             total = sum(terms.values())
+            share = sum(busiest_blocks(stories, partition_size, actors)) / stories
             out["ray_one_machine"][f"{gpu}_{actors}_actors"] = {
-                "predicted_s": round(total, 2), "busiest_actor_share": round(busiest, 4), "speedup_over_16_cpu_actors": round(cpu_actors / total, 2),
+                "predicted_s": round(total, 2), "busiest_actor_share": round(share, 4), "speedup_over_16_cpu_actors": round(cpu_actors / total, 2),
                 "dominant": max(terms, key=terms.get), "terms_s": {k: round(v, 3) for k, v in terms.items()}}
     return out
 
