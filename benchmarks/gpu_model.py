@@ -48,11 +48,12 @@ The engine cuts the stories into whole waves of A blocks of equal size, none lar
 (`--partition-size`, the job's default unless given), and a free actor takes the next block, so the busiest actor
 works through about 1/A of the stories (`busiest_blocks`, from `ray_engine.balanced_blocks`). Each of its blocks
 costs what the profiles' line gives at the block's size, its fixed part included (the profiled runs are one
-partition, one block's worth, each). The actors' device work is summed (one GPU runs it in turn), and the driver's
+partition, one block's worth, each; in process, 2,000 stories in 4 partitions of 500 took ~3 s a partition more
+than in one: catalog/SCALE.md). The actors' device work is summed (one GPU runs it in turn), and the driver's
 writing is taken as not overlapping the actors' work, so the driver's share is an upper bound. The machine's 16
 cores are set against it as 16 one-thread actors: driver host + the busiest one's (stages' host + stages' torch
 time * CORES_HERE) (torch's ops here took as long on one thread as on two together: the core-seconds carry over;
-perfect scaling otherwise, an optimistic CPU, so that the speedup is a floor). A is the default placement (four actors to a GPU,
+perfect scaling otherwise, an optimistic CPU). A is the default placement (four actors to a GPU,
 `ray_engine.GPU_SHARE`) and one actor per core the driver leaves (`--workers 15`: 1/15 of the GPU each). Not
 counted, on either side: Ray's pickling of records to the actors and back, and the GPU switching between the
 actors' contexts (no MPS): what a GPU machine has to measure.
