@@ -267,13 +267,16 @@ class RayEngine:
         context.print_on_execution_start = False
 
     def split_sentences(self, texts: list[str], block: int = 2000) -> list[list[str]]:
-        """`cohbench.text.split_sentences` spread over the workers; results in the texts' order."""
+        """`cohbench.text.split_sentences` spread over the workers (whole waves of blocks of at most `block` texts:
+        `balanced_blocks`); results in the texts' order."""
         import pyarrow as pa
         import ray
 
-        blocks = [pa.table({"index": pa.array(range(start, min(start + block, len(texts))), pa.int64()),
-                            "text": pa.array(texts[start : start + block], pa.string())})
-                  for start in range(0, len(texts), block)]
+        blocks, start = [], 0
+        for size in balanced_blocks(len(texts), self.workers, block):
+            blocks.append(pa.table({"index": pa.array(range(start, start + size), pa.int64()),
+                                    "text": pa.array(texts[start : start + size], pa.string())}))
+            start += size
         ds = ray.data.from_arrow(blocks).map_batches(
             _Splitter, compute=ray.data.ActorPoolStrategy(size=self.workers), num_cpus=1, batch_size=None,
             batch_format="pyarrow")
