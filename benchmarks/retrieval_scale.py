@@ -21,6 +21,7 @@ Per-query time is the mean over the queries after 5 warm-up queries, on one thre
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -29,11 +30,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
-def real_sentences() -> list[str]:
+
+@functools.cache  # splitting takes ~11 s on 2 cores, and gpu_model.py writes its stories from it for every job it runs
+def real_sentences() -> tuple[str, ...]:
     """The sentences of the ROCStories sample and of the TimeTravel files (premise, initial, counterfactual, the
-    original ending split with the project's splitter, the edited endings' sentences), in file order."""
+    original ending split with the project's splitter, the edited endings' sentences), in file order; made once a
+    process."""
     from cohbench.corpora import rocstories, timetravel
     from cohbench.corpora.fetch import fetch
     from cohbench.text import split_sentences
@@ -53,14 +58,14 @@ def real_sentences() -> list[str]:
                 else:
                     out += ending
     out += [s for sentences in split_sentences(texts + endings) for s in sentences]
-    return [s.strip() for s in out if s.strip()]
+    return tuple(s.strip() for s in out if s.strip())
 
 
-def mixed_pool(real: list[str], size: int, seed: int) -> list[str]:
+def mixed_pool(real: Sequence[str], size: int, seed: int) -> list[str]:
     """`size` sentences: the real ones first, then halves of two real sentences joined (seeded)."""
     rng = random.Random(seed)
     words = [s.split() for s in real]
-    pool = real[:size]
+    pool = list(real[:size])
     while len(pool) < size:
         a, b = words[rng.randrange(len(words))], words[rng.randrange(len(words))]
         pool.append(" ".join(a[: len(a) // 2] + b[len(b) // 2 :]))
