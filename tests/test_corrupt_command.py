@@ -184,7 +184,7 @@ def _write(path: Path, data: bytes) -> Path:
 BAD_INPUTS = {
     "missing id column": (lambda d: _write(d / "a.jsonl", b'{"key": "x", "sentences": ["A."]}\n'), "no column 'id'"),
     "duplicate ids": (lambda d: _write(d / "a.jsonl", b'{"id": "x", "text": "A."}\n{"id": "x", "text": "B."}\n'),
-                      "id 'x' occurs twice"),
+                      "id 'x' occurs twice (a.jsonl line 1 and a.jsonl line 2)"),
     "non-UTF-8 bytes": (lambda d: _write(d / "a.jsonl", b'{"id": "x", "text": "ok"}\n{"id": "y", "text": "caf\xe9"}\n'),
                         "a.jsonl line 2 is not UTF-8"),
     "nonexistent path": (lambda d: d / "nowhere.jsonl", "does not exist"),

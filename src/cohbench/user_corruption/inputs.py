@@ -6,6 +6,7 @@ of one line; a row with no text is returned with no sentences, for the caller to
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,47 +113,56 @@ def read(path: Path, id_column: str = "id", text_column: str | None = None) -> l
     """Every row of the input as a Story, in file order then row order."""
     stories, seen = [], {}
     for file in files_of(path):
+        name = file.name  # once a file, not once a row: a path works its name out anew each time it is asked
         for where, row, available in _rows(file, id_column, text_column):
             column = _text_column(available, text_column)
             missing = [c for c in (id_column, column) if c not in available]
             if missing:
-                raise InputError(f"{file.name}{' ' + where if where else ''} has no column {missing[0]!r} "
+                raise InputError(f"{name}{' ' + where if where else ''} has no column {missing[0]!r} "
                                  f"(columns: {', '.join(map(str, available)) or 'none'}); "
                                  "name the columns with --id-column and --text-column")
             rid = row.get(id_column)
             if (rid is None or (isinstance(rid, str) and not rid.strip()) or not isinstance(rid, (str, int))
                     or isinstance(rid, bool)):
-                raise InputError(f"{file.name} {where} has no usable {id_column!r} (a non-empty string or integer)")
+                raise InputError(f"{name} {where} has no usable {id_column!r} (a non-empty string or integer)")
             rid = str(rid)
-            _check_unicode(rid, f"{file.name} {where}: the {id_column!r}")
+            _check_unicode([rid], lambda: f"{name} {where}: the {id_column!r}")
             if rid in seen:
-                raise InputError(f"id {rid!r} occurs twice ({seen[rid]} and {file.name} {where}); ids must be unique")
-            seen[rid] = f"{file.name} {where}"
+                raise InputError(f"id {rid!r} occurs twice ({' '.join(seen[rid])} and {name} {where}); ids must be unique")
+            seen[rid] = (name, where)
             value = row.get(column)
             if isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
-                raise InputError(f"{file.name} {where} (id {rid!r}): the text has {len(value):,} characters, more than the "
+                raise InputError(f"{name} {where} (id {rid!r}): the text has {len(value):,} characters, more than the "
                                  f"sentence splitter takes ({MAX_TEXT_CHARS:,}); cut it into several stories, or give its "
                                  "sentences as a list (a `sentences` column)")
-            for text in [value] if isinstance(value, str) else value if isinstance(value, list) else []:
-                if isinstance(text, str):
-                    _check_unicode(text, f"{file.name} {where} (id {rid!r}): the {column!r}")
+            texts = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+            _check_unicode([text for text in texts if isinstance(text, str)],
+                           lambda: f"{name} {where} (id {rid!r}): the {column!r}")
             if isinstance(value, str) or value is None:
                 stories.append(Story(rid, value or "", None))
             elif isinstance(value, list) and all(isinstance(s, str) for s in value):
                 stories.append(Story(rid, None, [s.strip() for s in value if s.strip()]))
             else:
-                raise InputError(f"{file.name} {where}: {column!r} must be a text or a list of sentences, "
+                raise InputError(f"{name} {where}: {column!r} must be a text or a list of sentences, "
                                  f"not {type(value).__name__}")
     return stories
 
 
-def _check_unicode(text: str, what: str) -> None:
-    """Refuse text that cannot be written as UTF-8: a lone surrogate, which JSON's \\ud800 escapes can carry."""
+def _check_unicode(texts: list[str], what: Callable[[], str]) -> None:
+    """Refuse text that cannot be written as UTF-8: a lone surrogate, which JSON's \\ud800 escapes can carry (UTF-8
+    refuses every surrogate, so `texts` joined encode exactly when each does: one encode a row, and the text at
+    fault looked for only when it fails; `what()` names where they came from)."""
     try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise InputError(f"{what} holds a lone surrogate (U+{ord(text[error.start]):04X} at character {error.start}), "
-                         "which is not text; fix the input") from None
+        "".join(texts).encode("utf-8")
+        return
+    except UnicodeEncodeError:
+        pass
+    for text in texts:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise InputError(f"{what()} holds a lone surrogate (U+{ord(text[error.start]):04X} at character "
+                             f"{error.start}), which is not text; fix the input") from None
 
 
 def _rows(file: Path, id_column: str, text_column: str | None):
