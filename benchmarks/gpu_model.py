@@ -38,8 +38,8 @@ predictions beside what an H100 measured.
 
 The host work outside torch is Python on one core, and a GPU leaves a machine's other cores idle. So it also
 predicts the same job on Ray on that one machine (`--engine ray`), where each block's recipe stages
-(`recipes.apply`: BM25 candidates, encoding, the choice) run in actors and the rest (reading, the shared pools,
-writing, the fingerprint) in the driver. The profile marks the stages' time (`ACTOR_WORK`), and a run of A actors
+(`blocks.run`: BM25 candidates, encoding, the choice, and their output turned into Arrow) run in actors and the rest
+(reading, the shared pools, writing, the fingerprint) in the driver. The profile marks the stages' time (`ACTOR_WORK`), and a run of A actors
 on one GPU is predicted as
 
     driver host + the busiest actor's (stages' host + launches * LAUNCH_S + syncs * SYNC_S) + device compute
@@ -55,8 +55,9 @@ cores are set against it as 16 one-thread actors: driver host + the busiest one'
 time * CORES_HERE) (torch's ops here took as long on one thread as on two together: the core-seconds carry over;
 perfect scaling otherwise, an optimistic CPU). A is the default placement (four actors to a GPU,
 `ray_engine.GPU_SHARE`) and one actor per core the driver leaves (`--workers 15`: 1/15 of the GPU each). Not
-counted, on either side: Ray's pickling of records to the actors and back, and the GPU switching between the
-actors' contexts (no MPS): what a GPU machine has to measure.
+counted, on either side: Ray's pickling of records to the actors, its moving of what they made back to the
+driver (Arrow, `blocks`), and the GPU switching between the actors' contexts (no MPS): what a GPU machine has to
+measure.
 
 It also profiles dsd's confounder choice alone (`round_syncs`) at two numbers of queries and prints the host syncs
 per matching round: the hot path waits for the device once per round, however many queries the round holds.
@@ -100,7 +101,7 @@ NO_KERNEL = {"aten::view", "aten::reshape", "aten::_unsafe_view", "aten::as_stri
              "aten::set_", "aten::is_nonzero", "aten::numpy_T", "aten::from_file"}  # fmt: skip
 ROUND_POOL_STORIES = 2000  # the pool `round_syncs` matches against: 10,000 sentences
 GPU_MACHINE_CORES = 16  # the cores of the machine the GPU comes with, and of the CPU run it is compared with
-ACTOR_WORK = "cohbench.recipe_stages"  # the profiler's range around `recipes.apply`: what a Ray actor runs per block
+ACTOR_WORK = "cohbench.recipe_stages"  # the profiler's range around `blocks.run`: what a Ray actor runs per block
 
 
 def round_syncs(queries: int) -> dict:
@@ -127,21 +128,22 @@ def round_syncs(queries: int) -> dict:
 
 def run_job(stories: int, partition_size: int, around_stages) -> float:
     """Wall seconds of one `corrupt --device cpu` run of `stories` stories, start-up excluded (the encoder is loaded
-    first; the stories are written before the clock starts), with each call of the recipe's stages
-    (`recipes.apply`: what a Ray actor runs per block) made inside the context manager `around_stages()`."""
+    first; the stories are written before the clock starts), with each block's work (`blocks.run`: the recipe's
+    stages and their output turned into Arrow, what a Ray actor runs per block) made inside the context manager
+    `around_stages()`."""
     from cohbench import encoder
-    from cohbench.corruptions import recipes
+    from cohbench.corruptions import blocks
     from cohbench.user_corruption import job
     from gpu_generation import write_stories
 
     encoder.load(encoder.CPU)
-    apply = recipes.apply
+    run_block = blocks.run
 
-    def wrapped_apply(*args, **kwargs):
+    def wrapped_run_block(*args, **kwargs):
         with around_stages():
-            return apply(*args, **kwargs)
+            return run_block(*args, **kwargs)
 
-    recipes.apply = wrapped_apply
+    blocks.run = wrapped_run_block
     try:
         with tempfile.TemporaryDirectory(prefix="cohbench-gpu-model-") as folder:
             given = Path(folder) / "stories.jsonl"
@@ -152,7 +154,7 @@ def run_job(stories: int, partition_size: int, around_stages) -> float:
             job.corrupt(given, Path(folder) / "out", request)
             return time.perf_counter() - started
     finally:
-        recipes.apply = apply
+        blocks.run = run_block
 
 
 def driver_seconds(stories: int, partition_size: int) -> float:

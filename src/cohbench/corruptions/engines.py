@@ -4,7 +4,7 @@
     engine = engines.start(resolved, "local", device="auto")   # or "ray", with address and workers
     texts_split = engine.split_sentences(texts)
     engine.start_up()                           # what the work needs in this process, loaded
-    engine.run(todo, shared, finished)          # finished(number, outputs) per partition of `todo`
+    engine.run(todo, shared, finished)          # finished(number, made) per partition of `todo` (`blocks`)
     engine.close()
 
 An engine runs one resolved recipe. `device` (auto, cpu, cuda) says where the encoder, BM25 and BERTScore's matching
@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 from ..encoder import Device
 from ..errors import CorruptionError
-from . import recipes
+from . import blocks, recipes
 
 ENGINES = ("local", "ray")
 
@@ -43,10 +43,9 @@ class LocalEngine:
 
             load(self.device)
 
-    def run(self, todo: Sequence[tuple[int, list[dict]]], shared, finished: Callable[[int, list[list[dict]]], None]) -> None:
+    def run(self, todo: Sequence[tuple[int, list[dict]]], shared, finished: Callable[[int, object], None]) -> None:
         for number, batch in todo:
-            outputs, _ = recipes.apply(self.resolved, batch, shared, self.device)
-            finished(number, outputs)
+            finished(number, blocks.run(self.resolved, batch, shared, self.device))
 
     def close(self) -> None:
         pass

@@ -11,7 +11,8 @@
   memory); without, plan and make run
   together in one pool of CPU actors (splitting them would only add a hop). A cluster without the GPUs the actors
   need is refused in one line, before anything is written. (The GPU path has not been run on a GPU cluster yet.)
-- Results stream back to the driver, which writes each partition when all its records are in.
+- Results stream back to the driver as Arrow (`blocks`: each source's made records, built in the actor), and the
+  driver writes each partition when all its sources are in.
 - Texts given unsplit are split into sentences by a pool of actors with the project's splitter, before the pools
   are built (a pool needs every sentence of its split).
 Every random choice depends on (seed, record id) only, so the output equals the in-process engine's.
@@ -25,7 +26,7 @@ import os
 import pickle
 from dataclasses import dataclass
 
-from . import recipes
+from . import blocks, recipes
 from ..encoder import AUTO, CPU, Device
 from ..errors import CorruptionError
 
@@ -170,8 +171,9 @@ def balanced_blocks(records: int, actors: int, most: int) -> list[int]:
 
 
 class _Stage:
-    """A recipe's plan and/or make over one block, in one actor of a `Pool`: records in, per-record results out
-    (pickled). Every actor computes with one thread; an actor on a GPU keeps within its share of the GPU's memory."""
+    """A recipe's plan and/or make over one block, in one actor of a `Pool`: records in (pickled), the plans out
+    (pickled) to the next pool, or what make made (`blocks.made_array`). Every actor computes with one thread; an
+    actor on a GPU keeps within its share of the GPU's memory."""
 
     def __init__(self, resolved: recipes.Resolved, shared_box: list, pool: Pool):
         import ray
@@ -198,7 +200,7 @@ class _Stage:
             return table.append_column("plan", pa.array([pickle.dumps(p) for p in plans], pa.binary()))
         outputs = self.recipe.make(records, plans, self.shared, self.params, self.device)
         return pa.table({"partition": table.column("partition"), "index": table.column("index"),
-                         "output": pa.array([pickle.dumps(o) for o in outputs], pa.binary())})
+                         "made": blocks.made_array(outputs)})
 
 
 def check_reachable(address: str, timeout: float = 5.0) -> None:
@@ -272,12 +274,12 @@ class RayEngine:
         import pyarrow as pa
         import ray
 
-        blocks, start = [], 0
+        tables, start = [], 0
         for size in balanced_blocks(len(texts), self.workers, block):
-            blocks.append(pa.table({"index": pa.array(range(start, start + size), pa.int64()),
+            tables.append(pa.table({"index": pa.array(range(start, start + size), pa.int64()),
                                     "text": pa.array(texts[start : start + size], pa.string())}))
             start += size
-        ds = ray.data.from_arrow(blocks).map_batches(
+        ds = ray.data.from_arrow(tables).map_batches(
             _Splitter, compute=ray.data.ActorPoolStrategy(size=self.workers), num_cpus=1, batch_size=None,
             batch_format="pyarrow")
         out: list[list[str] | None] = [None] * len(texts)
@@ -291,33 +293,39 @@ class RayEngine:
 
     def run(self, todo, shared, finished) -> None:
         """Run the resolved recipe over partitions `todo` [(number, records)] through the engine's pools;
-        `finished(number, outputs)` per partition."""
+        `finished(number, made)` per partition (`blocks`: a chunked array, one row a source, in order)."""
         import pyarrow as pa
         import ray
 
         box = [_share(shared)]  # in a list, so Ray hands the reference to the actors instead of resolving it
         rows = [(n, i, record) for n, batch in todo for i, record in enumerate(batch)]
         making = next(pool for pool in self.pools if pool.make)
-        blocks, start = [], 0
+        tables, start = [], 0
         for size in balanced_blocks(len(rows), making.actors, max(len(batch) for _, batch in todo)):
             numbers, indices, records = zip(*rows[start : start + size])
-            blocks.append(pa.table({"partition": pa.array(numbers, pa.int64()), "index": pa.array(indices, pa.int64()),
+            tables.append(pa.table({"partition": pa.array(numbers, pa.int64()), "index": pa.array(indices, pa.int64()),
                                     "record": pa.array([pickle.dumps(r) for r in records], pa.binary())}))
             start += size
-        ds = ray.data.from_arrow(blocks)
+        ds = ray.data.from_arrow(tables)
         for pool in self.pools:
             ds = ds.map_batches(_Stage, fn_constructor_args=(self.resolved, box, pool),
                                 compute=ray.data.ActorPoolStrategy(size=pool.actors), batch_size=None,
                                 batch_format="pyarrow", zero_copy_batch=True, **pool.resources())
         sizes = {n: len(batch) for n, batch in todo}
-        pending = {n: [None] * size for n, size in sizes.items()}
+        pending = {n: [] for n in sizes}  # per partition: (first index, slice of `made`), in the order they came
         for table in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
-            for n, i, output in zip(table.column("partition").to_pylist(), table.column("index").to_pylist(),
-                                    table.column("output").to_pylist()):
-                pending[n][i] = pickle.loads(output)
-                sizes[n] -= 1
+            partitions, indices, made = table.column("partition").to_pylist(), table.column("index"), table.column("made")
+            start = 0
+            while start < len(partitions):  # a block's rows: one run of each partition it spans
+                n, end = partitions[start], start + 1
+                while end < len(partitions) and partitions[end] == n:
+                    end += 1
+                pending[n].append((indices[start].as_py(), made.slice(start, end - start)))
+                sizes[n] -= end - start
+                start = end
                 if sizes[n] == 0:
-                    finished(n, pending.pop(n))
+                    pieces = sorted(pending.pop(n), key=lambda piece: piece[0])
+                    finished(n, pa.chunked_array([chunk for _, piece in pieces for chunk in piece.chunks], blocks.made_type()))
         if pending:
             raise CorruptionError(f"the Ray run returned no result for partitions {sorted(pending)[:5]}; run again with --resume")
 

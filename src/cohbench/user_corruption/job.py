@@ -36,7 +36,7 @@ from .. import jsonlines, settings
 from ..corpora import text_fingerprint
 from .._version import __version__
 from ..atomic import atomic_path, write_text
-from ..corruptions import engines, recipes
+from ..corruptions import blocks, engines, recipes
 from ..display import datasets_bars, progress_bar
 from ..errors import CohbenchError, CorruptionError
 from ..release.layout import write_config
@@ -215,19 +215,18 @@ def source_records(stories, options: CorruptRequest, config: str, dropped: Count
     return records
 
 
-def _write_partition(partial: Path, number: int, sources: list[dict], outputs: list[list[dict]], why) -> None:
-    """A partition's records and its tally: what it made, and each source made nothing from by `why(source)`."""
-    import pyarrow as pa
+def _write_partition(partial: Path, number: int, sources: list[dict], made, why) -> None:
+    """A partition's records and its tally: what it made (`made`: each source's records, `blocks`), and each source
+    made nothing from by `why(source)`."""
     import pyarrow.parquet as pq
 
-    from ..schema import ARROW_SCHEMA
-
-    made = [r for out in outputs for r in out]
+    table = blocks.made_table(made)
     with atomic_path(partial / f"part-{number:05d}.parquet") as tmp:
-        pq.write_table(pa.Table.from_pylist(made, schema=ARROW_SCHEMA), tmp)
+        pq.write_table(table, tmp)
         written = sha256_of(Path(tmp))
-    tally = {"sources": len(outputs), "dropped": Counter(why(source) for source, out in zip(sources, outputs) if not out),
-             "records": len(made), "by_generator": dict(Counter(r["corruption"]["generator"] for r in made if r["corruption"])),
+    counts = blocks.made_per_source(made)
+    tally = {"sources": len(counts), "dropped": Counter(why(source) for source, n in zip(sources, counts) if not n),
+             "records": table.num_rows, "by_generator": blocks.generators_used(table),
              "sha256": written}  # a resumed run reads back only the very file this partition wrote
     write_text(partial / f"part-{number:05d}.json", json.dumps(tally, sort_keys=True))  # written last: marks it done
 
@@ -340,9 +339,9 @@ def _corrupt(input_path, out, options, resolved, config, previous, engine, settl
     bar = progress_bar(shown=options.progress, total=len(usable), initial=sum(len(partitions[n]) for n in done),
                        unit="record", desc=f"corrupt {recipe.name}", dynamic_ncols=True)
 
-    def finished(number: int, outputs: list[list[dict]]) -> None:
-        _write_partition(partial, number, partitions[number], outputs, lambda source: recipe.made_nothing(source, params))
-        bar.update(len(outputs))
+    def finished(number: int, made) -> None:
+        _write_partition(partial, number, partitions[number], made, lambda source: recipe.made_nothing(source, params))
+        bar.update(len(made))
         settle()
 
     if todo:

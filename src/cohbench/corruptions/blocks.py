@@ -1,0 +1,67 @@
+"""What a worker hands back for one block of a job's source records: the records made from each source, as Arrow
+(one list of records in the schema per source, in the block's order), never as Python objects. So a Ray actor
+returns a block without pickling each record, and the driver writes a partition without building its table from
+Python dicts: that work is done where the recipe ran, beside it (on Ray, in as many actors as there are; the driver
+is what bounds a run on many GPU actors, `benchmarks/gpu_model.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..encoder import Device
+from . import recipes
+
+
+def made_type():
+    """The Arrow type of one source's made records: a list of records in the schema."""
+    import pyarrow as pa
+
+    from ..schema import ARROW_SCHEMA
+
+    return pa.list_(pa.struct(list(ARROW_SCHEMA)))
+
+
+def made_array(outputs: Sequence[list[dict]]):
+    """Each source's made records (`recipes.apply`'s outputs, in order) as an Arrow array of `made_type`."""
+    import pyarrow as pa
+
+    return pa.array(outputs, type=made_type())
+
+
+def run(resolved: recipes.Resolved, records: Sequence[dict], shared, device: Device):
+    """A block of source records through the resolved recipe's stages in this process (`recipes.apply`), handed
+    back as `made_array`."""
+    outputs, _ = recipes.apply(resolved, records, shared, device)
+    return made_array(outputs)
+
+
+def made_table(made):
+    """The records `made` holds (a `made_array`, or a chunked array of them: a partition gathered from blocks), in
+    order, as one table in the schema: the same table `pa.Table.from_pylist` makes of them, so the same Parquet
+    bytes."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..schema import ARROW_SCHEMA
+
+    flat = pc.list_flatten(made)
+    chunks = flat.chunks if isinstance(flat, pa.ChunkedArray) else [flat]
+    return pa.Table.from_batches([pa.RecordBatch.from_arrays(chunk.flatten(), schema=ARROW_SCHEMA) for chunk in chunks],
+                                 schema=ARROW_SCHEMA)
+
+
+def made_per_source(made) -> list[int]:
+    """How many records each source of `made` made."""
+    import pyarrow.compute as pc
+
+    return pc.list_value_length(made).to_pylist()
+
+
+def generators_used(table) -> dict[str, int]:
+    """Records of `table` (in the schema) by the generator that made them; records no generator altered are not
+    counted."""
+    import pyarrow.compute as pc
+
+    corruption = table.column("corruption")
+    counts = pc.value_counts(pc.struct_field(corruption.filter(pc.is_valid(corruption)), "generator"))
+    return {row["values"]: row["counts"] for row in counts.to_pylist()}

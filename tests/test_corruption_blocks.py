@@ -1,0 +1,54 @@
+"""What a worker hands back for a block (`corruptions.blocks`): each source's made records as Arrow, which the driver
+writes as the very Parquet bytes a table built from the records themselves gives."""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from cohbench.corruptions import blocks, recipes
+from cohbench.encoder import CPU
+from cohbench.schema import ARROW_SCHEMA, empty_record
+
+
+def _story(number: int, sentences: int) -> dict:
+    record = empty_record()
+    record.update(id=f"story-{number}", corpus="mine", config="synthetic", split="train", doc_id=f"story-{number}",
+                  sentences=[f"Tom walked to shop number {number}, step {s}." for s in range(sentences)],
+                  sentence_labels=[0] * sentences)
+    return record
+
+
+def _parquet(table: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    pq.write_table(table, sink)
+    return sink.getvalue()
+
+
+def test_blocks_handed_back_as_arrow_write_the_bytes_of_the_records_themselves():
+    resolved = recipes.resolve("synthetic", {})
+    sources = [_story(0, 5), _story(1, 1), _story(2, 6), _story(3, 4), _story(4, 5)]  # story 1 is too short to swap
+    outputs, _ = recipes.apply(resolved, sources, None, CPU)
+    records = [record for out in outputs for record in out]
+    # a partition gathered from two blocks, as the Ray driver gathers it
+    made = pa.chunked_array([blocks.run(resolved, sources[:2], None, CPU), blocks.run(resolved, sources[2:], None, CPU)],
+                            blocks.made_type())
+
+    table = blocks.made_table(made)
+    assert table.schema.equals(ARROW_SCHEMA, check_metadata=True)
+    assert table.to_pylist() == records
+    assert _parquet(table) == _parquet(pa.Table.from_pylist(records, schema=ARROW_SCHEMA))
+    assert blocks.made_per_source(made) == [len(out) for out in outputs] == [2, 0, 2, 2, 2]
+    assert blocks.generators_used(table) == Counter(r["corruption"]["generator"] for r in records if r["corruption"])
+    assert blocks.generators_used(table) == {"next_sentence_swap": 4}  # the unaltered halves of the pairs not counted
+
+
+def test_a_block_that_made_nothing_is_an_empty_table_in_the_schema():
+    made = blocks.run(recipes.resolve("synthetic", {}), [_story(1, 1)], None, CPU)
+    table = blocks.made_table(made)
+    assert blocks.made_per_source(made) == [0] and table.num_rows == 0
+    assert _parquet(table) == _parquet(pa.Table.from_pylist([], schema=ARROW_SCHEMA))
+    assert blocks.generators_used(table) == {}
