@@ -139,7 +139,7 @@ def run_on_ray(batch, params, shared, partition_size, workers):
     results = {}
     todo = [(n, batch[s : s + partition_size]) for n, s in enumerate(range(0, len(batch), partition_size))]
     start = time.perf_counter()
-    engine.run(todo, shared, lambda n, outputs: results.__setitem__(n, outputs))
+    engine.run(todo, shared, lambda n, made: results.__setitem__(n, made.to_pylist()))  # made: Arrow (`blocks`)
     seconds = time.perf_counter() - start
     engine.close()
     return [o for n in sorted(results) for o in results[n]], seconds, started

@@ -8,8 +8,11 @@ from collections import Counter
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from cohbench.corruptions import blocks, recipes
+from cohbench.corruptions.ray_engine import _in_order
+from cohbench.errors import CorruptionError
 from cohbench.encoder import CPU
 from cohbench.schema import ARROW_SCHEMA, empty_record
 
@@ -39,6 +42,7 @@ def test_blocks_handed_back_as_arrow_write_the_bytes_of_the_records_themselves()
 
     table = blocks.made_table(made)
     assert table.schema.equals(ARROW_SCHEMA, check_metadata=True)
+    assert all(column.num_chunks == 1 for column in table.columns)  # Parquet cuts pages where chunks end
     assert table.to_pylist() == records
     assert _parquet(table) == _parquet(pa.Table.from_pylist(records, schema=ARROW_SCHEMA))
     assert blocks.made_per_source(made) == [len(out) for out in outputs] == [2, 0, 2, 2, 2]
@@ -52,3 +56,21 @@ def test_a_block_that_made_nothing_is_an_empty_table_in_the_schema():
     assert blocks.made_per_source(made) == [0] and table.num_rows == 0
     assert _parquet(table) == _parquet(pa.Table.from_pylist([], schema=ARROW_SCHEMA))
     assert blocks.generators_used(table) == {}
+
+
+def test_a_partition_back_from_ray_in_pieces_out_of_order_is_put_in_source_order_or_refused():
+    resolved = recipes.resolve("synthetic", {})
+    sources = [_story(n, 5) for n in range(5)]
+
+    def piece(first: int, last: int) -> pa.Table:
+        return pa.table({"partition": pa.array([0] * (last - first), pa.int64()),
+                         "index": pa.array(range(first, last), pa.int64()),
+                         "made": blocks.run(resolved, sources[first:last], None, CPU)})
+
+    in_order = blocks.made_table(_in_order([piece(0, 2), piece(2, 5)], 0))
+    assert blocks.made_table(_in_order([piece(2, 5), piece(0, 2)], 0)).equals(in_order)
+    assert in_order.equals(blocks.made_table(blocks.run(resolved, sources, None, CPU)))  # as one block would give it
+    with pytest.raises(CorruptionError, match="partition 0's sources other than once each"):
+        _in_order([piece(0, 2), piece(1, 5)], 0)
+    with pytest.raises(CorruptionError, match="partition 0's sources other than once each"):
+        _in_order([piece(0, 2), piece(3, 5)], 0)

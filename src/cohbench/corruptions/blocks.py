@@ -37,17 +37,17 @@ def run(resolved: recipes.Resolved, records: Sequence[dict], shared, device: Dev
 
 def made_table(made):
     """The records `made` holds (a `made_array`, or a chunked array of them: a partition gathered from blocks), in
-    order, as one table in the schema: the same table `pa.Table.from_pylist` makes of them, so the same Parquet
-    bytes."""
+    order, as one table in the schema: the table `pa.Table.from_pylist` makes of them, one chunk included (Parquet
+    cuts its pages where the chunks it is given end), so the same Parquet bytes."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from ..schema import ARROW_SCHEMA
 
     flat = pc.list_flatten(made)
-    chunks = flat.chunks if isinstance(flat, pa.ChunkedArray) else [flat]
-    return pa.Table.from_batches([pa.RecordBatch.from_arrays(chunk.flatten(), schema=ARROW_SCHEMA) for chunk in chunks],
-                                 schema=ARROW_SCHEMA)
+    if isinstance(flat, pa.ChunkedArray):
+        flat = pa.concat_arrays(flat.chunks) if flat.num_chunks else pa.array([], flat.type)
+    return pa.Table.from_batches([pa.RecordBatch.from_arrays(flat.flatten(), schema=ARROW_SCHEMA)], schema=ARROW_SCHEMA)
 
 
 def made_per_source(made) -> list[int]:

@@ -231,6 +231,21 @@ class _Splitter:
         return pa.table({"index": table.column("index"), "sentences": pa.array(sentences, pa.list_(pa.string()))})
 
 
+def _in_order(pieces, partition: int):
+    """What partition `partition`'s sources made (`blocks`), in the sources' order, from the pieces of it that came
+    back (tables of index and made, in whatever order Ray returned them); every source exactly once, or a one-line
+    error."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rows = pa.concat_tables(pieces)
+    order = pc.sort_indices(rows.column("index"))
+    if rows.column("index").take(order).to_pylist() != list(range(rows.num_rows)):
+        raise CorruptionError(f"the Ray run returned partition {partition}'s sources other than once each; run again "
+                              "with --resume")
+    return rows.column("made").take(order)
+
+
 class RayEngine:
     def __init__(self, resolved: recipes.Resolved, address: str | None, workers: int | None, device: Device = AUTO):
         try:
@@ -312,20 +327,19 @@ class RayEngine:
                                 compute=ray.data.ActorPoolStrategy(size=pool.actors), batch_size=None,
                                 batch_format="pyarrow", zero_copy_batch=True, **pool.resources())
         sizes = {n: len(batch) for n, batch in todo}
-        pending = {n: [] for n in sizes}  # per partition: (first index, slice of `made`), in the order they came
+        pending = {n: [] for n in sizes}  # per partition: the rows of it that came back, as tables, in any order
         for table in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
-            partitions, indices, made = table.column("partition").to_pylist(), table.column("index"), table.column("made")
+            partitions = table.column("partition").to_pylist()
             start = 0
             while start < len(partitions):  # a block's rows: one run of each partition it spans
                 n, end = partitions[start], start + 1
                 while end < len(partitions) and partitions[end] == n:
                     end += 1
-                pending[n].append((indices[start].as_py(), made.slice(start, end - start)))
+                pending[n].append(table.slice(start, end - start))
                 sizes[n] -= end - start
                 start = end
                 if sizes[n] == 0:
-                    pieces = sorted(pending.pop(n), key=lambda piece: piece[0])
-                    finished(n, pa.chunked_array([chunk for _, piece in pieces for chunk in piece.chunks], blocks.made_type()))
+                    finished(n, _in_order(pending.pop(n), n))
         if pending:
             raise CorruptionError(f"the Ray run returned no result for partitions {sorted(pending)[:5]}; run again with --resume")
 
