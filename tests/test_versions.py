@@ -10,11 +10,13 @@ import json
 import datasets
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cohbench
 from cohbench.cli import main
 from cohbench.release import versions
-from cohbench.release.fingerprint import fingerprint
+from cohbench.release.fingerprint import _canonical_array, _canonical_values, canonical, fingerprint
 from cohbench.release.layout import built_configs, read_config
 from cohbench.schema import FEATURES
 from release_fixture import plain_record, rewrite_split, write_config
@@ -52,6 +54,35 @@ def test_floats_are_content_to_the_declared_precision_and_noise_below_it():
     rated = [dict(_corrupted(0.2489), ratings=[{"annotator": "a", "annotator_type": "expert", "dimension": "coherence", "score": score}])
              for score in (0.0, -0.0, 2.00000001)]  # a float inside a list of structs is content at the same precision
     assert len({fingerprint(tables({"test": [r]}))["fingerprint"] for r in rated}) == 2
+
+
+# floats where rounding is hard: ties and near-ties at the declared precision, -0.0, NaN, infinities, large values,
+# float32 widened, subnormals; and the kind the builds write (a similarity rounded, then stored as float32)
+_HARD_FLOATS = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.floats(width=32),
+                         st.integers(-10**6, 10**6).map(lambda k: (k + 0.5) / 10**4),
+                         st.integers(-10**6, 10**6).map(lambda k: k / 10**4),
+                         st.sampled_from([-0.0, 0.0, 1e6, -1e6, 5e-324, 0.00005, 0.99995, 2.00000001]))
+_SCORED = st.lists(st.one_of(st.none(), st.fixed_dictionaries({"score": st.one_of(st.none(), _HARD_FLOATS), "name": st.text(max_size=2)})),
+                   max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.lists(st.one_of(st.none(), _HARD_FLOATS), max_size=4)), max_size=6),
+       st.lists(st.one_of(st.none(), _SCORED), min_size=1, max_size=6), st.booleans(), st.integers(0, 3))
+def test_floats_put_in_canonical_form_in_arrow_read_exactly_as_pythons_rounding_gives_them(lists, scored, float32, cut):
+    """The fingerprint rounds a column's floats with numpy where that is exact, and in Python elsewhere: the values
+    (down to -0.0 against 0.0 and the last bit, as JSON shows them) must be the same either way."""
+    float_list = pa.list_(pa.float32() if float32 else pa.float64())
+    columns = [pa.chunked_array([pa.array(lists[:cut], float_list), pa.array(lists[cut:], float_list)]),
+               pa.chunked_array([pa.array(scored, pa.list_(pa.struct([("score", pa.float64()), ("name", pa.string())])))]).slice(1)]
+    for column in columns:
+        assert json.dumps(_canonical_values(column)) == json.dumps(canonical(column.to_pylist()))
+
+
+def test_a_builds_floats_are_put_in_canonical_form_without_pythons_walk():
+    similarities = pa.array([[0.3278, 0.2941], None, [0.0]], pa.list_(pa.float32()))  # rounded, then stored as float32
+    assert _canonical_array(similarities).to_pylist() == [[0.3278, 0.2941], None, [0.0]]
+    assert _canonical_array(pa.array([0.00005])) is None  # a tie: Python's rounding decides
 
 
 def _stats(config: str, fields: dict, schema: dict, rows=None) -> dict:

@@ -30,6 +30,51 @@ def canonical(value):
     return value
 
 
+def _canonical_array(array):
+    """Arrow `array` with every float in the canonical form `canonical` gives it, computed with numpy (the walk in
+    Python over a corrupted config's structs was a third of its fingerprint); None where a float may need
+    `canonical` itself: not finite, 1e6 or more in size, within 1e-4 of a rounding tie at FLOAT_DECIMALS, or of a
+    kind other than float32/64 (a decimal, a map, a union). Elsewhere the two agree: x * 10**FLOAT_DECIMALS is
+    then off by under 1e-6 at most, so its nearest integer k is that of the exact x, and Python's round (correctly
+    rounded) and k / 10**FLOAT_DECIMALS (one IEEE division) both give the double nearest the decimal k."""
+    import numpy as np
+    import pyarrow as pa
+
+    kind = array.type
+    if not _holds_floats(kind):
+        return array
+    mask = array.is_null() if array.null_count else None
+    if pa.types.is_float32(kind) or pa.types.is_float64(kind):
+        x = array.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float64)
+        with np.errstate(all="ignore"):
+            scaled = x * 10.0**FLOAT_DECIMALS
+            tie_distance = np.abs(np.abs(scaled - np.floor(scaled)) - 0.5)
+            if not (np.isfinite(x).all() and (np.abs(x) < 1e6).all() and (tie_distance > 1e-4).all()):
+                return None
+        return pa.array(np.rint(scaled) / 10.0**FLOAT_DECIMALS + 0.0, mask=None if mask is None else mask.to_numpy(zero_copy_only=False))
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        offsets = array.offsets.to_numpy()
+        values = _canonical_array(array.values.slice(offsets[0], offsets[-1] - offsets[0]))
+        if values is None:
+            return None
+        lists = pa.LargeListArray if pa.types.is_large_list(kind) else pa.ListArray
+        return lists.from_arrays(pa.array(offsets - offsets[0], type=array.offsets.type), values, mask=mask)
+    if pa.types.is_struct(kind):
+        children = [_canonical_array(child) for child in array.flatten()]
+        if any(child is None for child in children):
+            return None
+        return pa.StructArray.from_arrays(children, names=[field.name for field in kind], mask=mask)
+    return None
+
+
+def _canonical_values(column) -> list:
+    """A column's values in canonical form, as `canonical(column.to_pylist())` gives them."""
+    chunks = [_canonical_array(chunk) for chunk in column.chunks]
+    if any(chunk is None for chunk in chunks):
+        return canonical(column.to_pylist())
+    return [value for chunk in chunks for value in chunk.to_pylist()]
+
+
 def _digest(value) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
@@ -85,10 +130,10 @@ def fingerprint(tables: dict) -> dict:
     order = sorted(range(len(keys)), key=keys.__getitem__)
     fields = {}
     for name in table.column_names if table is not None else []:
-        values = table.column(name).to_pylist()
-        ordered = [values[i] for i in order]
+        column = table.column(name)
         # canonical() changes floats only: a field without one is its own canonical form (2x faster to fingerprint)
-        fields[name] = _digest(canonical(ordered) if _holds_floats(table.schema.field(name).type) else ordered)[:FIELD_HASH_LENGTH]
+        values = _canonical_values(column) if _holds_floats(column.type) else column.to_pylist()
+        fields[name] = _digest([values[i] for i in order])[:FIELD_HASH_LENGTH]
     schema = schema_types(table.schema) if table is not None else {}
     return {"fingerprint": _digest({"schema": schema, "fields": fields}), "schema": schema, "fields": fields,
             "rows": {split: tables[split].num_rows for split in splits}}
