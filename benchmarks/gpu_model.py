@@ -65,7 +65,8 @@ per matching round: the hot path waits for the device once per round, however ma
 Each size is run `--repeats` times without the profiler, then profiled as often, after one plain run that is not
 kept (what a job does once per process, such as its lazy imports, would otherwise fall on the first size only), and
 every term is fitted through all the runs (least
-squares: with two sizes, the line through their means). The host term is a small difference of large times (the
+squares: with two sizes, the line through their means). Beside each speedup it prints the lowest and highest that
+each repeat's pair of runs gives when fitted alone: how far one run of each size could have moved it. The host term is a small difference of large times (the
 stages' wall minus torch's ops): through single runs of 500 and 1,000 stories its cost a story came out at 0.39,
 0.70 and 0.92 ms on three tries here.
 
@@ -297,6 +298,17 @@ def predict(profiles: list[dict], stories: int, host_speed: float, partition_siz
     return out
 
 
+def add_spread(row: dict, per_repeat: list[dict]) -> None:
+    """Put beside each speedup of `row` (a prediction fitted through every run) the lowest and highest of the same
+    speedup in `per_repeat` (predictions each fitted through one repeat's runs)."""
+    for gpu in GPUS:
+        row[gpu]["per_repeat_speedups"] = [f(p[gpu]["speedup_over_16_cores"] for p in per_repeat) for f in (min, max)]
+        for actors in ray_actor_counts():
+            key = f"{gpu}_{actors}_actors"
+            row["ray_one_machine"][key]["per_repeat_speedups"] = [
+                f(p["ray_one_machine"][key]["speedup_over_16_cpu_actors"] for p in per_repeat) for f in (min, max)]
+
+
 def ray_actor_counts() -> tuple[int, int]:
     """GPU actors on one GPU: as `ray_engine` places them by default (one per `GPU_SHARE`), and one per core the
     driver leaves (`--workers`)."""
@@ -337,6 +349,9 @@ def main() -> None:
     profile(sizes[0], drivers[0], partition_size)  # not kept either: the profiler's own first use
     profiles = [profile(n, driver, partition_size) for n, driver in zip(runs, drivers)]
     predictions = [predict(profiles, int(n), args.host_speed, partition_size) for n in args.predict.split(",")]
+    for row in predictions:  # the spread a single run would give: each repeat's two sizes fitted on their own
+        add_spread(row, [predict([profiles[i], profiles[i + args.repeats]], row["stories"], args.host_speed, partition_size)
+                         for i in range(args.repeats)])
     rounds = [round_syncs(int(n)) for n in args.round_queries.split(",")]
     result = {"profiled_on": f"{os.cpu_count()} CPU cores", "repeats": args.repeats, "partition_size": partition_size,
               "profiles": profiles, "predicted": predictions,
@@ -345,6 +360,10 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=2))
         return
+    def spread(g: dict) -> str:
+        low, high = g["per_repeat_speedups"]
+        return f"{low}-{high}x fitted through each repeat alone"
+
     for p in profiles:
         print(f"profiled {p['stories']:,} stories on {os.cpu_count()} cores: {p['wall_s']} s; torch ops {p['torch_s']:.1f} s, "
               f"outside torch {p['outside_torch_s']:.2f} s (in the recipe's stages {p['actor_host_s']:.2f} s, around them "
@@ -358,7 +377,8 @@ def main() -> None:
         for gpu in GPUS:
             g = row[gpu]
             terms = ", ".join(f"{k} {v:.2f}" for k, v in g["terms_s"].items())
-            print(f"  {gpu}: {g['predicted_s']} s, {g['speedup_over_16_cores']}x the 16 cores; dominated by {g['dominant']} ({terms})")
+            print(f"  {gpu}: {g['predicted_s']} s, {g['speedup_over_16_cores']}x the 16 cores ({spread(g)}); dominated by "
+                  f"{g['dominant']} ({terms})")
         ray = row["ray_one_machine"]
         print(f"  on Ray, one machine, {ray['partitions']:,} partitions of {partition_size:,}: 16 one-thread CPU actors "
               f"{ray['cpu_16_actors_s']} s (driver's host work {ray['driver_host_s']} s, the actors' {ray['actors_host_s']} s)")
@@ -367,7 +387,7 @@ def main() -> None:
                 g = ray[f"{gpu}_{actors}_actors"]
                 terms = ", ".join(f"{k} {v:.2f}" for k, v in g["terms_s"].items())
                 print(f"    {gpu}, {actors} actors (the busiest takes {g['busiest_actor_share']:.1%}): {g['predicted_s']} s, "
-                      f"{g['speedup_over_16_cpu_actors']}x the 16 CPU actors; dominated by {g['dominant']} ({terms})")
+                      f"{g['speedup_over_16_cpu_actors']}x the 16 CPU actors ({spread(g)}); dominated by {g['dominant']} ({terms})")
 
 
 if __name__ == "__main__":
