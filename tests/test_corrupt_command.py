@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from cohbench import cli, sql
+from cohbench.user_corruption import inputs
 from cohbench.user_corruption.job import kept_out_of_full_collections, split_of
 from cohbench.corruptions import recipes
 from cohbench.schema import FEATURES
@@ -154,6 +155,33 @@ def test_a_run_settles_what_lives_on_and_hands_the_garbage_collector_back_as_it_
         assert max(frozen_while_running) <= held and 0 < gc.get_freeze_count() <= held
     finally:
         gc.unfreeze()
+
+
+def test_the_driver_reads_and_fingerprints_without_the_collectors_passes_and_a_recipe_works_with_them(workspace, monkeypatch):
+    from cohbench.release import fingerprint as release_fingerprint
+
+    enabled = {"read": [], "recipe": [], "fingerprint": []}
+
+    def noting(step, real):
+        def noted(*args, **kwargs):
+            enabled[step].append(gc.isenabled())
+            return real(*args, **kwargs)
+        return noted
+
+    monkeypatch.setattr(inputs, "read", noting("read", inputs.read))
+    monkeypatch.setattr(recipes, "apply", noting("recipe", recipes.apply))
+    monkeypatch.setattr(release_fingerprint, "fingerprint", noting("fingerprint", release_fingerprint.fingerprint))
+    monkeypatch.setattr("cohbench.release.layout.fingerprint", release_fingerprint.fingerprint)
+    assert corrupt(STORIES, "--recipe", "shuffle", "--partition-size", 3, "--out", workspace / "a") == 0
+    # the driver's own objects live on and make no cycles; a recipe's libraries may, so its work keeps the passes
+    assert enabled == {"read": [False], "recipe": [True] * 4, "fingerprint": [False]} and gc.isenabled()
+
+    gc.disable()  # a caller that turned the collector off finds it off after the job too
+    try:
+        assert corrupt(STORIES, "--recipe", "shuffle", "--partition-size", 3, "--out", workspace / "b") == 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 class _Cycle:
