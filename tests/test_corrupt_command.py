@@ -176,6 +176,10 @@ def test_the_driver_reads_and_fingerprints_without_the_collectors_passes_and_a_r
     # the driver's own objects live on and make no cycles; a recipe's libraries may, so its work keeps the passes
     assert enabled == {"read": [False], "recipe": [True] * 4, "fingerprint": [False]} and gc.isenabled()
 
+    empty = workspace / "empty.jsonl"
+    empty.write_text("")
+    assert corrupt(empty, "--recipe", "shuffle", "--out", workspace / "c") != 0 and gc.isenabled()  # refused: on again
+
     gc.disable()  # a caller that turned the collector off finds it off after the job too
     try:
         assert corrupt(STORIES, "--recipe", "shuffle", "--partition-size", 3, "--out", workspace / "b") == 0

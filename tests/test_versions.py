@@ -83,6 +83,9 @@ def test_a_builds_floats_are_put_in_canonical_form_without_pythons_walk():
     similarities = pa.array([[0.3278, 0.2941], None, [0.0]], pa.list_(pa.float32()))  # rounded, then stored as float32
     assert _canonical_array(similarities).to_pylist() == [[0.3278, 0.2941], None, [0.0]]
     assert _canonical_array(pa.array([0.00005])) is None  # a tie: Python's rounding decides
+    # floats in a type the numpy form does not know (a list view beside a float): Python's walk rounds them
+    viewed = pa.StructArray.from_arrays([pa.array([0.1]), pa.array([[0.123456]], pa.list_view(pa.float64()))], names=["a", "b"])
+    assert _canonical_values(pa.chunked_array([viewed])) == [{"a": 0.1, "b": [0.1235]}]
 
 
 def _stats(config: str, fields: dict, schema: dict, rows=None) -> dict:

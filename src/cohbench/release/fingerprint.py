@@ -34,14 +34,14 @@ def _canonical_array(array):
     """Arrow `array` with every float in the canonical form `canonical` gives it, computed with numpy (the walk in
     Python over a corrupted config's structs was a third of its fingerprint); None where a float may need
     `canonical` itself: not finite, 1e6 or more in size, within 1e-4 of a rounding tie at FLOAT_DECIMALS, or of a
-    kind other than float32/64 (a decimal, a map, a union). Elsewhere the two agree: x * 10**FLOAT_DECIMALS is
+    kind other than float32/64 or not known to hold none (a decimal, a map, a list view, an extension). Elsewhere the two agree: x * 10**FLOAT_DECIMALS is
     then off by under 1e-6 at most, so its nearest integer k is that of the exact x, and Python's round (correctly
     rounded) and k / 10**FLOAT_DECIMALS (one IEEE division) both give the double nearest the decimal k."""
     import numpy as np
     import pyarrow as pa
 
     kind = array.type
-    if not _holds_floats(kind):
+    if _without_floats(kind):
         return array
     mask = array.is_null() if array.null_count else None
     if pa.types.is_float32(kind) or pa.types.is_float64(kind):
@@ -65,6 +65,19 @@ def _canonical_array(array):
             return None
         return pa.StructArray.from_arrays(children, names=[field.name for field in kind], mask=mask)
     return None
+
+
+def _without_floats(kind) -> bool:
+    """Whether values of Arrow type `kind` are known to hold no float: a string, a number that is not one, a flag, a
+    time, or a list or struct of those. Any other type is given to `canonical` as it is."""
+    import pyarrow as pa
+
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return _without_floats(kind.value_type)
+    if pa.types.is_struct(kind):
+        return all(_without_floats(field.type) for field in kind)
+    return any(test(kind) for test in (pa.types.is_string, pa.types.is_large_string, pa.types.is_integer,
+                                       pa.types.is_boolean, pa.types.is_null, pa.types.is_binary, pa.types.is_temporal))
 
 
 def _canonical_values(column) -> list:

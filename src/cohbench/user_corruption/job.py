@@ -316,12 +316,12 @@ def collector_paused() -> Iterator[None]:
     a story of reading and cutting 20,000 stories, ~6 us a record of the fingerprint, measured). What cycles the
     block does make are freed by the first pass after it, or by the job's next settle. Not around a recipe's own
     work, whose cycles (the libraries it calls) would pile up to the end of a partition."""
-    paused = gc.isenabled()
+    was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        if paused:
+        if was_enabled:
             gc.enable()
 
 
