@@ -17,7 +17,7 @@ PROBE = Path(__file__).parent / "kernel_path_probe.py"
 
 
 def unset_code_path(monkeypatch):
-    for name in numerics.FOR_TRAINING:
+    for name in (*numerics.FOR_TRAINING, "OMP_WAIT_POLICY"):
         monkeypatch.setenv(name, "")  # recorded, so that whatever the command sets is undone after the test
         monkeypatch.delenv(name)
     monkeypatch.setattr(numerics, "_set_here", set())
@@ -26,7 +26,7 @@ def unset_code_path(monkeypatch):
 def test_a_training_command_pins_float32_to_the_code_path_every_cpu_shares(monkeypatch, capsys, tmp_path):
     unset_code_path(monkeypatch)
     assert cli.main(["train", "--release", str(tmp_path / "none")]) == 1  # no release there; pinned all the same
-    assert {name: os.environ.get(name) for name in numerics.FOR_TRAINING} == {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "avx2", "OMP_WAIT_POLICY": "PASSIVE"}
+    assert {name: os.environ.get(name) for name in numerics.FOR_TRAINING} == {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "avx2", "GOMP_SPINCOUNT": "3000"}
 
 
 def test_other_commands_run_on_the_cpus_own_code_path(monkeypatch, capsys):
@@ -41,6 +41,14 @@ def test_a_code_path_the_user_chose_is_kept(monkeypatch, capsys, tmp_path):
     cli.main(["train", "--release", str(tmp_path / "none")])
     assert os.environ["MKL_CBWR"] == "AVX2" and os.environ["ATEN_CPU_CAPABILITY"] == "avx2"
     assert numerics.unpinned(os.getenv, "MKL_CBWR") == "AVX2"  # the user's choice reaches the encoder too
+
+
+def test_a_wait_policy_the_user_chose_is_not_overridden_by_the_spin_count(monkeypatch, capsys, tmp_path):
+    unset_code_path(monkeypatch)
+    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")  # libgomp would let a GOMP_SPINCOUNT set here override it
+    cli.main(["train", "--release", str(tmp_path / "none")])
+    assert "GOMP_SPINCOUNT" not in os.environ and os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert os.environ["MKL_CBWR"] == "COMPATIBLE"
 
 
 def _probe(threads: int, **path) -> dict:

@@ -21,19 +21,23 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 
-# OMP_WAIT_POLICY changes no result, only how OpenMP's idle threads wait: passively (sleeping) rather than spinning,
-# so that on a machine shared with other jobs the 2 training threads do not burn the cores the other thread needs
-# (benchmarks/train_under_load.py). OpenMP reads it once, when torch loads.
-FOR_TRAINING = {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "avx2", "OMP_WAIT_POLICY": "PASSIVE"}
+# GOMP_SPINCOUNT changes no result, only how long OpenMP's idle threads spin before they sleep (torch's Linux wheels
+# ship GNU libgomp). A training step is hundreds of small ops, each a parallel region: threads that sleep at once
+# (OMP_WAIT_POLICY=PASSIVE, 0.5.0's setting) are woken for every one, 1.7x slower on a quiet machine; libgomp's
+# default spin (300,000) burns the cores other jobs need, about 2x slower than sleeping at a load of 3 per core.
+# 3,000 spins keep both (benchmarks/train_under_load.py). OpenMP reads it once, when torch loads.
+FOR_TRAINING = {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "avx2", "GOMP_SPINCOUNT": "3000"}
+# A wait the user chose stays, by either of OpenMP's names for it (libgomp lets GOMP_SPINCOUNT override OMP_WAIT_POLICY).
+_CHOSEN_BY = {"GOMP_SPINCOUNT": ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
 TRAINING_THREADS = 2  # fixed, so that scores do not follow the machine's core count (2 threads: 28.7 s an epoch, 1: 46.8)
 _set_here: set[str] = set()  # what `pin_for_training` set (not the user)
 
 
 def pin_for_training() -> None:
-    """Pin MKL's and ATen's CPU code paths for float32 training and OpenMP's passive wait, before torch starts (a value
+    """Pin MKL's and ATen's CPU code paths for float32 training and OpenMP's short spin, before torch starts (a value
     the user set stays)."""
     for name, value in FOR_TRAINING.items():
-        if name not in os.environ:
+        if not any(chosen in os.environ for chosen in _CHOSEN_BY.get(name, (name,))):
             os.environ[name] = value
             _set_here.add(name)
 
