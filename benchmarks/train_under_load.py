@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 
-from cohbench.numerics import FOR_TRAINING
+from cohbench.numerics import FOR_TRAINING, OPENMP_WAIT
 
 CHILD = """
 import hashlib, json, time, numpy as np, torch
@@ -32,7 +32,7 @@ x = torch.nn.functional.normalize(x, dim=-1)
 mask = torch.ones(64, SENTENCES, dtype=torch.bool)
 y = torch.from_numpy((rng.random((64, SENTENCES)) < 0.2).astype(np.float32))
 model = SentenceLevelDetector(384, 128, 2, 4, 0.1, 128)
-optimiser = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
+optimiser = torch.optim.AdamW(model.parameters(), lr=1e-3)  # as `cohbench train`: the default per-tensor loop
 with numerics.training_arithmetic():
     started, cpu = time.perf_counter(), time.process_time()
     for _ in range(STEPS):
@@ -54,8 +54,8 @@ def _spin(stop) -> None:
 
 
 def _run(policy: str, steps: int, sentences: int) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
-    env |= {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "avx2"} | POLICIES[policy]
+    env = {k: v for k, v in os.environ.items() if k not in OPENMP_WAIT}
+    env |= {k: v for k, v in FOR_TRAINING.items() if k not in OPENMP_WAIT} | POLICIES[policy]
     code = CHILD.replace("STEPS", str(steps)).replace("SENTENCES", str(sentences))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     if out.returncode:

@@ -17,7 +17,7 @@ PROBE = Path(__file__).parent / "kernel_path_probe.py"
 
 
 def unset_code_path(monkeypatch):
-    for name in (*numerics.FOR_TRAINING, "OMP_WAIT_POLICY"):
+    for name in {*numerics.FOR_TRAINING, *numerics.OPENMP_WAIT}:
         monkeypatch.setenv(name, "")  # recorded, so that whatever the command sets is undone after the test
         monkeypatch.delenv(name)
     monkeypatch.setattr(numerics, "_set_here", set())

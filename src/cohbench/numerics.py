@@ -27,8 +27,10 @@ from concurrent.futures import ProcessPoolExecutor
 # default spin (300,000) burns the cores other jobs need, about 2x slower than sleeping at a load of 3 per core.
 # 3,000 spins keep both (benchmarks/train_under_load.py). OpenMP reads it once, when torch loads.
 FOR_TRAINING = {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "avx2", "GOMP_SPINCOUNT": "3000"}
-# A wait the user chose stays, by either of OpenMP's names for it (libgomp lets GOMP_SPINCOUNT override OMP_WAIT_POLICY).
-_CHOSEN_BY = {"GOMP_SPINCOUNT": ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+# OpenMP's two names for how idle threads wait: a wait the user chose by either stays (libgomp lets GOMP_SPINCOUNT
+# override OMP_WAIT_POLICY).
+OPENMP_WAIT = ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")
+_CHOSEN_BY = {"GOMP_SPINCOUNT": OPENMP_WAIT}
 TRAINING_THREADS = 2  # fixed, so that scores do not follow the machine's core count (2 threads: 28.7 s an epoch, 1: 46.8)
 _set_here: set[str] = set()  # what `pin_for_training` set (not the user)
 
