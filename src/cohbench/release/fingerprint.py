@@ -92,21 +92,6 @@ def _digest(value) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
 
-def _holds_floats(kind) -> bool:
-    """Whether values of Arrow type `kind` can hold a float anywhere (a float field, or one in a list or struct)."""
-    import pyarrow as pa
-
-    if pa.types.is_floating(kind) or pa.types.is_decimal(kind):
-        return True
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        return _holds_floats(kind.value_type)
-    if pa.types.is_struct(kind):
-        return any(_holds_floats(field.type) for field in kind)
-    if pa.types.is_map(kind):
-        return _holds_floats(kind.key_type) or _holds_floats(kind.item_type)
-    return pa.types.is_union(kind) or pa.types.is_dictionary(kind) and _holds_floats(kind.value_type)
-
-
 def type_name(kind) -> str:
     """An Arrow type as text, the same whatever a writer named a list's items (Parquet renames them `element`)."""
     import pyarrow as pa
@@ -145,7 +130,7 @@ def fingerprint(tables: dict) -> dict:
     for name in table.column_names if table is not None else []:
         column = table.column(name)
         # canonical() changes floats only: a field without one is its own canonical form (2x faster to fingerprint)
-        values = _canonical_values(column) if _holds_floats(column.type) else column.to_pylist()
+        values = column.to_pylist() if _without_floats(column.type) else _canonical_values(column)
         fields[name] = _digest([values[i] for i in order])[:FIELD_HASH_LENGTH]
     schema = schema_types(table.schema) if table is not None else {}
     return {"fingerprint": _digest({"schema": schema, "fields": fields}), "schema": schema, "fields": fields,
