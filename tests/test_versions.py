@@ -89,12 +89,12 @@ def test_a_builds_floats_are_put_in_canonical_form_without_pythons_walk():
 
 
 def test_noise_below_the_float_precision_moves_no_fingerprint_whatever_type_holds_the_float():
-    def fingerprinted(value: float, kind) -> dict:
+    def field_hash(value: float, kind) -> str:
         return fingerprint({"test": pa.table({"id": ["a"], "scores": pa.array([[value]], kind)})})["fields"]["scores"]
 
     for kind in (pa.list_(pa.float64()), pa.list_view(pa.float64()), pa.large_list_view(pa.float32())):
-        assert fingerprinted(0.123456, kind) == fingerprinted(0.1234561, kind), kind  # both 0.1235
-        assert fingerprinted(0.123456, kind) != fingerprinted(0.1236, kind), kind
+        assert field_hash(0.123456, kind) == field_hash(0.1234561, kind), kind  # both 0.1235
+        assert field_hash(0.123456, kind) != field_hash(0.1236, kind), kind
 
 
 def _stats(config: str, fields: dict, schema: dict, rows=None) -> dict:

@@ -30,7 +30,6 @@ FOR_TRAINING = {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "avx2", "GOMP_S
 # OpenMP's two names for how idle threads wait: a wait the user chose by either stays (libgomp lets GOMP_SPINCOUNT
 # override OMP_WAIT_POLICY).
 OPENMP_WAIT = ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")
-_CHOSEN_BY = {"GOMP_SPINCOUNT": OPENMP_WAIT}
 TRAINING_THREADS = 2  # fixed, so that scores do not follow the machine's core count (2 threads: 28.7 s an epoch, 1: 46.8)
 _set_here: set[str] = set()  # what `pin_for_training` set (not the user)
 
@@ -39,7 +38,7 @@ def pin_for_training() -> None:
     """Pin MKL's and ATen's CPU code paths for float32 training and OpenMP's short spin, before torch starts (a value
     the user set stays)."""
     for name, value in FOR_TRAINING.items():
-        if not any(chosen in os.environ for chosen in _CHOSEN_BY.get(name, (name,))):
+        if not any(chosen in os.environ for chosen in (OPENMP_WAIT if name in OPENMP_WAIT else (name,))):
             os.environ[name] = value
             _set_here.add(name)
 
