@@ -18,6 +18,7 @@ same on every machine and in every batch, and need not be encoded again by each 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import os
 from collections.abc import Iterator, Sequence
@@ -148,9 +149,10 @@ def encode_batches(sentences: Sequence[str], device: Device = AUTO, batch_size: 
     tokenizer, model = _encoder(device.kind)
     distinct = sorted(set(sentences))
     encoded = sorted(zip(token_ids(tokenizer, distinct), distinct), key=lambda pair: len(pair[0]))
+    widths = [len(ids) for ids, _ in encoded]
     start = 0
     while start < len(encoded):
-        rows = _rows(device, len(encoded[min(start + batch_size, len(encoded)) - 1][0]), batch_size)
+        rows = _rows(device, widths, start, batch_size)
         batch = encoded[start : start + rows]
         try:
             vectors, units, weights = _forward(torch, model, tokenizer, [x for x, _ in batch], tokens, device)
@@ -186,13 +188,20 @@ def token_ids(tokenizer, sentences: Sequence[str]) -> list[list[int]]:
 _rows_cap: dict[str, int] = {}  # per device: the most rows a batch may hold after an out-of-memory error
 
 
-def _rows(device: Device, width: int, batch_size: int) -> int:
-    """Sentences per batch: `batch_size` on the CPU; on a GPU as many `width`-token sentences as `batch_memory`
-    holds, at most the cap an out-of-memory error set."""
+def _rows(device: Device, widths: Sequence[int], start: int, batch_size: int) -> int:
+    """Sentences in the batch from `start` (`widths`: every sentence's tokens, ascending): `batch_size` on the CPU; on
+    a GPU as many as `batch_memory` holds padded to the longest of them (at least `batch_size`), at most the cap an
+    out-of-memory error set."""
     if not device.is_gpu:
         return batch_size
-    fits = batch_memory() // (BYTES_PER_TOKEN * max(width, 1))
+    fits = rows_within(widths, start, batch_memory() // BYTES_PER_TOKEN)
     return max(1, min(max(fits, batch_size), _rows_cap.get(device.kind, 1 << 30)))
+
+
+def rows_within(widths: Sequence[int], start: int, tokens: int) -> int:
+    """The most sentences from `start` on whose batch, every one padded to the last and longest (`widths` ascend),
+    holds at most `tokens` tokens: a batch is as wide as its longest sentence, not its first."""
+    return bisect.bisect_right(range(1, len(widths) - start + 1), tokens, key=lambda r: r * max(widths[start + r - 1], 1))
 
 
 def _out_of_memory(torch, device: Device, rows: int) -> None:
