@@ -349,6 +349,19 @@ def test_cuda_gives_the_cpu_bytes_for_every_recipe_that_uses_the_device(workspac
         assert runs[0] == runs[1] and runs[0][1]["built_records"] > 0, recipe
 
 
+def test_instances_drawn_from_too_many_position_sets_are_refused_in_one_line_and_write_no_data(workspace, capsys):
+    """Several instances are drawn from every set of k positions, listed: five of sixty sentences are 5.5 million."""
+    stories = workspace / "long.jsonl"
+    lines = [json.loads(line) for line in STORIES.read_text().splitlines()]
+    lines[0]["sentences"] = [f"Tom walked to the {n}th house on the hill." for n in range(60)]
+    stories.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = workspace / "out"
+    assert corrupt(stories, "--recipe", "dsd", "--k", "5", "--instances", "2", "--out", out, "--splits", "train=1") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("cohbench: error: record ") and "2 instances are drawn from its 5,461,512 sets of positions (60" in err
+    assert err.count("\n") == 1 and not (out / "data").exists() and not (out / "stats").exists()
+
+
 def test_device_cuda_without_a_usable_gpu_is_one_line_and_writes_nothing(workspace, capsys):
     import torch
 

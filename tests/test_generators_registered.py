@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from cohbench.corruptions import GENERATORS
-from cohbench.corruptions.msd import removable_sets
+from cohbench.corruptions.msd import removable_count, removable_set_at, removable_sets
 from cohbench.corruptions.registry import generator, to_columns, to_records
-from cohbench.errors import RegistryError
+from cohbench.errors import CorruptionError, RegistryError
 from generator_run import corrupt
 from cohbench.schema import ERROR_TYPES, FEATURES, NO_LABEL, empty_record
 
@@ -105,6 +105,26 @@ def test_remove_sentences_never_first_last_or_adjacent_and_gap_labels_mark_the_h
         assert out["corruption"]["replaced"] == [original[i] for i in removed]  # the sentence each gap lost
     assert removed_positions == set(range(1, 7))
     assert [o["corruption"]["source_id"] for o in run("remove_sentences", k=1)] == [r["id"] for r in BATCH[:-1]]
+
+
+def test_the_removed_set_is_drawn_without_listing_every_set_and_is_the_one_the_listing_gives():
+    for size in range(16):
+        for k in range(1, 6):
+            listed = removable_sets(size, k)
+            assert removable_count(size, k) == len(listed), (size, k)
+            assert [removable_set_at(index, size, k) for index in range(len(listed))] == listed, (size, k)
+    hundred = record("long", [f"Sentence {i}." for i in range(100)])  # 55 million admissible sets of five
+    (out,) = run("remove_sentences", [hundred], k=5)
+    removed = sorted(set(hundred["sentences"]) - set(out["sentences"]), key=hundred["sentences"].index)
+    positions = [hundred["sentences"].index(s) for s in removed]
+    assert len(positions) == 5 and 0 < positions[0] and positions[-1] < 99 and all(b - a > 1 for a, b in zip(positions, positions[1:]))
+
+
+def test_several_instances_from_too_many_position_sets_are_refused_naming_the_record():
+    hundred = record("long", [f"Sentence {i}." for i in range(100)])
+    with pytest.raises(CorruptionError, match=r"record long: 2 instances are drawn from its 54,891,018 sets of positions"):
+        run("remove_sentences", [hundred], k=5, instances=2)
+    assert len(run("remove_sentences", [hundred], k=2, instances=2)) == 2  # 4,656 sets: listed and shuffled
 
 
 def test_next_sentence_swap_puts_a_later_sentence_after_a_nonempty_context():

@@ -10,6 +10,7 @@ BM25 candidates) and `replace_planned` (BERTScore encoding and the choice), each
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from ..encoder import AUTO, Device, to_device, to_host
 from ..schema import ERROR, FLOAT_DECIMALS, OK
 from .bertscore import TokenEmbeddings, load_baseline, rescale
 from ..errors import CorruptionError
-from .registry import count, derived, generator, record_rng, sentence_id, span
+from .registry import count, derived, generator, record_rng, seeded_sets, sentence_id, span
 from .retrieval import merged_top, pool_index
 
 
@@ -181,14 +182,12 @@ def discordant_replace(records: list[dict], *, seed: int, pool: ConfounderPool, 
     return [r for out in made for r in out]
 
 
-def _position_sets(rng, eligible: range, k: int, instances: int) -> list[list[int]]:
+def _position_sets(rng, eligible: range, k: int, instances: int, record: dict) -> list[list[int]]:
     """The positions each instance replaces: one seeded draw of K (instances = 1, the draw every release config
     was built with), or up to `instances` distinct K-sets in a seeded order."""
     if instances == 1:
         return [sorted(rng.sample(eligible, k))]
-    sets = [list(c) for c in combinations(eligible, k)]
-    rng.shuffle(sets)
-    return sets[:instances]
+    return seeded_sets(rng, lambda: [list(c) for c in combinations(eligible, k)], math.comb(len(eligible), k), instances, record)
 
 
 def plan_replacements(records: Sequence[dict], pool: ConfounderPool, *, seed: int, k: int = 1,
@@ -207,7 +206,7 @@ def plan_replacements(records: Sequence[dict], pool: ConfounderPool, *, seed: in
         if len(eligible) >= k:
             rng = record_rng(seed, "discordant_replace", record["id"])
             plans[n] = [{"variant": None if instances == 1 else f"discordant_replace#{j}", "positions": positions}
-                        for j, positions in enumerate(_position_sets(rng, eligible, k, instances), 1)]
+                        for j, positions in enumerate(_position_sets(rng, eligible, k, instances, record), 1)]
     units = [unit for plan in plans if plan for unit in plan]
     queries = [records[n]["sentences"][position] for n, plan in enumerate(plans) if plan
                for unit in plan for position in unit["positions"]]

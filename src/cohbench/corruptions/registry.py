@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from ..errors import CorruptionError
 from ..names import Registry
 from ..schema import CATEGORIES, ERROR, FIELDS, ERROR_TYPES, NO_LABEL, category_of, empty_record
 
@@ -52,6 +53,23 @@ def record_rng(seed: int, key: str, record_id: str) -> random.Random:
     """The one source of randomness: a generator's stream for one record, fixed by (seed, key, record id)."""
     digest = hashlib.sha256(f"{seed}\x00{key}\x00{record_id}".encode()).digest()
     return random.Random(int.from_bytes(digest[:16], "big"))
+
+
+# Several instances of one record take distinct sets of positions in a seeded order: every set is listed and shuffled
+# with the record's stream (about a second and 100 MB a million sets), so a record with more is refused, not left to
+# take minutes and gigabytes (five of a hundred sentences are 75 million sets).
+MAX_POSITION_SETS = 100_000
+
+
+def seeded_sets(rng: random.Random, listed: Callable[[], list], count: int, instances: int, record: dict) -> list:
+    """Up to `instances` of the `count` position sets `listed()` gives, distinct, in `rng`'s order (a shuffle)."""
+    if count > MAX_POSITION_SETS:
+        raise CorruptionError(f"record {record['id']}: {instances} instances are drawn from its {count:,} sets of positions "
+                              f"({len(record['sentences'])} sentences), more than {MAX_POSITION_SETS:,}; lower k or the "
+                              "instances, or cut the stories into windows of fewer sentences (--n)")
+    sets = listed()
+    rng.shuffle(sets)
+    return sets[:instances]
 
 
 def to_records(batch: dict[str, list]) -> list[dict]:
