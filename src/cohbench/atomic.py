@@ -90,10 +90,11 @@ def atomic_dir(target: Path):
     try:
         yield tmp
         os.chmod(tmp, 0o777 & ~_umask())
-        old = target.with_name(f".{target.name}.old")
-        shutil.rmtree(old, ignore_errors=True)
+        # the old version is parked under a name no one else holds (a fixed `.NAME.old` was a user's to lose), and
+        # not `.tmp`: a writer killed between the two renames leaves it for a person to find, not `remove_orphans`
+        old = Path(tempfile.mkdtemp(prefix=_prefix(target), suffix=".old", dir=target.parent))
         if target.exists():
-            os.replace(target, old)
+            os.replace(target, old)  # onto the empty folder
         os.replace(tmp, target)
         shutil.rmtree(old, ignore_errors=True)
     finally:
