@@ -65,6 +65,10 @@ def test_report_refuses_a_folder_of_other_files_and_leaves_it(every_protocol, tm
     assert main(["report", "--output", str(tmp_path / "stats")]) == 0
     assert main(["report", "--output", str(tmp_path / "stats")]) == 0  # an earlier report is replaced
     assert (tmp_path / "stats" / "statistics.json").is_file()
+    (tmp_path / "stats" / "thesis.tex").write_text("years of work")  # beside an earlier report: not the report's to drop
+    assert main(["report", "--output", str(tmp_path / "stats")]) == 1
+    assert "holds files a report does not write (thesis.tex)" in one_error_line(capsys)
+    assert (tmp_path / "stats" / "thesis.tex").read_text() == "years of work"
 
 
 def _device_copy(folder: Path, name: str) -> Path:

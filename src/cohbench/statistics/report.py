@@ -49,7 +49,15 @@ def _report_folder(output: Path, release: Path | None) -> Path:
         raise CohbenchError(f"{output} is a file; the report is written to a folder")
     if target.is_dir() and any(target.iterdir()) and not (target / "statistics.json").is_file():
         raise CohbenchError(f"{output} holds other files and no earlier report; write the report to a new or empty folder")
+    others = sorted(p.name for p in target.iterdir() if not _written_by_a_report(p)) if target.is_dir() else []
+    if others:  # the report replaces the whole folder
+        raise CohbenchError(f"{output} holds files a report does not write ({', '.join(others[:3])}"
+                            f"{', ...' if len(others) > 3 else ''}); write the report to a new or empty folder")
     return target
+
+
+def _written_by_a_report(path: Path) -> bool:
+    return not path.is_symlink() and path.is_file() and (path.name in ("statistics.json", "report.md") or path.suffix == ".png")
 
 
 def report(output: Path | None = None, release: Path | None = None) -> dict:
