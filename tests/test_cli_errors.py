@@ -66,3 +66,13 @@ def test_train_onto_a_file_is_refused_before_any_training(workspace, capsys):
         err = capsys.readouterr().err
         assert err.strip() == f"cohbench: error: --output {target} exists and is not a folder; give a new folder for metrics.json and predictions/"
     assert (workspace / "metrics.json").read_text() == "{}"
+
+
+@pytest.mark.parametrize("argv", [["held-out", "--output", ""], ["calibrate", "--output", ""], ["sql", "SELECT 1", "--release", ""],
+                                  ["evaluate", "storysumm", "--scorer", ""], ["publish", "", "0.5.0"]])
+def test_an_empty_value_is_refused_not_read_as_the_default(workspace, capsys, argv):
+    # read as "not given", `--output ""` rewrote a file inside the package and `--release ""` queried the default release
+    with pytest.raises(SystemExit) as exit:
+        main(argv)
+    assert exit.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith("an empty value names nothing; give one or leave the option out")

@@ -55,7 +55,7 @@ def _int_list(text: str, option: str, allow_all: bool = False) -> list[int | Non
          argument("study", choices=["learning-curve", "transfer"]),
          argument("--sizes", default="500,1500,3000,all", help="training story counts (learning curve)"),
          argument("--seeds", default="0", help="seeds, comma-separated (learning curve)"),
-         argument("--token-sizes", default="", help="story counts at which the token-level model also trains"),
+         argument("--token-sizes", help="story counts at which the token-level model also trains"),
          argument("--seed", type=int, default=0, help="seed (transfer)"),
          argument("--types", default="CharE,SceneE,RefE,InconE", help="SNaC error types scored apart (transfer)"),
          argument("--recipes", help="recipes trained on, each alone, comma-separated; a+b pools a's and b's records "

@@ -47,15 +47,34 @@ class Command:
         if not with_arguments:
             return
         parser.add_argument("--json", action="store_true", help="write figures to stdout as JSON")
-        parser.add_argument("--release", help="release folder (default: COHBENCH_RELEASE, else the first of a checkout's cohbench/, "
-                            "./cohbench, ~/.local/share/cohbench that holds one)")
+        parser.add_argument("--release", type=_given(str), help="release folder (default: COHBENCH_RELEASE, else the first of a "
+                            "checkout's cohbench/, ./cohbench, ~/.local/share/cohbench that holds one)")
         for entry in (made for given in self.arguments for made in (given() if callable(given) else (given,))):
             if isinstance(entry, Exclusive):
                 group = parser.add_mutually_exclusive_group(required=entry.required)
                 for member in entry.arguments:
-                    group.add_argument(*member.flags, **member.options)
+                    group.add_argument(*member.flags, **_values_given(member.options))
             else:
-                parser.add_argument(*entry.flags, **entry.options)
+                parser.add_argument(*entry.flags, **_values_given(entry.options))
+
+
+def _values_given(options: dict) -> dict:
+    """An argument's options, a value it takes refused when empty: `--output ""` or `--release ""` names nothing, and
+    read as "not given" it sent writes to the default place (a file inside the package) and reads to the default
+    release."""
+    if options.get("action") not in (None, "store", "append"):
+        return options
+    return options | {"type": _given(options.get("type", str))}
+
+
+def _given(convert: Callable[[str], object]) -> Callable[[str], object]:
+    def given(text: str):
+        if not text:
+            raise argparse.ArgumentTypeError("an empty value names nothing; give one or leave the option out")
+        return convert(text)
+
+    given.__name__ = getattr(convert, "__name__", "value")  # what argparse names in "invalid <type> value"
+    return given
 
 
 def command(name: str, help_text: str, *arguments, trains: bool = False, epilog: str | None = None):
