@@ -78,6 +78,7 @@ def child(given: str, out: str, run_spec: str, spawned: float) -> None:
     from cohbench import encoder
     from cohbench.corruptions import dsd, engines
     from cohbench.user_corruption import job
+    from cohbench.user_corruption.request import CorruptRequest
     from cohbench.corruptions.bertscore import TokenEmbeddings
 
     timed(TokenEmbeddings, "encode", "encode")
@@ -91,7 +92,7 @@ def child(given: str, out: str, run_spec: str, spawned: float) -> None:
         encoder.load(encoder.Device.requested(device).usable_here())  # loading the model is start-up, not encoding
     ready = time.time()
     seconds["startup"] = ready - spawned
-    summary = job.corrupt(Path(given), Path(out), job.CorruptRequest(
+    summary = job.corrupt(Path(given), Path(out), CorruptRequest(
         recipe="dsd", device=device, drop_test_overlap=False, progress=False, engine=spec["engine"],
         workers=spec["workers"], partition_size=spec["partition_size"]))
     total = time.time() - spawned
@@ -186,7 +187,7 @@ def main() -> None:
         given, out, device, spawned = args.child
         return child(given, out, device, float(spawned))
 
-    from cohbench.user_corruption.job import CorruptRequest
+    from cohbench.user_corruption.request import CorruptRequest
 
     partition_size = CorruptRequest.partition_size if args.partition_size is None else args.partition_size
     if partition_size < 1 or (args.ray_workers is not None and args.ray_workers < 1):

@@ -135,6 +135,7 @@ def run_job(stories: int, partition_size: int, around_stages) -> float:
     from cohbench import encoder
     from cohbench.corruptions import blocks
     from cohbench.user_corruption import job
+    from cohbench.user_corruption.request import CorruptRequest
     from gpu_generation import write_stories
 
     encoder.load(encoder.CPU)
@@ -149,7 +150,7 @@ def run_job(stories: int, partition_size: int, around_stages) -> float:
         with tempfile.TemporaryDirectory(prefix="cohbench-gpu-model-") as folder:
             given = Path(folder) / "stories.jsonl"
             write_stories(given, stories)
-            request = job.CorruptRequest(recipe="dsd", device="cpu", drop_test_overlap=False, progress=False,
+            request = CorruptRequest(recipe="dsd", device="cpu", drop_test_overlap=False, progress=False,
                                          partition_size=partition_size)
             started = time.perf_counter()
             job.corrupt(given, Path(folder) / "out", request)
@@ -335,7 +336,7 @@ def main() -> None:
         raise SystemExit("gpu_model: --profile takes two sizes, the smaller first")
     if args.repeats < 1:
         raise SystemExit("gpu_model: --repeats must be at least 1")
-    from cohbench.user_corruption.job import CorruptRequest
+    from cohbench.user_corruption.request import CorruptRequest
 
     partition_size = CorruptRequest.partition_size if args.partition_size is None else args.partition_size
     if partition_size < 1:

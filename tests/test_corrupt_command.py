@@ -15,7 +15,8 @@ import pytest
 
 from cohbench import cli, sql
 from cohbench.user_corruption import inputs
-from cohbench.user_corruption.job import kept_out_of_full_collections, split_of
+from cohbench.user_corruption.job import kept_out_of_full_collections
+from cohbench.user_corruption.request import split_of
 from cohbench.corruptions import recipes
 from cohbench.schema import FEATURES
 
@@ -234,6 +235,8 @@ BAD_INPUTS = {
     "a NaN and a zero split ratio": (lambda d: STORIES, "must be finite and positive", "--splits", "train=nan,test=0"),
     "a zero split ratio": (lambda d: STORIES, "leave out a split that gets nothing", "--splits", "train=1,test=0"),
     "ratios that do not sum to 1": (lambda d: STORIES, "must sum to 1", "--splits", "train=0.5,test=0.4"),
+    "a split named twice": (lambda d: STORIES, "--splits names 'train' twice", "--splits", "train=0.5,train=0.5,test=0.5"),
+    "a corpus name that is a path": (lambda d: STORIES, "--corpus '../../notes' is not a corpus name", "--corpus", "../../notes"),
     "a saved dataset holding a junk .arrow": (
         lambda d: (d.joinpath("saved").mkdir(), _write(d / "saved" / "dataset_info.json", b"{}"),
                    _write(d / "saved" / "state.json", b"{}"), _write(d / "saved" / "data-00000-of-00001.arrow", b"junk" * 10))[0] or d / "saved",

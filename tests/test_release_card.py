@@ -83,6 +83,15 @@ def test_a_corpus_no_longer_built_leaves_no_card_behind(tmp_path):
     assert not (tmp_path / "cards" / "snac.md").exists() and (tmp_path / "cards" / "storysumm.md").is_file()
 
 
+def test_a_corpus_name_that_is_a_path_reads_no_card(tmp_path):
+    """A stats file's corpus may be anything (one's own `corrupt` output): "../cards/snac" leads back to SNaC's card."""
+    write_config(tmp_path, "mine", "../cards/snac", {"test": [record("mine-0", "doc-0", ["One.", "Two."], label=0)]})
+    write_index(tmp_path)
+    assert not any((tmp_path / "cards").iterdir())
+    snac_card = (settings.catalog_dir() / "cards" / "snac.md").read_text(encoding="utf-8").partition(DETAILS)[0].strip()
+    assert snac_card.splitlines()[0] not in (tmp_path / "README.md").read_text(encoding="utf-8")
+
+
 def test_each_config_has_one_table_row_with_its_annotations_licence_and_citation_keys(tmp_path):
     card = _every_config(tmp_path)
     table = card.split("## Configs", 1)[1].split("\n\n")[1]
@@ -105,3 +114,9 @@ def test_cite_prints_the_corpus_papers_and_cohbench_and_suggests_the_closest_nam
     assert citation_keys(out) == ["subbiah-etal-2024-storysumm", "cohbench"]
     assert cli.main(["cite", "snacc"]) == 1
     assert "did you mean 'snac'?" in capsys.readouterr().err
+
+
+def test_cite_from_a_release_that_is_not_there_is_refused_not_printed_without_its_versions(tmp_path, capsys):
+    assert cli.main(["cite", "storysumm", "--release", str(tmp_path / "missing")]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith("cohbench: error: no cohbench release found")

@@ -116,13 +116,17 @@ def cmd_index(args) -> int:
 def cmd_cite(args) -> int:
     from ..corpora.registry import corpus_of
     from ..release.card import cohbench_citation, citation
-    from ..release.layout import built_configs
+    from ..release.layout import built_configs, require_release
     from ..release.versions import provenance
 
     for config in args.configs:
         corpus_of(config)  # every name is checked before anything is printed
-    release = release_of(args) or settings.release_dir()
-    data = provenance(release, built_configs(release))  # the versions of the configs built in the release in use
+    if args.release:  # a release named must be there, or the citation would say no config's version
+        release, built = require_release(release_of(args))
+    else:  # the release in use, if any: the versions of the configs built there
+        release = settings.release_dir()
+        built = built_configs(release)
+    data = provenance(release, built)
     text = "\n".join(citation(config, data) for config in args.configs) if args.configs else cohbench_citation(data["release"]) + "\n"
     emit(args, {"bibtex": text}, [text.rstrip()])
     return 0

@@ -43,7 +43,8 @@ def _recipe_options():
          argument("--resume", action="store_true", help="continue the unfinished run in --out"),
          epilog="Options a recipe does not read are ignored; the summary (OUT/stats/CONFIG.json) records every value used.")
 def cmd_corrupt(args) -> int:
-    from ..user_corruption.job import CorruptRequest, corrupt, parse_splits
+    from ..user_corruption.job import corrupt
+    from ..user_corruption.request import CorruptRequest, parse_splits
     from ..corruptions.recipes import OPTIONS
 
     params = {key: getattr(args, key) for key in OPTIONS if getattr(args, key) is not None}

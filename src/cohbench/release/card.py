@@ -16,7 +16,7 @@ import yaml
 
 from .. import settings
 from .._version import __version__
-from .layout import annotation_of
+from .layout import PLAIN_NAME, annotation_of
 from .versions import is_development
 from ..corpora.registry import corpora, corpus_of
 
@@ -79,7 +79,7 @@ def corpus_card(corpus: str) -> tuple[str, str] | None:
     """(summary, whole card) of a corpus's card in `catalog/cards/`, None without one: the summary is what precedes
     its `DETAILS` line (all of it without one); the whole card is every line but that one."""
     path = settings.catalog_dir() / "cards" / f"{corpus}.md"
-    if not path.is_file():
+    if not PLAIN_NAME.fullmatch(corpus) or not path.is_file():  # a stats file's corpus may be anything: never a path
         return None
     summary, _, details = path.read_text(encoding="utf-8").partition(DETAILS)
     summary = summary.rstrip()

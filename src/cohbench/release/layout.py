@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,9 @@ from .vocabulary import VOCABULARY_KEY, class_label_columns, outside_vocabulary
 # stats, the validation summaries, the baseline's scores and the predictions of the baseline and of every reference
 # scorer (`shipped_predictions`), so a user's scorer is compared with them without re-running them (the manifest is
 # written last, by `cohbench index`).
+# A config's or corpus's name becomes a file name (data/<config>/, stats/<config>.json, cards/<corpus>.md) and a SQL
+# view's: a lowercase identifier, so that no name can reach outside its folder.
+PLAIN_NAME = re.compile(r"[a-z][a-z0-9_]*")
 SHIPPED = ("README.md", "cards/*.md", "croissant.json", "stats/*.json", "validation/*.json", "baseline/metrics.json",
            "baseline/metrics.md", "baseline/gate.json", "baseline/predictions/*/*.jsonl")  # fmt: skip
 

@@ -22,14 +22,11 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-import math
-import re
 import shutil
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import jsonlines, settings
@@ -40,90 +37,15 @@ from ..corruptions import blocks, engines, recipes
 from ..display import datasets_bars, progress_bar
 from ..errors import CohbenchError, CorruptionError
 from ..release.layout import write_config
-from ..schema import OK, SPLITS, empty_record
+from ..schema import OK, empty_record
 from ..corpora.sources import sha256_of
 from . import inputs
+from .request import CorruptRequest, check_config_name, check_corpus_name, check_splits, split_of
 from ..text import normalise
 from .leakage import held_out_fingerprints
 
 PARTIAL = ".partial"
-CONFIG_NAME = re.compile(r"[a-z][a-z0-9_]*")  # a file name under data/ and stats/, and a SQL view name
 ROW_GROUP = 10_000  # rows per Parquet row group, fixed so that files do not depend on the partitioning
-
-
-@dataclass
-class CorruptRequest:
-    """What one `cohbench corrupt` run is asked to make: the recipe and its parameters, how the input is read and
-    split, and where the work runs."""
-
-    recipe: str
-    params: dict = field(default_factory=dict)  # seed, k, tau, window, ... (recipes.OPTIONS)
-    splits: dict = field(default_factory=lambda: {"train": 0.8, "validation": 0.1, "test": 0.1})
-    corpus: str = "custom"
-    config: str | None = None  # default: the recipe's name
-    sentences_per_record: int | None = None  # N: cut documents into windows of N sentences
-    id_column: str = "id"
-    text_column: str | None = None
-    drop_test_overlap: bool = True
-    partition_size: int = 2000
-    engine: str = "local"
-    device: str = "auto"  # where the encoder runs: auto, cpu or cuda (the bytes do not depend on it)
-    workers: int | None = None
-    address: str | None = None
-    resume: bool = False
-    progress: bool = True
-    release: Path | None = None  # the release in use, inside which --out may not lie (default: `settings.release_dir()`)
-
-
-def parse_splits(text: str) -> dict[str, float]:
-    """`train=0.8,validation=0.1,test=0.1` -> {split: ratio}, checked by `check_splits`."""
-    ratios = {}
-    for part in text.split(","):
-        name, _, value = part.partition("=")
-        try:
-            ratios[name.strip()] = float(value)
-        except ValueError:
-            raise CorruptionError(f"--splits must look like train=0.8,validation=0.1,test=0.1, got {text!r}") from None
-    return ratios
-
-
-def check_splits(ratios: dict[str, float]) -> None:
-    """Known split names with finite, positive ratios that sum to 1 (a split that gets nothing is left out: a zero
-    or NaN ratio would leave `split_of` no split to choose, or write NaN into the stats)."""
-    unknown = sorted(set(ratios) - set(SPLITS))
-    if unknown:
-        raise CorruptionError(f"--splits names {unknown[0]!r}; the splits are {', '.join(SPLITS)}")
-    shown = ",".join(f"{name}={ratio}" for name, ratio in ratios.items())
-    if not all(math.isfinite(v) and v > 0 for v in ratios.values()):
-        raise CorruptionError(f"--splits ratios must be finite and positive (leave out a split that gets nothing), got {shown}")
-    if abs(sum(ratios.values()) - 1) > 1e-9:
-        raise CorruptionError(f"--splits ratios must sum to 1, got {shown}")
-
-
-def split_of(doc_id: str, ratios: dict[str, float]) -> str:
-    """The split of a document, fixed by the sha256 of its id: the same story always lands in the same split."""
-    point = int(hashlib.sha256(f"cohbench-corrupt-split\x00{doc_id}".encode()).hexdigest()[:15], 16) / 16**15
-    total = 0.0
-    for name, ratio in ratios.items():
-        total += ratio
-        if point < total:
-            return name
-    return next(reversed(ratios))  # a point that rounding left past the last bound
-
-
-def check_config_name(config: str) -> None:
-    """A config name becomes OUT/data/<config>/, OUT/stats/<config>.json and a view of `cohbench sql --release OUT`:
-    a lowercase identifier (no path can escape OUT) that is neither a view the release defines nor a word SQL reserves."""
-    import duckdb
-
-    from ..sql import LONG_VIEWS
-
-    if not CONFIG_NAME.fullmatch(config):
-        raise CorruptionError(f"--config {config!r} is not a config name: use lowercase letters, digits and _, starting with a letter")
-    if config in LONG_VIEWS:
-        raise CorruptionError(f"--config {config!r} is the name of a view every release defines ({', '.join(LONG_VIEWS)}); choose another name")
-    if duckdb.execute("SELECT 1 FROM duckdb_keywords() WHERE keyword_category = 'reserved' AND keyword_name = ?", [config]).fetchall():
-        raise CorruptionError(f"--config {config!r} is a word SQL reserves, which `cohbench sql` could not name as a view; choose another name")
 
 
 def _check_place(out: Path, resume: bool, release: Path | None) -> None:
@@ -266,6 +188,7 @@ def corrupt(input_path: Path, out: Path, options: CorruptRequest) -> dict:
     resolved = recipes.resolve(options.recipe, options.params)
     config = options.config or (options.recipe if ":" not in options.recipe else "mixture")  # a spec names no file
     check_config_name(config)
+    check_corpus_name(options.corpus)
     check_splits(options.splits)
     if options.partition_size < 1:
         raise CorruptionError(f"--partition-size must be at least 1, got {options.partition_size}")

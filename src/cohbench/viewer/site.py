@@ -19,7 +19,7 @@ from pathlib import Path
 from .. import settings
 from ..atomic import atomic_dir
 from ..errors import CohbenchError
-from ..release.layout import read_config, require_release
+from ..release.layout import PLAIN_NAME, read_config, require_release
 from ..release.versions import provenance
 from ..schema import BINARY_LABELS, ERROR_TYPES, GAP_LABELS, split_sort_key
 
@@ -86,8 +86,9 @@ def _cards(folder: Path, built: dict, names: list[str]) -> dict[str, str]:
     """Each config's card: the corpus card the release ships (cards/<corpus>.md), else what its stats describe."""
     cards = {}
     for name in names:
-        card = folder / "cards" / f"{built[name].get('corpus', '')}.md"
-        if card.is_file():
+        corpus = built[name].get("corpus", "")
+        card = folder / "cards" / f"{corpus}.md"
+        if PLAIN_NAME.fullmatch(corpus) and card.is_file():  # a stats file's corpus may be anything: never a path
             cards[name] = card.read_text(encoding="utf-8")
         else:
             described = {k: v for k, v in built[name].items() if k in ("corpus", "licence", "notes", "dropped", "upstream_records", "built_records")}
