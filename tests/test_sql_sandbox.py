@@ -190,7 +190,7 @@ def usage_error(argv, capsys) -> str:
     return capsys.readouterr().err.strip().splitlines()[-1]
 
 
-@pytest.mark.parametrize("limit", ["lots", "-1", "0MB", "80%", "4"])
+@pytest.mark.parametrize("limit", ["lots", "-1", "0MB", "80%", "4", "1" + "0" * 400 + "B", "1" + "0" * 30 + "TB"])
 def test_a_memory_limit_that_is_not_a_positive_size_is_refused(release, capsys, monkeypatch, limit):
     # DuckDB itself reads -1 as no limit at all and 80% as 80 bytes
     assert f"memory limit {limit!r} is not a positive size" in usage_error(["sql", "SELECT 1", f"--memory-limit={limit}"], capsys)

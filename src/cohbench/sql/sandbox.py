@@ -41,10 +41,10 @@ def parse_size(text: str) -> int:
     if match:
         unit = match[2].lower()
         power = 0 if unit.startswith("b") else "kmgt".index(unit[0]) + 1
-        size = int(float(match[1]) * (1024 if "i" in unit else 1000) ** power)
-        if size > 0:
-            return size
-    raise ValueError(f"memory limit {text!r} is not a positive size; use e.g. 4GB or 500MB")
+        size = float(match[1]) * (1024 if "i" in unit else 1000) ** power
+        if 1 <= size < 2**63:  # a size with hundreds of digits is no machine's (and as a float, infinite)
+            return int(size)
+    raise ValueError(f"memory limit {text!r} is not a positive size a machine could have; use e.g. 4GB or 500MB")
 
 
 def _gib(size: int) -> str:
