@@ -65,6 +65,7 @@ BAD_SUMMARY_PREDICTIONS = {
     "a JSON array line": ([[1, 2]], "must be a JSON object"),
     "a score of 401 digits": (raw_score("1" * 401), "line 5 is not valid JSON (an integer of 401 digits is out of range)"),
     "a score nested 100k deep": (raw_score("[" * 100_000 + "]" * 100_000), "line 5 is not valid JSON (it is nested too deeply)"),
+    "a score given twice": (raw_score('0.9, "score": 0.1'), "line 5 is not valid JSON (the key 'score' occurs twice in one object)"),
 }  # fmt: skip
 
 
@@ -263,3 +264,10 @@ def test_a_score_csv_saved_with_a_byte_order_mark_scores_like_one_without(every_
         assert main(["metaeval", "summeval", "--scores", str(path), "--bootstrap", "5", "--json"]) == 0
         results.append(strict_json(capsys.readouterr().out)["metrics"])
     assert results[0] == results[1]
+
+
+def test_a_score_csv_naming_a_column_twice_is_refused_not_read_from_its_last(every_protocol, tmp_path, capsys):
+    path = tmp_path / "s.csv"
+    path.write_text("doc_id,system,score,score\n" + "".join(f"d{d},M{s},{d % 2},{s % 2}\n" for d in range(3) for s in (1, 2, 3)))
+    assert main(["metaeval", "summeval", "--scores", str(path), "--bootstrap", "5"]) == 1
+    assert "s.csv names the column score twice in its header" in one_error_line(capsys)

@@ -20,11 +20,21 @@ def _integer(text: str) -> int:
     return int(text)
 
 
+def _object(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object whose keys are distinct: of {"score": 0.9, "score": 0.1} a dict keeps the last, a value guessed."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        twice = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise ValueError(f"the key {twice!r} occurs twice in one object")
+    return value
+
+
 def parse(text: str):
-    """One JSON value; NaN and Infinity are refused (they are not JSON), as are integers beyond 64 bits and nesting
-    deeper than Python's recursion allows. Raises ValueError with the reason."""
+    """One JSON value; NaN and Infinity are refused (they are not JSON), as are integers beyond 64 bits, a key twice
+    in one object and nesting deeper than Python's recursion allows. Raises ValueError with the reason."""
     try:
-        return json.loads(text, parse_constant=_refuse_constant, parse_int=_integer)
+        return json.loads(text, parse_constant=_refuse_constant, parse_int=_integer, object_pairs_hook=_object)
     except json.JSONDecodeError as error:
         raise ValueError(error.msg) from None
     except RecursionError:

@@ -297,6 +297,8 @@ def _csv_rows(path: Path, handle, better):
         columns = reader.fieldnames or []
         if not columns:
             return
+        if twice := sorted({name for name in columns if columns.count(name) > 1}):  # a row would keep the last's cell
+            raise PredictionsError(f"{path.name} names the column {escaped(twice[0])} twice in its header; name each column once")
         if not ("id" in columns or {"doc_id", "system"} <= set(columns)):
             raise PredictionsError(f"{path.name} needs columns `doc_id`, `system` (or `id`) and one column of scores; "
                                    f"it has {escaped(', '.join(columns))}")
