@@ -81,6 +81,13 @@ def _checked_splits(table) -> list[str]:
         raise CohbenchError("every row needs an id and a split; the query returned nulls")
     if pc.count_distinct(ids).as_py() != table.num_rows:
         raise CohbenchError("ids must be unique; the query returned the same id twice (a join or UNION ALL?)")
+    sentences = pc.list_value_length(table.column("sentences"))
+    for field, units in (("sentence_labels", sentences), ("sentence_labels_min2votes", sentences),
+                         ("gap_labels", pc.max_element_wise(pc.subtract(sentences, 1), 0))):
+        given = pc.fill_null(pc.list_value_length(table.column(field)), 0)
+        if not pc.all(pc.or_(pc.equal(given, 0), pc.equal(given, units))).as_py():  # a reader pairs them one by one
+            raise CohbenchError(f"every row's {field} must give one label per {'gap between sentences' if field == 'gap_labels' else 'sentence'} "
+                                "(or none); the query returned rows where they disagree with its sentences")
     present = set(pc.unique(splits).to_pylist())  # no Python string per row
     unknown = sorted(present - set(SPLITS))
     if unknown:
