@@ -90,12 +90,15 @@ def atomic_dir(target: Path):
     try:
         yield tmp
         os.chmod(tmp, 0o777 & ~_umask())
-        # the old version is parked under a name no one else holds (a fixed `.NAME.old` was a user's to lose), and
-        # not `.tmp`: a writer killed between the two renames leaves it for a person to find, not `remove_orphans`
-        old = Path(tempfile.mkdtemp(prefix=_prefix(target), suffix=".old", dir=target.parent))
-        if target.exists():
-            os.replace(target, old)  # onto the empty folder
-        os.replace(tmp, target)
-        shutil.rmtree(old, ignore_errors=True)
+        # the old version (a folder, or a link to one) is parked inside a folder no one else holds (a fixed `.NAME.old`
+        # was a user's to lose), not named `.tmp`: a writer killed between the two renames leaves it for a person to
+        # find, not for `remove_orphans`
+        park = Path(tempfile.mkdtemp(prefix=_prefix(target), suffix=".old", dir=target.parent))
+        try:
+            if target.exists() or target.is_symlink():
+                os.replace(target, park / target.name)
+            os.replace(tmp, target)
+        finally:
+            shutil.rmtree(park, ignore_errors=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
