@@ -65,10 +65,14 @@ def test_report_refuses_a_folder_of_other_files_and_leaves_it(every_protocol, tm
     assert main(["report", "--output", str(tmp_path / "stats")]) == 0
     assert main(["report", "--output", str(tmp_path / "stats")]) == 0  # an earlier report is replaced
     assert (tmp_path / "stats" / "statistics.json").is_file()
-    (tmp_path / "stats" / "thesis.tex").write_text("years of work")  # beside an earlier report: not the report's to drop
-    assert main(["report", "--output", str(tmp_path / "stats")]) == 1
-    assert "holds files a report does not write (thesis.tex)" in one_error_line(capsys)
-    assert (tmp_path / "stats" / "thesis.tex").read_text() == "years of work"
+    for own in ("thesis.tex", "thesis_figure.png"):  # beside an earlier report: not the report's to drop
+        (tmp_path / "stats" / own).write_text("years of work")
+        assert main(["report", "--output", str(tmp_path / "stats")]) == 1
+        assert f"holds files a report does not write ({own})" in one_error_line(capsys)
+        assert (tmp_path / "stats" / own).read_text() == "years of work"
+        (tmp_path / "stats" / own).unlink()
+    assert any((tmp_path / "stats").glob("*.png"))
+    assert main(["report", "--output", str(tmp_path / "stats")]) == 0  # its own plots, which report.md shows, are its own
 
 
 def _device_copy(folder: Path, name: str) -> Path:

@@ -57,7 +57,14 @@ def _report_folder(output: Path, release: Path | None) -> Path:
 
 
 def _written_by_a_report(path: Path) -> bool:
-    return not path.is_symlink() and path.is_file() and (path.name in ("statistics.json", "report.md") or path.suffix == ".png")
+    """Whether `path` is a file an earlier report wrote: its statistics.json and report.md, and the plots that
+    report.md shows (a user's own figure beside them is not one)."""
+    if path.is_symlink() or not path.is_file():
+        return False
+    if path.name in ("statistics.json", "report.md"):
+        return True
+    shown = path.parent / "report.md"
+    return path.suffix == ".png" and shown.is_file() and f"![{path.name}]({path.name})" in shown.read_text(encoding="utf-8")
 
 
 def report(output: Path | None = None, release: Path | None = None) -> dict:
