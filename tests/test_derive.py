@@ -50,6 +50,8 @@ def test_a_query_that_does_not_give_records_in_the_schema_is_refused_in_one_line
         ("x", "SELECT * REPLACE ('dev' AS split) FROM storysumm", "split 'dev' is not one of"),
         ("x", "SELECT * REPLACE (['a', 'b', 'c'] AS sentences) FROM storysumm", "every row's sentence_labels must give one label per sentence"),
         ("x", "SELECT * REPLACE ([1, 0] AS gap_labels) FROM storysumm WHERE id = 's1'", "every row's gap_labels must give one label per gap"),
+        ("x", "SELECT * REPLACE (CASE WHEN id = 's1' THEN NULL ELSE sentences END AS sentences) FROM storysumm",
+         "every row's sentence_labels must give one label per sentence"),
         ("Bad-Name", "SELECT * FROM storysumm", "is not a config name"),
         ("spans", "SELECT * FROM storysumm", "names one of the SQL views over every config"),
     ]:

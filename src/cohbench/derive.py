@@ -81,7 +81,7 @@ def _checked_splits(table) -> list[str]:
         raise CohbenchError("every row needs an id and a split; the query returned nulls")
     if pc.count_distinct(ids).as_py() != table.num_rows:
         raise CohbenchError("ids must be unique; the query returned the same id twice (a join or UNION ALL?)")
-    sentences = pc.list_value_length(table.column("sentences"))
+    sentences = pc.fill_null(pc.list_value_length(table.column("sentences")), 0)  # no sentences: no labels either
     for field, units in (("sentence_labels", sentences), ("sentence_labels_min2votes", sentences),
                          ("gap_labels", pc.max_element_wise(pc.subtract(sentences, 1), 0))):
         given = pc.fill_null(pc.list_value_length(table.column(field)), 0)
