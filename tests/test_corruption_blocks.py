@@ -1,5 +1,6 @@
-"""What a worker hands back for a block (`corruptions.blocks`): each source's made records as Arrow, which the driver
-writes as the very Parquet bytes a table built from the records themselves gives."""
+"""A block as a worker gets and hands it back (`corruptions.blocks`): the source records as Arrow, read back as the
+very dicts, and each source's made records as Arrow, which the driver writes as the very Parquet bytes a table
+built from the records themselves gives."""
 
 from __future__ import annotations
 
@@ -48,6 +49,17 @@ def test_blocks_handed_back_as_arrow_write_the_bytes_of_the_records_themselves()
     assert blocks.made_per_source(made) == [len(out) for out in outputs] == [2, 0, 2, 2, 2]
     assert blocks.generators_used(table) == Counter(r["corruption"]["generator"] for r in records if r["corruption"])
     assert blocks.generators_used(table) == {"next_sentence_swap": 4}  # the unaltered halves of the pairs not counted
+
+
+def test_source_records_handed_to_a_worker_as_arrow_come_back_as_the_same_dicts_and_make_the_same_records():
+    odd = _story(5, 3)
+    odd.update(sentences=["Zoë said \u201chi\u201d.", "", "\U0001f600 then a tab\tand a newline\n."], doc_id=None)
+    sources = [_story(0, 5), _story(1, 1), odd, _story(3, 0)]
+    array = blocks.records_array(sources)
+    back = blocks.records_of(pa.chunked_array([array[:2], array[2:]]))  # a block's column, as Ray hands it over
+    assert back == sources and [list(r) for r in back] == [list(r) for r in sources]
+    resolved = recipes.resolve("synthetic", {})
+    assert recipes.apply(resolved, back, None, CPU) == recipes.apply(resolved, sources, None, CPU)
 
 
 def test_a_block_that_made_nothing_is_an_empty_table_in_the_schema():

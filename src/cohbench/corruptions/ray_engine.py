@@ -11,8 +11,9 @@
   memory); without, plan and make run
   together in one pool of CPU actors (splitting them would only add a hop). A cluster without the GPUs the actors
   need is refused in one line, before anything is written. (The GPU path has not been run on a GPU cluster yet.)
-- Results stream back to the driver as Arrow (`blocks`: each source's made records, built in the actor), and the
-  driver writes each partition when all its sources are in.
+- Blocks travel as Arrow both ways (`blocks`): the source records a column of structs in the schema, the results
+  each source's made records, built in the actor; the driver writes each partition when all its sources are in.
+  Only plans crossing from a CPU pool to a GPU pool (a retriever that scores on the CPU) go pickled.
 - Texts given unsplit are split into sentences by a pool of actors with the project's splitter, before the pools
   are built (a pool needs every sentence of its split).
 Every random choice depends on (seed, record id) only, so the output equals the in-process engine's.
@@ -171,9 +172,9 @@ def balanced_blocks(records: int, actors: int, most: int) -> list[int]:
 
 
 class _Stage:
-    """A recipe's plan and/or make over one block, in one actor of a `Pool`: records in (pickled), the plans out
-    (pickled) to the next pool, or what make made (`blocks.made_array`). Every actor computes with one thread; an
-    actor on a GPU keeps within its share of the GPU's memory."""
+    """A recipe's plan and/or make over one block, in one actor of a `Pool`: records in (`blocks.records_array`), the
+    plans out (pickled) to the next pool, or what make made (`blocks.made_array`). Every actor computes with one
+    thread; an actor on a GPU keeps within its share of the GPU's memory."""
 
     def __init__(self, resolved: recipes.Resolved, shared_box: list, pool: Pool):
         import ray
@@ -189,7 +190,7 @@ class _Stage:
     def __call__(self, table):
         import pyarrow as pa
 
-        records = [pickle.loads(b) for b in table.column("record").to_pylist()]
+        records = blocks.records_of(table.column("record"))
         if "plan" in table.column_names:
             plans = [pickle.loads(b) for b in table.column("plan").to_pylist()]
         elif self.recipe.plan and self.do_plan:
@@ -313,13 +314,14 @@ class RayEngine:
         import ray
 
         box = [_share(shared)]  # in a list, so Ray hands the reference to the actors instead of resolving it
-        rows = [(n, i, record) for n, batch in todo for i, record in enumerate(batch)]
+        rows = [(n, i) for n, batch in todo for i in range(len(batch))]
+        records = [record for _, batch in todo for record in batch]
         making = next(pool for pool in self.pools if pool.make)
         tables, start = [], 0
         for size in balanced_blocks(len(rows), making.actors, max(len(batch) for _, batch in todo)):
-            numbers, indices, records = zip(*rows[start : start + size])
+            numbers, indices = zip(*rows[start : start + size])
             tables.append(pa.table({"partition": pa.array(numbers, pa.int64()), "index": pa.array(indices, pa.int64()),
-                                    "record": pa.array([pickle.dumps(r) for r in records], pa.binary())}))
+                                    "record": blocks.records_array(records[start : start + size])}))
             start += size
         ds = ray.data.from_arrow(tables)
         for pool in self.pools:
