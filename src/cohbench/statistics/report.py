@@ -49,22 +49,28 @@ def _report_folder(output: Path, release: Path | None) -> Path:
         raise CohbenchError(f"{output} is a file; the report is written to a folder")
     if target.is_dir() and any(target.iterdir()) and not (target / "statistics.json").is_file():
         raise CohbenchError(f"{output} holds other files and no earlier report; write the report to a new or empty folder")
-    others = sorted(p.name for p in target.iterdir() if not _written_by_a_report(p)) if target.is_dir() else []
+    shown = _shown(target)
+    others = sorted(p.name for p in target.iterdir() if not _written_by_a_report(p, shown)) if target.is_dir() else []
     if others:  # the report replaces the whole folder
         raise CohbenchError(f"{output} holds files a report does not write ({', '.join(others[:3])}"
                             f"{', ...' if len(others) > 3 else ''}); write the report to a new or empty folder")
     return target
 
 
-def _written_by_a_report(path: Path) -> bool:
+def _shown(folder: Path) -> str:
+    """The text of the earlier report.md in `folder` ("" without one): what names the plots that report wrote."""
+    page = folder / "report.md"
+    return page.read_text(encoding="utf-8") if page.is_file() and not page.is_symlink() else ""
+
+
+def _written_by_a_report(path: Path, shown: str) -> bool:
     """Whether `path` is a file an earlier report wrote: its statistics.json and report.md, and the plots that
-    report.md shows (a user's own figure beside them is not one)."""
+    report.md (`shown`, its text) shows (a user's own figure beside them is not one)."""
     if path.is_symlink() or not path.is_file():
         return False
     if path.name in ("statistics.json", "report.md"):
         return True
-    shown = path.parent / "report.md"
-    return path.suffix == ".png" and shown.is_file() and f"![{path.name}]({path.name})" in shown.read_text(encoding="utf-8")
+    return path.suffix == ".png" and f"![{path.name}]({path.name})" in shown
 
 
 def report(output: Path | None = None, release: Path | None = None) -> dict:
