@@ -284,7 +284,8 @@ def test_sentences_longer_than_the_splitter_takes_are_refused_at_the_splitter_s_
     assert _senter().max_length == MAX_TEXT_CHARS
 
 
-@pytest.mark.parametrize("name", ["../../elsewhere/stats/evil", "my/dsd", "records", "spans", "select", "Shuffle", "2nd", "a-b"])
+@pytest.mark.parametrize("name", ["../../elsewhere/stats/evil", "my/dsd", "records", "spans", "select", "Shuffle", "2nd", "a-b",
+                                  "a" * 65])
 def test_a_config_name_that_is_not_an_identifier_or_is_a_view_is_refused_before_anything_is_written(workspace, capsys, name):
     before = sorted(workspace.rglob("*"))
     assert corrupt(STORIES, "--recipe", "shuffle", "--out", workspace / "a" / "b" / "out", "--config", name) == 1

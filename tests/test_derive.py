@@ -41,7 +41,7 @@ def test_a_derived_config_is_a_verifiable_release_folder_with_the_rows_and_chang
     assert list(manifest["configs"]) == ["storysumm_gpt4"] and "+dev." in manifest["configs"]["storysumm_gpt4"]["version"]
 
 
-def test_a_query_that_does_not_give_records_in_the_schema_is_refused_in_one_line(workspace, capsys):
+def test_a_query_that_does_not_give_records_in_the_schema_or_a_name_no_config_may_have_is_refused_in_one_line(workspace, capsys):
     _release(workspace / "release")
     for name, query, message in [
         ("x", "SELECT id, label FROM storysumm", "missing: corpus"),
@@ -53,7 +53,10 @@ def test_a_query_that_does_not_give_records_in_the_schema_is_refused_in_one_line
         ("x", "SELECT * REPLACE (CASE WHEN id = 's1' THEN NULL ELSE sentences END AS sentences) FROM storysumm",
          "every row's sentence_labels must give one label per sentence"),
         ("Bad-Name", "SELECT * FROM storysumm", "is not a config name"),
-        ("spans", "SELECT * FROM storysumm", "names one of the SQL views over every config"),
+        ("snac_x\n", "SELECT * FROM storysumm", "is not a config name"),  # a folder name with a newline in it
+        ("a" * 65, "SELECT * FROM storysumm", "is not a config name"),
+        ("spans", "SELECT * FROM storysumm", "is the name of a view every release defines"),
+        ("select", "SELECT * FROM storysumm", "is a word SQL reserves"),  # `sql` could not name its view
     ]:
         out = workspace / "out"
         assert main(["derive", name, query, "--out", str(out)]) == 1, query

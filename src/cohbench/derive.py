@@ -6,7 +6,6 @@ its version is a development version (`0.0.0+dev.<fingerprint>`), never one of t
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from . import settings, sql
@@ -15,9 +14,6 @@ from .errors import CohbenchError
 from .release.layout import require_release
 from .release.versions import provenance
 from .schema import SPLITS
-
-NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
-
 
 def derive(name: str, query: str, out: Path, release: Path | None = None) -> dict:
     """Write the rows `query` returns as config `name` into the new folder `out`; returns its stats' summary."""
@@ -29,10 +25,9 @@ def derive(name: str, query: str, out: Path, release: Path | None = None) -> dic
     from .release.layout import write_config
     from .schema import ARROW_SCHEMA, FEATURES
 
-    if not NAME.match(name):
-        raise CohbenchError(f"{name!r} is not a config name; use lowercase letters, digits and _ (e.g. snac_gpt4)")
-    if name in sql.LONG_VIEWS:  # `sql` would refuse every query of the folder: the name would hide its view
-        raise CohbenchError(f"{name!r} names one of the SQL views over every config ({', '.join(sql.LONG_VIEWS)}); choose another name")
+    refusal = sql.config_name_refusal(name)
+    if refusal:
+        raise CohbenchError(f"{name!r} {refusal}")
     target = settings.user_output(out, release)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise CohbenchError(f"{out} exists and is not empty; derive into a new or empty folder")

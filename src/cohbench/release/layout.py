@@ -40,8 +40,9 @@ from .vocabulary import VOCABULARY_KEY, class_label_columns, outside_vocabulary
 # scorer (`shipped_predictions`), so a user's scorer is compared with them without re-running them (the manifest is
 # written last, by `cohbench index`).
 # A config's or corpus's name becomes a file name (data/<config>/, stats/<config>.json, cards/<corpus>.md) and a SQL
-# view's: a lowercase identifier, so that no name can reach outside its folder.
-PLAIN_NAME = re.compile(r"[a-z][a-z0-9_]*")
+# view's: a lowercase identifier of at most 64 characters, so that no name can reach outside its folder (or be
+# longer than a file name may be).
+PLAIN_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 SHIPPED = ("README.md", "cards/*.md", "croissant.json", "stats/*.json", "validation/*.json", "baseline/metrics.json",
            "baseline/metrics.md", "baseline/gate.json", "baseline/predictions/*/*.jsonl")  # fmt: skip
 

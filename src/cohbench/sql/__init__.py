@@ -36,7 +36,7 @@ from .connection import config_views, configs_read, db
 from .errors import one_line, query_errors
 from .results import FORMATS, query, relation_of, rows, shaped, stream_to, write
 from .sandbox import interruptible, memory_limit, parse_size, process_memory_bound
-from .views import LONG_VIEWS, literal, long_view, quoted, view_reference, views
+from .views import LONG_VIEWS, config_name_refusal, literal, long_view, quoted, view_reference, views
 
 __all__ = ["FORMATS", "LONG_VIEWS", "QueryError", "config_views", "configs_read", "db", "interruptible", "literal", "long_view",
            "memory_limit", "one_line", "parse_size", "process_memory_bound", "query", "query_errors", "quoted", "relation_of",

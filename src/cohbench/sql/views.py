@@ -6,10 +6,25 @@ from __future__ import annotations
 import duckdb
 
 from ..errors import QueryError
+from ..release.layout import PLAIN_NAME
 from ..schema import BINARY_LABELS, CATEGORIES, ERROR_TYPES, GAP_LABELS
 
 
 LONG_VIEWS = ("records", "spans", "sentences", "ratings", "corruptions")
+
+
+def config_name_refusal(name: str) -> str | None:
+    """Why `name` cannot name a config a user adds (`corrupt --config`, `derive`), or None: it becomes data/<name>/,
+    stats/<name>.json and a view of `cohbench sql`, so it is a plain name (no path can escape the folder) that is
+    neither a view every release defines nor a word SQL reserves."""
+    if not PLAIN_NAME.fullmatch(name):
+        return "is not a config name: use lowercase letters, digits and _, starting with a letter, at most 64"
+    if name in LONG_VIEWS:
+        return f"is the name of a view every release defines ({', '.join(LONG_VIEWS)}); choose another name"
+    if duckdb.execute("SELECT 1 FROM duckdb_keywords() WHERE keyword_category = 'reserved' AND keyword_name = ?",
+                      [name]).fetchall():
+        return "is a word SQL reserves, which `cohbench sql` could not name as a view; choose another name"
+    return None
 
 
 def literal(text: str) -> str:

@@ -80,19 +80,15 @@ def split_of(doc_id: str, ratios: dict[str, float]) -> str:
 def check_corpus_name(corpus: str) -> None:
     """The corpus column's value names the corpus card (cards/<corpus>.md) that a release's index and viewer read."""
     if not PLAIN_NAME.fullmatch(corpus):
-        raise CorruptionError(f"--corpus {corpus!r} is not a corpus name: use lowercase letters, digits and _, starting with a letter")
+        raise CorruptionError(f"--corpus {corpus!r} is not a corpus name: use lowercase letters, digits and _, starting with a "
+                              "letter, at most 64")
 
 
 def check_config_name(config: str) -> None:
-    """A config name becomes OUT/data/<config>/, OUT/stats/<config>.json and a view of `cohbench sql --release OUT`:
-    a lowercase identifier (no path can escape OUT) that is neither a view the release defines nor a word SQL reserves."""
-    import duckdb
+    """A config name becomes OUT/data/<config>/, OUT/stats/<config>.json and a view of `cohbench sql --release OUT`
+    (`sql.config_name_refusal`)."""
+    from ..sql import config_name_refusal
 
-    from ..sql import LONG_VIEWS
-
-    if not PLAIN_NAME.fullmatch(config):
-        raise CorruptionError(f"--config {config!r} is not a config name: use lowercase letters, digits and _, starting with a letter")
-    if config in LONG_VIEWS:
-        raise CorruptionError(f"--config {config!r} is the name of a view every release defines ({', '.join(LONG_VIEWS)}); choose another name")
-    if duckdb.execute("SELECT 1 FROM duckdb_keywords() WHERE keyword_category = 'reserved' AND keyword_name = ?", [config]).fetchall():
-        raise CorruptionError(f"--config {config!r} is a word SQL reserves, which `cohbench sql` could not name as a view; choose another name")
+    refusal = config_name_refusal(config)
+    if refusal:
+        raise CorruptionError(f"--config {config!r} {refusal}")
