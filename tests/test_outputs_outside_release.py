@@ -130,3 +130,21 @@ def test_a_folder_of_another_release_is_refused_like_the_release_in_use(every_pr
         assert main(argv) == 1
         assert f"inside the release folder {other.resolve()}" in one_error_line(capsys)
     assert fingerprint(other) == before
+
+
+def test_metaeval_and_leaderboard_refuse_an_output_they_could_not_write_before_they_read_a_score(every_protocol, tmp_path, capsys):
+    # each run names a scores file or scorer that does not exist: the output is refused first, not after the scoring
+    work = tmp_path / "work"
+    (work / "folder.png").mkdir(parents=True)
+    missing = str(work / "no_such_scores.csv")
+    for argv, message in [
+        (["metaeval", "summeval", "--scores", missing, "--plot", str(work / "folder.png")], "is not a regular file"),
+        (["metaeval", "summeval", "--scores", missing, "--bias-table", str(work / "folder.png")], "is not a regular file"),
+        (["metaeval", "summeval", "--scores", missing, "--plot", str(work / "bias"), "--bias-table", str(work / "bias")],
+         "name the same file"),  # the table would have overwritten the plot
+        (["leaderboard", "--scorer", str(work / "no_such_scorer"), "--markdown", str(work / "folder.png")],
+         "is not a regular file"),
+    ]:
+        assert main(argv) == 1, argv
+        assert message in one_error_line(capsys), argv
+    assert sorted(p.name for p in work.iterdir()) == ["folder.png"]

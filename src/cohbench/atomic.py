@@ -57,6 +57,12 @@ def _refuse_unless(target: Path, is_kind, kind: str) -> None:
         raise CohbenchError(f"refusing to write {target}: it exists and is not a {kind}; choose a new path or a {kind}")
 
 
+def refuse_unless_file(target: Path) -> None:
+    """Refuse now what `atomic_path(target)` would refuse when it comes to write: for a command that computes for
+    minutes before it writes."""
+    _refuse_unless(target, stat.S_ISREG, "regular file")
+
+
 @contextlib.contextmanager
 def atomic_path(target: Path):
     """Yield a temporary path beside `target`; rename it onto `target` only if the block succeeds, and only when

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from .. import settings
+from ..atomic import refuse_unless_file, write_text
 from ..display import coefficient, percent
 from ..errors import CohbenchError
 from ..leaderboards.user_scorer import TIMEOUT
@@ -78,10 +79,10 @@ def cmd_leaderboard(args) -> int:
     from ..leaderboards.board import leaderboard
     from ..leaderboards.render import markdown, plot
 
-    from ..atomic import write_text
-
     # files the user names are refused inside a release before any work
     plot_path, markdown_path = (settings.user_output(path, release_of(args)) if path else None for path in (args.plot, args.markdown))
+    if markdown_path:
+        refuse_unless_file(markdown_path)
     result = leaderboard(args.scorer, release=release_of(args), configs=args.config, samples=args.bootstrap, seed=args.seed, strict=args.strict,
                          output=args.output, scorer_timeout=args.scorer_timeout)
     lines = markdown(result)
@@ -119,9 +120,11 @@ def cmd_metaeval(args) -> int:
                             "use `cohbench evaluate`")
     if bool(args.scores) == bool(args.measure):
         raise CohbenchError("give --scores FILE or --measure NAME (one of them)")
-    for output in (args.plot, args.bias_table):
-        if output:
-            settings.user_output(output, release_of(args))  # both refused before either is written
+    outputs = [settings.user_output(output, release_of(args)) for output in (args.plot, args.bias_table) if output]
+    for target in outputs:  # refused before the bootstrap, and both before either is written
+        refuse_unless_file(target)
+    if len(set(outputs)) < len(outputs):
+        raise CohbenchError(f"--plot and --bias-table name the same file ({args.plot}); give each its own")
     import time
 
     started = time.perf_counter()  # timed here, not in the result: the train stage ships that result in the release
