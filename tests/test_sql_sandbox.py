@@ -125,6 +125,25 @@ def test_output_through_a_symlink_into_the_release_is_refused(release, tmp_path,
     assert "inside the release folder" in one_error_line(capsys)
 
 
+@pytest.mark.parametrize("name, message", [
+    ("v1.d/out", "cannot tell the format from a name without a suffix"),  # the folder's dot is no suffix
+    ("out.xlsx", "cannot tell the format from .xlsx"),
+    ("folder.csv", "is not a regular file"),
+])
+def test_an_output_sql_cannot_write_is_refused_before_the_query_runs(release, tmp_path, capsys, name, message):
+    work = tmp_path / "work"
+    (work / "v1.d").mkdir(parents=True)
+    (work / "folder.csv").mkdir()
+    assert cli.main(["sql", "SELECT nope FROM nowhere", "--output", str(work / name)]) == 1  # the query is never read
+    assert message in one_error_line(capsys)
+    assert sorted(p.name for p in work.rglob("*")) == ["folder.csv", "v1.d"]
+
+
+def test_an_output_s_suffix_names_its_format_in_any_case(release, tmp_path, capsys):
+    assert cli.main(["sql", "SELECT 1 AS x", "--output", str(tmp_path / "OUT.CSV")]) == 0
+    assert (tmp_path / "OUT.CSV").read_text() == '"x"\n1\n'  # pyarrow's CSV, as on stdout
+
+
 def test_an_empty_statement_is_one_line(release, capsys):
     assert cli.main(["sql", "  ;"]) == 1
     assert "the query is empty" in one_error_line(capsys)

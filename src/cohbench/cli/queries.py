@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .. import settings
+from ..atomic import refuse_unless_file
 from ..errors import CohbenchError
 from .command import argument, command, emit, release_of
 
@@ -49,8 +50,12 @@ def cmd_sql(args) -> int:
         statement = _stdin_query(MAX_QUERY_CHARS)
     if args.format == "parquet" and not args.output:
         raise CohbenchError("--format parquet needs --output FILE")
-    if args.output:
-        settings.user_output(args.output, release_of(args))  # refused before the release is loaded
+    if args.output:  # refused before the release is loaded
+        refuse_unless_file(settings.user_output(args.output, release_of(args)))
+        fmt = args.format or Path(args.output).suffix[1:].lower()
+        if fmt not in sql.FORMATS:
+            raise CohbenchError(f"--output {args.output}: cannot tell the format from {'.' + fmt if fmt else 'a name without a suffix'}; "
+                                f"end it in .{', .'.join(sql.FORMATS)} or give --format")
     memory = sql.memory_limit(args.memory_limit)
     with sql.interruptible():  # Ctrl-C while the views are made stops after them, as 130
         con = sql.db(release_of(args), memory=memory, statement=statement, declared=_declared_views)
@@ -60,7 +65,6 @@ def cmd_sql(args) -> int:
             return 0
         with sql.interruptible(con):
             if args.output:
-                fmt = args.format or (args.output.rsplit(".", 1)[-1] if "." in args.output else "")
                 rows = sql.write(statement, args.output, fmt, con)
                 print(f"wrote {rows} rows to {args.output} ({fmt})", file=sys.stderr)
             elif args.json or args.format == "json":
