@@ -150,7 +150,7 @@ def test_bad_sides_are_one_line(every_protocol, tmp_path, capsys):
     for args, message in [
         ([str(tmp_path), str(every_protocol)], "is not a cohbench release"),
         (["not-a-version", str(every_protocol)], "is neither a release folder nor a version"),
-        ([str(every_protocol), str(every_protocol), "--config", "nope"], "config 'nope' is in neither release"),
+        ([str(every_protocol), str(every_protocol), "--config", "nope"], "config 'nope' is in neither release; configs: snac, "),
     ]:
         assert main(["diff", *args]) == 1
         err = capsys.readouterr().err

@@ -67,6 +67,7 @@ class Side:
     failed: str | None  # why the release's checks refused it (then read as found), None when it passed them
     tables: dict[str, dict[str, pa.Table]]  # config -> split -> table
     provenance: dict
+    held: list[str]  # every config the release holds, `tables` being those asked for
     sources: dict[str, list[str]] = field(default_factory=dict)  # a `derive` copy -> the configs it was made from
 
 
@@ -80,7 +81,7 @@ def _read_side(folder: Path, wanted: list[str] | None) -> Side:
         sources = {n: derived_from(built[n]) for n in built if derived_from(built[n])}
         tables = {n: {split: read_table(folder, n, built[n], split) for split in sorted(built[n]["files"], key=split_sort_key)}
                   for n in pick(built)}
-        return Side(folder, None, tables, provenance(folder, {n: built[n] for n in tables}), sources)
+        return Side(folder, None, tables, provenance(folder, {n: built[n] for n in tables}), sorted(built), sources)
     except ReleaseError as error:
         failed = str(error)
     configs = sorted(p.name for p in (folder / "data").glob("*") if p.is_dir() and any(p.glob("*.parquet")))
@@ -92,9 +93,9 @@ def _read_side(folder: Path, wanted: list[str] | None) -> Side:
     tables = {n: {split: table for split, (table, _) in splits.items()} for n, splits in read.items()}
     found = {n: _found_stats(n, splits) for n, splits in read.items()}
     try:
-        return Side(folder, failed, tables, provenance(folder, found))
+        return Side(folder, failed, tables, provenance(folder, found), configs)
     except ReleaseError:  # its manifest is what failed
-        return Side(folder, failed, tables, provenance(folder, found, recorded=False))
+        return Side(folder, failed, tables, provenance(folder, found, recorded=False), configs)
 
 
 def _read_as_found(path: Path) -> tuple[pa.Table, str]:
@@ -221,7 +222,8 @@ def diff(old: Path, new: Path, configs: list[str] | None = None) -> dict:
         names = sorted(news)
     unknown = [c for c in configs or [] if c not in set(olds) | set(news)]
     if unknown:
-        raise ReleaseError(f"config {unknown[0]!r} is in neither release; configs: {', '.join(sorted(set(olds) | set(news)))}")
+        held = sorted(set(sides["old"].held) | set(sides["new"].held))
+        raise ReleaseError(f"config {unknown[0]!r} is in neither release; configs: {', '.join(held)}")
     con = duckdb.connect()
     con.execute("SET enable_progress_bar = false")
     result = {role: {"release": _release_version(side.folder, side.provenance), "path": str(side.folder), "failed": side.failed}
