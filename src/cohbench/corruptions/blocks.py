@@ -31,8 +31,8 @@ def made_type():
 
 def records_array(records: Sequence[dict]):
     """Source records (dicts in the schema, as a job makes them) as one Arrow array, for a worker; `records_of` gives
-    back the very dicts. Converting the block in Arrow's C++ costs the driver ~7 us a record where pickling each
-    one cost ~11, and the block is a third smaller (measured on 5-sentence records)."""
+    back the very dicts. On 20,000 five-sentence records (median of 5): 2.9 us a record in the driver where pickling
+    took 4.2, 16.3 us in the worker where unpickling took 22.2, and a block 37% smaller."""
     import pyarrow as pa
 
     return pa.array(records, type=record_type())
