@@ -41,6 +41,16 @@ def test_a_derived_config_is_a_verifiable_release_folder_with_the_rows_and_chang
     assert list(manifest["configs"]) == ["storysumm_gpt4"] and "+dev." in manifest["configs"]["storysumm_gpt4"]["version"]
 
 
+def test_a_derive_logged_to_a_file_writes_its_one_line_and_no_progress_bar(workspace):
+    _release(workspace / "release")
+    out = workspace / "copy"
+    command = "import sys; from cohbench.cli import main; sys.exit(main(sys.argv[1:]))"
+    run = subprocess.run([sys.executable, "-c", command, "derive", "copy", "SELECT * FROM storysumm", "--out", str(out)],
+                         capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("wrote copy (validation 4, test 6)") and run.stderr == ""  # HF's bar: on a terminal only
+
+
 def test_a_query_that_does_not_give_records_in_the_schema_or_a_name_no_config_may_have_is_refused_in_one_line(workspace, capsys):
     _release(workspace / "release")
     for name, query, message in [

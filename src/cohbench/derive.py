@@ -10,6 +10,7 @@ from pathlib import Path
 
 from . import settings, sql
 from .atomic import atomic_dir
+from .display import datasets_bars
 from .errors import CohbenchError
 from .release.layout import require_release
 from .release.versions import provenance
@@ -58,7 +59,7 @@ def derive(name: str, query: str, out: Path, release: Path | None = None) -> dic
         rows = table.filter(pc.equal(table.column("split"), split))
         rows = rows.take(pc.sort_indices(rows, [("id", "ascending")]))  # the order a build writes
         splits[split] = datasets.Dataset(rows.cast(FEATURES.arrow_schema))
-    with atomic_dir(target) as tmp:
+    with atomic_dir(target) as tmp, datasets_bars(shown=True):  # HF's Parquet bar on a terminal, not in a log
         stats = write_config(tmp, name, splits, described)
         write_index(tmp)
     return {"path": str(target), "config": name, "rows": {s: f["rows"] for s, f in stats["files"].items()},
