@@ -73,6 +73,9 @@ def test_report_refuses_a_folder_of_other_files_and_leaves_it(every_protocol, tm
         (tmp_path / "stats" / own).unlink()
     assert any((tmp_path / "stats").glob("*.png"))
     assert main(["report", "--output", str(tmp_path / "stats")]) == 0  # its own plots, which report.md shows, are its own
+    (tmp_path / "stats" / "report.md").write_bytes(b"caf\xe9")  # not UTF-8: no plot can be told to be the report's
+    assert main(["report", "--output", str(tmp_path / "stats")]) == 1
+    assert "holds files a report does not write" in one_error_line(capsys)
 
 
 def _device_copy(folder: Path, name: str) -> Path:

@@ -129,12 +129,13 @@ def test_output_through_a_symlink_into_the_release_is_refused(release, tmp_path,
     ("v1.d/out", "cannot tell the format from a name without a suffix"),  # the folder's dot is no suffix
     ("out.xlsx", "cannot tell the format from .xlsx"),
     ("folder.csv", "is not a regular file"),
+    ("out.csv/", "names a folder"),
 ])
 def test_an_output_sql_cannot_write_is_refused_before_the_query_runs(release, tmp_path, capsys, name, message):
     work = tmp_path / "work"
     (work / "v1.d").mkdir(parents=True)
     (work / "folder.csv").mkdir()
-    assert cli.main(["sql", "SELECT nope FROM nowhere", "--output", str(work / name)]) == 1  # the query is never read
+    assert cli.main(["sql", "SELECT nope FROM nowhere", "--output", f"{work}/{name}"]) == 1  # the query is never read
     assert message in one_error_line(capsys)
     assert sorted(p.name for p in work.rglob("*")) == ["folder.csv", "v1.d"]
 

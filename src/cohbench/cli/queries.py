@@ -4,6 +4,7 @@ viewer (show), and the agreement and distribution statistics (agreement, report)
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -51,6 +52,8 @@ def cmd_sql(args) -> int:
     if args.format == "parquet" and not args.output:
         raise CohbenchError("--format parquet needs --output FILE")
     if args.output:  # refused before the release is loaded
+        if args.output.endswith(("/", os.sep)):  # Path would drop the separator and write a file of that name
+            raise CohbenchError(f"--output {args.output} names a folder; give the file to write, e.g. {args.output}result.csv")
         refuse_unless_file(settings.user_output(args.output, release_of(args)))
         fmt = args.format or Path(args.output).suffix[1:].lower()
         if fmt not in sql.FORMATS:

@@ -58,9 +58,13 @@ def _report_folder(output: Path, release: Path | None) -> Path:
 
 
 def _shown(folder: Path) -> str:
-    """The text of the earlier report.md in `folder` ("" without one): what names the plots that report wrote."""
+    """The text of the earlier report.md in `folder` ("" without one, or one that cannot be read as UTF-8 text): what
+    names the plots that report wrote."""
     page = folder / "report.md"
-    return page.read_text(encoding="utf-8") if page.is_file() and not page.is_symlink() else ""
+    try:
+        return page.read_text(encoding="utf-8") if page.is_file() and not page.is_symlink() else ""
+    except (OSError, UnicodeDecodeError):  # no plot of the folder is then taken for the report's own
+        return ""
 
 
 def _written_by_a_report(path: Path, shown: str) -> bool:
