@@ -178,9 +178,13 @@ def user_output(path, release: Path | None = None) -> Path:
     from .errors import CohbenchError
 
     try:
-        target = Path(path).expanduser().resolve()
+        given, target = Path(path).expanduser().absolute(), Path(path).expanduser().resolve()
     except (ValueError, RuntimeError) as error:  # a NUL byte in the name, a symlink loop
         raise CohbenchError(f"{path!r} is not a usable path ({error})") from None
+    if given.parts[1:2] in (("dev",), ("proc",)):  # /dev/stdout resolves to the file stdout goes to, even one opened
+        # to append to (>>): cohbench writes by replacing a file whole, so what the file held would be lost
+        raise CohbenchError(f"refusing to write {path}: cohbench writes a new file and renames it into place, which "
+                            "a device or process file cannot take; name a file (for stdout, leave out the output option)")
     release = Path(release).resolve() if release else release_dir()
     inside = next((folder for folder in (target, *target.parents) if folder == release or (
         (folder / "manifest.json").is_file() and (folder / "data").is_dir())), None)  # a web project's manifest.json is no release
