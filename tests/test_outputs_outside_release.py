@@ -147,6 +147,10 @@ def test_metaeval_and_leaderboard_refuse_an_output_they_could_not_write_before_t
          "name the same file"),  # the table would have overwritten the plot
         (["leaderboard", "--scorer", str(work / "no_such_scorer"), "--markdown", str(work / "folder.png")],
          "is not a regular file"),
+        # a name ending in a separator is a folder: Path would drop the "/" and write a file named like it
+        (["metaeval", "summeval", "--scores", missing, "--bias-table", f"{work}/table.csv/"], "names a folder"),
+        (["metaeval", "summeval", "--scores", missing, "--plot", f"{work}/bias.png/"], "names a folder"),
+        (["leaderboard", "--scorer", str(work / "no_such_scorer"), "--markdown", f"{work}/board.md/"], "names a folder"),
     ]:
         assert main(argv) == 1, argv
         assert message in one_error_line(capsys), argv

@@ -16,6 +16,7 @@ from .release.layout import require_release
 from .release.versions import provenance
 from .schema import SPLITS
 
+
 def derive(name: str, query: str, out: Path, release: Path | None = None) -> dict:
     """Write the rows `query` returns as config `name` into the new folder `out`; returns its stats' summary."""
     import datasets

@@ -4,11 +4,14 @@ together) and how a command prints its figures."""
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import jsonout
+from .. import jsonout, settings
+from ..atomic import refuse_unless_file
+from ..errors import CohbenchError
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,17 @@ def command(name: str, help_text: str, *arguments, trains: bool = False, epilog:
 def release_of(args) -> Path | None:
     """The release folder `--release` names, if any: passed on as the `release=` of every function a command runs."""
     return Path(args.release) if args.release else None
+
+
+def output_file(option: str, value: str, args) -> Path:
+    """The file a user named with `option` for the command to write, refused before any work: a name ending in a
+    separator (Path would drop it and write a file named like the folder), a path inside a release
+    (`settings.user_output`), or a path that exists and is not a regular file."""
+    if value.endswith(("/", os.sep)):
+        raise CohbenchError(f"{option} {value} names a folder; give the path of the file to write in it")
+    target = settings.user_output(value, release_of(args))
+    refuse_unless_file(target)
+    return target
 
 
 def emit(args, payload, lines) -> None:

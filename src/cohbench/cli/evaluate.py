@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 from .. import settings
-from ..atomic import refuse_unless_file, write_text
+from ..atomic import write_text
 from ..display import coefficient, percent
 from ..errors import CohbenchError
 from ..leaderboards.user_scorer import TIMEOUT
-from .command import Exclusive, argument, command, emit, release_of
+from .command import Exclusive, argument, command, emit, output_file, release_of
 
 
 def _positive_seconds(text: str) -> float:
@@ -80,9 +80,8 @@ def cmd_leaderboard(args) -> int:
     from ..leaderboards.render import markdown, plot
 
     # files the user names are refused inside a release before any work
-    plot_path, markdown_path = (settings.user_output(path, release_of(args)) if path else None for path in (args.plot, args.markdown))
-    if markdown_path:
-        refuse_unless_file(markdown_path)
+    plot_path = settings.user_output(args.plot, release_of(args)) if args.plot else None  # a stem: one file per family is written beside it
+    markdown_path = output_file("--markdown", args.markdown, args) if args.markdown else None
     result = leaderboard(args.scorer, release=release_of(args), configs=args.config, samples=args.bootstrap, seed=args.seed, strict=args.strict,
                          output=args.output, scorer_timeout=args.scorer_timeout)
     lines = markdown(result)
@@ -120,9 +119,8 @@ def cmd_metaeval(args) -> int:
                             "use `cohbench evaluate`")
     if bool(args.scores) == bool(args.measure):
         raise CohbenchError("give --scores FILE or --measure NAME (one of them)")
-    outputs = [settings.user_output(output, release_of(args)) for output in (args.plot, args.bias_table) if output]
-    for target in outputs:  # refused before the bootstrap, and both before either is written
-        refuse_unless_file(target)
+    # refused before the bootstrap, and both before either is written
+    outputs = [output_file(option, value, args) for option, value in (("--plot", args.plot), ("--bias-table", args.bias_table)) if value]
     if len(set(outputs)) < len(outputs):
         raise CohbenchError(f"--plot and --bias-table name the same file ({args.plot}); give each its own")
     import time

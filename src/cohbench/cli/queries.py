@@ -4,14 +4,11 @@ viewer (show), and the agreement and distribution statistics (agreement, report)
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
-from .. import settings
-from ..atomic import refuse_unless_file
 from ..errors import CohbenchError
-from .command import argument, command, emit, release_of
+from .command import argument, command, emit, output_file, release_of
 
 MAX_QUERY_CHARS = 4_000_000  # a query text read from stdin; more is not a query
 MAX_SHOWN_ROWS = 100_000  # rows of a terminal table; --format and --output give every row
@@ -52,9 +49,7 @@ def cmd_sql(args) -> int:
     if args.format == "parquet" and not args.output:
         raise CohbenchError("--format parquet needs --output FILE")
     if args.output:  # refused before the release is loaded
-        if args.output.endswith(("/", os.sep)):  # Path would drop the separator and write a file of that name
-            raise CohbenchError(f"--output {args.output} names a folder; give the file to write, e.g. {args.output}result.csv")
-        refuse_unless_file(settings.user_output(args.output, release_of(args)))
+        output_file("--output", args.output, args)
         fmt = args.format or Path(args.output).suffix[1:].lower()
         if fmt not in sql.FORMATS:
             raise CohbenchError(f"--output {args.output}: cannot tell the format from {'.' + fmt if fmt else 'a name without a suffix'}; "
