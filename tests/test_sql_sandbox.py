@@ -140,13 +140,18 @@ def test_an_output_sql_cannot_write_is_refused_before_the_query_runs(release, tm
     assert sorted(p.name for p in work.rglob("*")) == ["folder.csv", "v1.d"]
 
 
-def test_output_to_dev_stdout_is_refused_and_a_log_stdout_appends_to_keeps_what_it_held(release, tmp_path):
+@pytest.mark.parametrize("through_a_link", [False, True])
+def test_output_to_dev_stdout_is_refused_and_a_log_stdout_appends_to_keeps_what_it_held(release, tmp_path, through_a_link):
     # /dev/stdout resolves to the file stdout goes to: written by replacing it, `>> log` would lose the log
     log = tmp_path / "log.txt"
     log.write_text("earlier results\n")
+    output = "/dev/stdout"
+    if through_a_link:  # a user's own link to it: resolved, it names the log itself
+        (tmp_path / "out").symlink_to(output)
+        output = str(tmp_path / "out")
     command = "import sys; from cohbench.cli import main; sys.exit(main(sys.argv[1:]))"
     with log.open("a") as appended:
-        run = subprocess.run([sys.executable, "-c", command, "sql", "SELECT 1 AS x", "--format", "csv", "--output", "/dev/stdout"],
+        run = subprocess.run([sys.executable, "-c", command, "sql", "SELECT 1 AS x", "--format", "csv", "--output", output],
                              stdout=appended, stderr=subprocess.PIPE, text=True, timeout=300,
                              env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert run.returncode == 1 and "a device or process file" in run.stderr and run.stderr.count("\n") == 1, run.stderr

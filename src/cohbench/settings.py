@@ -170,6 +170,18 @@ def network_allowed() -> bool:
     return os.environ.get("COHBENCH_NETWORK", "1") != "0"
 
 
+def _reaches_device_files(path: Path) -> bool:
+    """Whether `path`, or a link it leads through on its way to a file (`~/out -> /dev/stdout`), is under /dev or
+    /proc: resolving the path would already have passed them to the file behind."""
+    for _ in range(40):  # the kernel's own bound on links followed
+        if path.parts[1:2] in (("dev",), ("proc",)):
+            return True
+        if not path.is_symlink():
+            return False
+        path = Path(os.path.normpath(path.parent / os.readlink(path)))
+    return False
+
+
 def user_output(path, release: Path | None = None) -> Path:
     """A file or folder a user named for cohbench to write, refused when it lies inside the release folder in use
     (`release`, else `release_dir()`) or
@@ -181,8 +193,8 @@ def user_output(path, release: Path | None = None) -> Path:
         given, target = Path(path).expanduser().absolute(), Path(path).expanduser().resolve()
     except (ValueError, RuntimeError) as error:  # a NUL byte in the name, a symlink loop
         raise CohbenchError(f"{path!r} is not a usable path ({error})") from None
-    if given.parts[1:2] in (("dev",), ("proc",)):  # /dev/stdout resolves to the file stdout goes to, even one opened
-        # to append to (>>): cohbench writes by replacing a file whole, so what the file held would be lost
+    if _reaches_device_files(given):  # /dev/stdout resolves to the file stdout goes to, even one opened to append
+        # to (>>): cohbench writes by replacing a file whole, so what the file held would be lost
         raise CohbenchError(f"refusing to write {path}: cohbench writes a new file and renames it into place, which "
                             "a device or process file cannot take; name a file (for stdout, leave out the output option)")
     release = Path(release).resolve() if release else release_dir()
