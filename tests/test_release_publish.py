@@ -187,5 +187,24 @@ def test_a_terminated_pull_leaves_no_temporary_folder_and_a_killed_one_is_cleane
     finally:
         server.shutdown()
         server.server_close()
+    users = workspace / ".photos.2023.backup.tmp"  # the user's own, beside the folder pulled into: never ours to clean
+    (users / "img.txt").parent.mkdir()
+    (users / "img.txt").write_text("kept")
     assert main(["pull", "1.0.0", "--repo", str(repo), "--out", str(workspace / "out")]) == 0  # from the store itself
     assert list(workspace.glob(".out.*")) == [] and (workspace / "out" / "manifest.json").is_file()
+    assert (users / "img.txt").read_text() == "kept"
+
+
+def test_publishing_again_sends_anew_an_object_the_folder_holds_damaged(repo, workspace, monkeypatch, capsys):
+    folder = workspace / "published"
+    _release(repo, [0, 1], "1.0.0", monkeypatch)
+    assert main(["publish", str(folder), "--repo", str(repo)]) == 0
+    objects = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    listing, member = next(p for p in objects if p.name.endswith(".dir")), next(p for p in objects if not p.name.endswith(".dir"))
+    for damaged in (listing, member):  # the same size, one byte changed: DVC's push would skip both as present
+        damaged.write_bytes(objects[damaged][:-1] + b"!")
+    capsys.readouterr()
+    assert main(["publish", str(folder), "--repo", str(repo), "--json"]) == 0, capsys.readouterr().err
+    result = json.loads(capsys.readouterr().out)
+    assert len(result["damaged_replaced"]) == 2 and result["objects_checked"] == len(objects)
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == objects

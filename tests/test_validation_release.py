@@ -193,7 +193,7 @@ def test_a_killed_validates_temporary_folders_are_cleaned_and_a_running_ones_kep
 
     rel, docs = two_config_release(workspace), workspace / "validation-docs"
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
-    orphan, running = docs / f".snac.{dead}.x1y2z3.tmp", docs / f".storysumm.{os.getpid()}.a1b2c3.tmp"
+    orphan, running = docs / f".snac.{dead}.x1y2z3ab.tmp", docs / f".storysumm.{os.getpid()}.a1b2c3cd.tmp"  # as tempfile names them
     for folder in (orphan, running):
         (folder / "validations").mkdir(parents=True)
     validate(["snac"], release=rel, expected=workspace / "expected")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -33,12 +34,17 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def remove_orphans(folder: Path) -> list[Path]:
-    """Delete the temporary files and folders that killed writers left in `folder` (those of live processes stay)."""
+# what `_prefix` and tempfile make: ".NAME.PID.RANDOM.tmp", RANDOM 8 of tempfile's characters
+_LEFTOVER = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)\.[a-z0-9_]{8}\.tmp")
+
+
+def remove_orphans(folder: Path, of: str | None = None) -> list[Path]:
+    """Delete the temporary files and folders that killed writers left in `folder` (those of live processes stay);
+    with `of`, only those of a writer of `of`: in a user's folder (where `pull --out` writes) nothing else is ours."""
     removed = []
     for path in folder.glob(".*.tmp") if folder.is_dir() else []:
-        parts = path.name.split(".")  # "", name..., pid, random, "tmp" (the random part has no dot)
-        if len(parts) < 5 or not parts[-3].isdigit() or _alive(int(parts[-3])):
+        leftover = _LEFTOVER.fullmatch(path.name)
+        if leftover is None or of is not None and leftover["name"] != of or _alive(int(leftover["pid"])):
             continue
         shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
         removed.append(path)

@@ -133,8 +133,10 @@ def cmd_publish(args) -> int:
     from ..release.store import publish
 
     result = publish(args.target, args.versions, repo=args.repo)
-    emit(args, result, [f"published {', '.join(result['releases'])} to {result['remote']} ({result['objects_pushed']} object(s) sent, "
-                         f"{result['objects_checked']} checked); users get one with `cohbench pull VERSION --remote URL` where URL serves it"])
+    damaged = result["damaged_replaced"]
+    emit(args, result, ([f"sent again {len(damaged)} damaged object(s) the folder held: {', '.join(damaged)}"] if damaged else []) + [
+        f"published {', '.join(result['releases'])} to {result['remote']} ({result['objects_pushed']} object(s) sent, "
+        f"{result['objects_checked']} checked); users get one with `cohbench pull VERSION --remote URL` where URL serves it"])
     return 0
 
 

@@ -35,7 +35,7 @@ from .. import settings
 from ..atomic import atomic_dir, remove_orphans
 from ..errors import ReleaseError
 from .http_remote import download
-from .store_objects import check_folder, check_md5, in_folder
+from .store_objects import check_folder, check_md5, in_folder, remove_damaged
 from .verify import verify
 from .versions import is_development
 
@@ -207,7 +207,7 @@ def pull(version: str, out: Path, repo: Path | None = None, remote: str | None =
     over_http = url.startswith(("http://", "https://"))
     if "://" not in url:
         check_folder(url, outputs, version)
-    remove_orphans(target.parent)  # what a killed pull left there
+    remove_orphans(target.parent, of=target.name)  # what a killed pull of this folder left there
     with atomic_dir(target) as tmp:
         _committed_part(repo, revision, tmp)
         if not (tmp / "manifest.json").is_file():
@@ -353,13 +353,16 @@ def publish(target: str, versions: list[str] | None = None, repo: Path | None = 
     what = f"publishing {', '.join(chosen)} to {url}"
     with tempfile.TemporaryDirectory(prefix="cohbench-publish-") as cache:
         _run(repo, "python", "-c", PUBLISH, str(repo), "fetch", url, cache, plan, what=what)
+        fetched = {version: in_folder(cache, outputs[version], version, "the release store or this checkout's DVC cache") for version in chosen}
         for version in chosen:  # DVC would send a partial release without a word: say which release the store lacks first
-            for where, _, path in in_folder(cache, outputs[version], version, "the release store or this checkout's DVC cache"):
+            for where, _, path in fetched[version]:
                 if not path.is_file():
                     others = "" if versions else ", or name the releases to publish (`cohbench publish TARGET VERSION ...`)"
                     raise ReleaseError(f"the release store {_remote_url(repo, None)} does not hold release {version} ({where} is "
                                        f"missing, and so is this checkout's DVC cache); push it there from the checkout that built "
                                        f"it (`cohbench push`){others}")
+        # an object a folder already holds is skipped by the push, damaged or not: removed here, it is sent again
+        replaced = [what for v in chosen for what in remove_damaged(url, fetched[v])] if "://" not in url and Path(url).is_dir() else []
         pushed = _run(repo, "python", "-c", PUBLISH, str(repo), "push", url, cache, plan, what=what).stdout.decode().strip().splitlines()
     checked = 0
     if "://" not in url:
@@ -367,7 +370,7 @@ def publish(target: str, versions: list[str] | None = None, repo: Path | None = 
             check_folder(url, outputs[version], version)
             checked += check_md5(url, outputs[version], version)
     return {"remote": url, "releases": {v: known[v] for v in chosen}, "objects_pushed": int(pushed[-1]) if pushed and pushed[-1].isdigit() else 0,
-            "objects_checked": checked}
+            "objects_checked": checked, "damaged_replaced": replaced}
 
 
 def releases_with(config: str, version: str, repo: Path | None = None) -> list[str]:

@@ -64,16 +64,33 @@ def listing_of(data: bytes | None, output: str, version: str, where: str, shown:
     raise ReleaseError(f"{where} holds a damaged object for {output} of release {version} ({shown} is not a DVC listing)")
 
 
+def _md5_of(path: Path) -> str:
+    digest = hashlib.md5()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def remove_damaged(url: str, whole: list[tuple[str, str, Path]]) -> list[str]:
+    """Delete the copies in the folder `url` of the objects `whole` (`in_folder` of a store that holds them intact)
+    whose bytes differ from the md5 they are named by, so that a push sends them again (DVC skips an object that is
+    there, damaged or not); returns what they held."""
+    removed = []
+    for what, md5, _ in whole:
+        path = Path(object_path(url, md5))
+        if path.is_file() and _md5_of(path) != md5.removesuffix(".dir"):
+            path.unlink()
+            removed.append(what)
+    return removed
+
+
 def check_md5(url: str, outputs: dict[str, dict], version: str) -> int:
     """Every object of the releases' outputs in the folder `url` against the md5 it is named by."""
     count = 0
     for what, md5, path in in_folder(url, outputs, version, f"the published copy in {url}"):
-        digest = hashlib.md5()
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        if digest.hexdigest() != md5.removesuffix(".dir"):
-            raise ReleaseError(f"the published copy of {what} of release {version} in {url} is damaged (md5 {digest.hexdigest()}); "
+        if (actual := _md5_of(path)) != md5.removesuffix(".dir"):
+            raise ReleaseError(f"the published copy of {what} of release {version} in {url} is damaged (md5 {actual}); "
                                f"publish it again (`cohbench publish {url} {version}`)")
         count += 1
     return count
