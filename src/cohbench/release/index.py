@@ -12,7 +12,7 @@ from ..atomic import atomic_dir, write_text
 from .card import card_markdown, corpus_card
 from .croissant import croissant
 from .build_state import clear_build_state
-from .files import MANIFEST
+from .files import MANIFEST, read_text
 from .layout import built_configs, remove_leftovers, shipped_files
 from .versions import provenance
 from ..corpora.sources import sha256_of
@@ -46,16 +46,19 @@ def write_index(release: Path | None = None) -> None:
     # a lost manifest is rewritten from the stats as they are
     configs = built_configs(release, recorded=False)
     data = provenance(release, configs)
-    jsonout.write(release / "croissant.json", croissant(configs, data))
-    with atomic_dir(release / "cards") as cards:  # the whole folder, so that a corpus no longer built leaves no card
-        for corpus in sorted({stats["corpus"] for stats in configs.values()}):
-            if card := corpus_card(corpus):
-                write_text(cards / f"{corpus}.md", card[1])
+    # everything read and rendered before the first file is written: a refused input leaves the release as it was
+    described = croissant(configs, data)
+    corpus_cards = {corpus: card[1] for corpus in sorted({stats["corpus"] for stats in configs.values()}) if (card := corpus_card(corpus))}
     card = card_markdown(configs, data)
     baseline = release / "baseline" / "metrics.md"  # written by `cohbench train` (the release gate)
     if baseline.is_file():
-        card += "\n" + baseline.read_text(encoding="utf-8")
+        card += "\n" + read_text(baseline, "rewrite it with `cohbench train` (or restore it from the release)")
+    jsonout.write(release / "croissant.json", described)
+    with atomic_dir(release / "cards") as cards:  # the whole folder, so that a corpus no longer built leaves no card
+        for corpus, text in corpus_cards.items():
+            write_text(cards / f"{corpus}.md", text)
     write_text(release / "README.md", card)
     shipped = {p.relative_to(release).as_posix(): sha256_of(p) for p in shipped_files(release)}
     jsonout.write(release / MANIFEST, manifest(configs, data, shipped))
     clear_build_state(release, shipped)
+

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +30,7 @@ from ..atomic import atomic_dir, remove_orphans, write_text
 from ..errors import ReleaseError
 from ..schema import BINARY_LABELS, ERROR_TYPES, GAP_LABELS, split_sort_key
 from .build_state import build_state, record_build
-from .files import INDEXED, MANIFEST, checked, read_json, read_manifest, read_regular, stats_path
+from .files import INDEXED, MANIFEST, PLAIN_NAME, checked, lists_data_files, read_json, read_manifest, read_regular, stats_path
 from .fingerprint import fingerprint
 from .vocabulary import VOCABULARY_KEY, class_label_columns, outside_vocabulary
 
@@ -39,10 +38,6 @@ from .vocabulary import VOCABULARY_KEY, class_label_columns, outside_vocabulary
 # stats, the validation summaries, the baseline's scores and the predictions of the baseline and of every reference
 # scorer (`shipped_predictions`), so a user's scorer is compared with them without re-running them (the manifest is
 # written last, by `cohbench index`).
-# A config's or corpus's name becomes a file name (data/<config>/, stats/<config>.json, cards/<corpus>.md) and a SQL
-# view's: a lowercase identifier of at most 64 characters, so that no name can reach outside its folder (or be
-# longer than a file name may be).
-PLAIN_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 SHIPPED = ("README.md", "cards/*.md", "croissant.json", "stats/*.json", "validation/*.json", "baseline/metrics.json",
            "baseline/metrics.md", "baseline/gate.json", "baseline/predictions/*/*.jsonl")  # fmt: skip
 
@@ -151,17 +146,21 @@ def _named(counts: dict, names) -> dict:
 
 # --- reading -------------------------------------------------------------------------------------------------
 
+# What every reader of a config's stats relies on (the card, croissant, the manifest, versions), as every release
+# since 0.2.0 writes it (`write_config`)
+STATS_FIELDS = {"corpus": str, "licence": str, "research_only": bool, "inputs": list, "errata": list, "dropped": dict,
+                "notes": dict, "splits": dict, "fingerprint": str, "schema": dict, "field_hashes": dict, "records_altered": int}
+
+
 def read_stats(path: Path) -> dict:
     """A config's stats file, checked where the release's readers rely on it (its data files lie in data/)."""
     fix = f"rebuild it with `cohbench build {path.stem}` (or restore it from the release)"
     stats = read_json(path, fix)
-    files = stats.get("files") if isinstance(stats, dict) else None
-    if not isinstance(files, dict) or not all(
-        isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("sha256"), str) and isinstance(f.get("rows"), int)
-        and Path(f["path"]).parts[:2] == ("data", path.stem) and ".." not in Path(f["path"]).parts
-        for f in files.values()
-    ):  # fmt: skip
+    if not isinstance(stats, dict) or not lists_data_files(stats.get("files"), path.stem):
         raise ReleaseError(f"{path} does not list the config's data files (path under data/{path.stem}/, sha256, rows); {fix}")
+    wrong = [key for key, kind in STATS_FIELDS.items() if not isinstance(stats.get(key), kind)]
+    if wrong:
+        raise ReleaseError(f"{path} lacks {', '.join(wrong)} (or holds another kind of value) as a config's stats record; {fix}")
     return stats
 
 

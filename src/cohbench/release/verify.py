@@ -73,6 +73,10 @@ def verify(release: Path | None = None, *, raw: bool | None = None) -> dict:
     for relpath, sha256 in recorded.get("shipped", {}).items():
         kind = relpath.split("/")[0] if "/" in relpath else "card"
         check(kind, release / relpath, sha256, "restore it from the release, or rebuild and run `cohbench index`")
+    for name in recorded["configs"] if "shipped" in recorded else ():  # the stats file its card, version and views read
+        if f"stats/{name}.json" not in recorded["shipped"]:
+            results.append({"kind": "stats", "path": str(stats_path(release, name)), "ok": False,
+                            "problem": "the manifest records no sha256 of this config's stats file; restore the release, or run `cohbench index`"})
     if "shipped" not in recorded:
         results.append({"kind": "manifest", "path": str(manifest_file), "ok": False,
                         "problem": "records no sha256 of the card, stats and summaries (an older manifest); run `cohbench index`"})
