@@ -8,7 +8,7 @@ import pytest
 from sklearn import metrics as sk
 
 from cohbench.cli import main
-from cohbench.evaluation import PredictionsError, evaluate, metrics
+from cohbench.evaluation import PredictionsError, evaluate, metrics, summary_lines
 
 from release_fixture import plain_record, record, snac_like, write_config
 
@@ -84,6 +84,37 @@ def test_snac_per_type_scores_and_span_overlap(workspace):
     assert (chare["precision"], chare["recall"], chare["f1"]) == (1.0, 1.0, 1.0)
     assert chare["ov"] == pytest.approx(0.5)  # "Bob left" overlaps "Bob"; "the farm" (9:17) does not
     assert scene["precision"] == 0.0 and scene["recall"] is None
+
+
+def test_a_span_text_not_in_its_sentence_overlaps_nothing_and_still_counts_in_ov(workspace):
+    rel = workspace / "release"
+    write_config(rel, "snac", "snac", {"test": [snac_like("s1", "b1"), snac_like("s2", "b2")]})
+    preds = [
+        {"id": "s1", "label": [0, 1, 1], "types": [[], [], ["CharE"]], "spans": [{"sentence": 2, "type": "CharE", "text": "Bob left"}]},
+        {"id": "s2", "label": [0, 0, 1], "types": [[], [], ["CharE"]], "spans": [{"sentence": 2, "type": "CharE", "text": "nowhere"}]},
+    ]
+    assert evaluate("snac", preds, release=rel)["splits"]["test"]["per_type"]["CharE"]["ov"] == pytest.approx(0.5)
+
+
+def test_types_on_some_records_only_are_refused_rather_than_scored_as_the_split(workspace):
+    rel = workspace / "release"
+    write_config(rel, "snac", "snac", {"test": [snac_like("s1", "b1"), snac_like("s2", "b2")]})
+    preds = [{"id": "s1", "label": [0, 1, 1], "types": [[], [], ["CharE"]]}, {"id": "s2", "label": [0, 0, 1]}]
+    with pytest.raises(PredictionsError, match="types are given for 1 of the 2 records"):
+        evaluate("snac", preds, release=rel)
+
+
+def test_a_threshold_is_read_on_the_scale_the_scores_were_given_on(workspace, capsys):
+    rel = storysumm_like(workspace / "release")
+    scores = {"s1": 0.9, "s2": 0.2, "s3": 0.6, "s4": 0.7, "s5": 0.95, "s6": 0.1, "s7": 0.3, "s8": 0.5, "s9": 0.4}
+    as_error = evaluate("storysumm", [{"id": i, "score": v} for i, v in scores.items()], threshold=0.35, release=rel)
+    # the same predictions as faithfulness (higher = more faithful): at or below 0.65 is an error, as score >= 0.35
+    as_faithfulness = evaluate("storysumm", [{"id": i, "faithfulness": 1 - v} for i, v in scores.items()], threshold=0.65, release=rel)
+    assert as_faithfulness["splits"]["test"] == as_error["splits"]["test"]
+    assert "threshold 0.65 on faithfulness given (faithfulness at or below it counts as an error)" in summary_lines(as_faithfulness)[0]
+    mixed = [{"id": i, "score": v} if i < "s5" else {"id": i, "faithfulness": 1 - v} for i, v in scores.items()]
+    with pytest.raises(PredictionsError, match="give every score under one key"):
+        evaluate("storysumm", mixed, threshold=0.5, release=rel)
 
 
 def test_metric_functions_agree_with_scikit_learn():

@@ -45,6 +45,12 @@ def test_the_five_measures_by_hand():
     assert value["tau_sum"] == pytest.approx(scipy.stats.kendalltau(GOLD.ravel(), PRED.ravel()).statistic)
 
 
+def test_scores_near_the_float_limit_give_the_taus_of_the_same_order_scaled_down():
+    # tau reads only the order: 1e307-sized scores, whose sums pass the float range, are as good as small ones
+    huge, small = kendall.correlations(GOLD, PRED * 1e308, samples=0), kendall.correlations(GOLD, PRED, samples=0)
+    assert {m: huge[m]["value"] for m in kendall.METRICS} == {m: small[m]["value"] for m in kendall.METRICS}
+
+
 def test_a_tie_in_the_measure_counts_as_wrong_in_acc_pair():
     gold = np.array([[2.0, 1.0]])
     assert kendall.correlations(gold, np.array([[5.0, 5.0]]), samples=0)["acc_pair"]["value"] == 0.0

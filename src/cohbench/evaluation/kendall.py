@@ -97,8 +97,17 @@ def _system_means(m: np.ndarray, values: np.ndarray, valid: np.ndarray) -> tuple
         scores, times = values[valid[:, s], s], counts[:, valid[:, s]]
         for b in range(len(m)):
             if total := int(times[b].sum()):
-                means[b, s] = math.fsum(np.repeat(scores, times[b]).tolist()) / total
+                means[b, s] = _exact_mean(np.repeat(scores, times[b]).tolist(), total)
     return means, ~np.isnan(means)
+
+
+def _exact_mean(values: list[float], count: int) -> float:
+    """The exact sum, rounded once, over `count`; a sum past the float range (scores near 1e308: tau reads only their
+    order) sums the scores each divided first, as exact and as equal for equal multisets."""
+    try:
+        return math.fsum(values) / count
+    except OverflowError:
+        return math.fsum(value / count for value in values)
 
 
 class Comparisons:

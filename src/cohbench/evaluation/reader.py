@@ -48,6 +48,7 @@ class Prediction:
     score: np.ndarray | None  # float64, one per unit (one entry for record-level protocols)
     label: np.ndarray | None  # int8, 0 or 1, one per unit
     extra: Mapping[str, object] = field(default_factory=dict)  # the protocol's extra fields, parsed
+    score_key: str = "score"  # the key the score was given under: "score", or the protocol's `better_score` (negated)
 
 
 def examples(items) -> str:
@@ -132,9 +133,8 @@ def spans_field(value, record: Mapping) -> tuple[tuple[int, str, int, int], ...]
                 raise PredictionsError(f"{what} needs integer start <= end within the sentence (0..{len(sentence)}), found {start}..{end}")
         elif isinstance(span.get("text"), str) and span["text"]:
             start = sentence.find(span["text"])
-            if start < 0:
-                continue  # a predicted span that is not in the sentence overlaps nothing
-            end = start + len(span["text"])
+            # a text that is not in the sentence overlaps nothing: kept as an empty span, its sentence still counts in ov.
+            start, end = (start, start + len(span["text"])) if start >= 0 else (0, 0)
         else:
             raise PredictionsError(f"{what} needs start and end offsets or a non-empty text")
         out.append((index, span["type"], start, end))
@@ -161,7 +161,7 @@ def check(row, protocol: Protocol, record: Mapping) -> Prediction:
         score = -score
     label = np.array(_per_unit(row["label"], "label", units, _label), dtype=np.int8) if "label" in row else None
     extra = {key: parse(row[key], record) for key, parse in protocol.extra_fields.items() if key in row}
-    return Prediction(score, label, extra)
+    return Prediction(score, label, extra, key)
 
 
 def _rows(source) -> Iterable[tuple[str, object]]:

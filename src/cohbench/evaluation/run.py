@@ -68,7 +68,7 @@ def decide(config: str, protocol: Protocol, splits: Mapping[str, list[dict]], pr
     if protocol.criterion is None:
         return f"no threshold: the {protocol.name} protocol's metrics are threshold-free"
     if threshold is not None:
-        return {"threshold": threshold, "tuned_on": None, "criterion": "given"}
+        return _given(threshold, predictions)
     dev = next((s for s in DEV_SPLITS if s in splits), None)
     if dev is not None and {r["id"] for r in splits[dev]} <= set(predictions):
         gold, _, scores, _, _ = gather(protocol.unit, splits[dev], predictions, None)
@@ -80,6 +80,18 @@ def decide(config: str, protocol: Protocol, splits: Mapping[str, list[dict]], pr
     how = f"predictions for every {dev} record to tune one on" if dev else "(it has no validation split to tune one on)"
     return {"threshold": None, "tuned_on": None, "criterion": None,
             "needs_threshold": f"binary metrics need --threshold T {'or ' if dev else ''}{how}"}  # fmt: skip
+
+
+def _given(threshold: float, predictions: Mapping) -> dict:
+    """A `--threshold` as applied to the scores, which are held in the error polarity: one given on a `better_score`
+    scale (faithfulness, coherence) is negated with them, so that a score at or below it counts as an error."""
+    keys = sorted({p.score_key for p in predictions.values() if p.score is not None})
+    if len(keys) > 1:
+        raise PredictionsError(f"--threshold is read on one scale, and the predictions give scores as {' and '.join(keys)}; "
+                               "give every score under one key")
+    if keys and keys[0] != "score":
+        return {"threshold": -threshold, "tuned_on": None, "criterion": "given", "given_on": [keys[0], threshold]}
+    return {"threshold": threshold, "tuned_on": None, "criterion": "given"}
 
 
 def threshold_for(decision: dict | str, members: list[str]) -> float | None:
@@ -175,6 +187,9 @@ def summary_lines(result: dict) -> list[str]:
         on = decision.get("thresholded_metrics_on")
         shown = "every reported split" if on is None else (", ".join(on) + " only" if on else "no reported split")
         how = f"threshold {decision['threshold']:.4g} tuned on {decision['tuned_on']} ({decision['criterion']}), applied on {shown}"
+    elif "given_on" in decision:
+        key, given = decision["given_on"]
+        how = f"threshold {given:.4g} on {key} given ({key} at or below it counts as an error)"
     else:
         how = f"threshold {decision['threshold']:.4g} given"
     lines = [f"{result['config']} ({result['protocol']} protocol; {how}; percentages, κ and τ as coefficients)"]

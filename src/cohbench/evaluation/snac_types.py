@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..schema import COHERENCE_ERROR_TYPES, ERROR_TYPES
 from .detection import unit_metrics
+from .protocol import PredictionsError
 from .reader import Prediction
 
 
@@ -53,6 +54,9 @@ def typed_sentence_metrics(rows, predictions, threshold) -> dict:
     typed = [r for r in rows if "types" in predictions[r["id"]].extra]
     if not typed:
         return out
+    if len(typed) < len(rows):  # P/R/F1 over the typed records alone would read as the split's
+        raise PredictionsError(f"types are given for {len(typed)} of the {len(rows)} records scored; give types for "
+                               "every record (an empty list for a sentence with no error), or for none")
     counts = {t: {"tp": 0, "fp": 0, "fn": 0, "overlap": 0, "with_spans": 0} for t in ERROR_TYPES}
     for record in typed:
         prediction = predictions[record["id"]]
