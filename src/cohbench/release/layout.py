@@ -146,10 +146,10 @@ def _named(counts: dict, names) -> dict:
 
 # --- reading -------------------------------------------------------------------------------------------------
 
-# What every reader of a config's stats relies on (the card, croissant, the manifest, versions), as every release
-# since 0.2.0 writes it (`write_config`)
+# What the card, croissant and the manifest read of a config's stats, as every release since 0.2.0 writes it
+# (`write_config`); the fingerprint, schema and field hashes are checked where they are read (`versions`)
 STATS_FIELDS = {"corpus": str, "licence": str, "research_only": bool, "inputs": list, "errata": list, "dropped": dict,
-                "notes": dict, "splits": dict, "fingerprint": str, "schema": dict, "field_hashes": dict, "records_altered": int}
+                "notes": dict, "splits": dict, "records_altered": int}
 
 
 def read_stats(path: Path) -> dict:
