@@ -40,11 +40,15 @@ TOY = {
 TOKEN = re.compile(r"[^ \t\n\r\f]+")
 
 
-def write_toy_release(root):
-    records = [
+def toy_records() -> list[dict]:
+    return [
         snac_record(rid, system, segments, [mark for marks in annotators.values() for mark in marks])
         for rid, (system, segments, annotators) in TOY.items()
     ]
+
+
+def write_toy_release(root):
+    records = toy_records()
     return write_release(root, {"snac": ("snac", {"train": records[:1], "test": records[1:]})})
 
 

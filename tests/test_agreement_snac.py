@@ -9,10 +9,11 @@ import pytest
 
 from cohbench import sql
 from cohbench.errors import CohbenchError
-from cohbench.schema import COHERENCE_ERROR_TYPES
+from cohbench.schema import CATEGORIES, COHERENCE_ERROR_TYPES, ERROR_TYPES
 from cohbench.statistics import error_spans, spans_sql, statistics
 from cohbench.statistics.kind import fetch
-from snac_toy import true_token_matrix, write_toy_release
+from release_fixture import write_release
+from snac_toy import toy_records, true_token_matrix, write_toy_release
 
 
 @pytest.fixture
@@ -66,6 +67,20 @@ def test_sentence_level_bounds_bracket_the_true_annotator_count(toy):
     assert coherence_3_coders == [(2, 1, 1), (3, 2, 2), (3, 3, 1)]
     level = error_spans.unit_agreement(toy, "snac", "sentence")["coherence"]
     assert level["sum"]["units"] == level["max"]["units"] == 7  # every sentence of both summaries is a unit
+
+
+def test_a_span_without_a_vote_count_is_left_out_and_counted_not_taken_as_every_annotators(tmp_path):
+    records = toy_records()
+    # a GramE mark no one counted the votes of, alone in its category on "Anna sings at the club.": taken for every
+    # annotator's, it made the sentence a unanimous language error
+    anna = next(span for span in records[1]["spans"] if span["first_sentence"] == 0)
+    records[1]["spans"].append(dict(anna, type=ERROR_TYPES.index("GramE"), category=CATEGORIES.index("language"), votes=None))
+    before = sql.db(write_toy_release(tmp_path / "before"))
+    after = sql.db(write_release(tmp_path / "after", {"snac": ("snac", {"train": records[:1], "test": records[1:]})}))
+    assert token_level(after)["by_type"]["GramE"] == token_level(before)["by_type"]["GramE"]
+    assert error_spans.unit_agreement(after, "snac", "sentence") == error_spans.unit_agreement(before, "snac", "sentence")
+    left_before, left_after = (error_spans.compute(con, "snac")["spans_left_out"] for con in (before, after))
+    assert {level: left_after[level] - left_before[level] for level in left_after} == {"token_level": 1, "sentence_level": 1, "segment_level": 1}
 
 
 def test_unknown_boundary_rule_is_a_clear_error(toy):

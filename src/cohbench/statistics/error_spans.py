@@ -28,7 +28,7 @@ ASSUMPTIONS = (
     "A token's count for a type is the sum of the votes of the resolved spans of that type that cover it, capped at "
     "the summary's coders: overlapping spans of one type are taken to come from different annotators. Tokens where "
     "the cap applied are counted (`tokens_capped`). Unresolved spans (no offsets) are left out at token level, spans "
-    "without a sentence at sentence level (counts in each section).",
+    "without a sentence at sentence level, and spans without a vote count at every level (counts in each section).",
     "Boundary normalisation (Table 5, parentheses), two readings: `overlap_union` merges spans of one type in one "
     "segment that share at least one character (the paper's wording), transitively, into their union carrying the "
     "sum of their votes (capped); `sentence_union` merges spans of one type whose sentence ranges overlap. The "
@@ -110,9 +110,10 @@ def compute(con, config: str) -> dict:
     coders = rows(con, f"SELECT coders, count(*) AS summaries FROM ({coders_sql(view)}) GROUP BY ALL ORDER BY ALL")
     left_out = rows(
         con,
-        f"""SELECT count(*) FILTER (WHERE NOT resolved OR start IS NULL OR "end" IS NULL) AS token_level,
-                   count(*) FILTER (WHERE first_sentence IS NULL OR last_sentence IS NULL) AS sentence_level,
-                   count(*) FILTER (WHERE segment IS NULL) AS segment_level
+        # a span without a vote count is left out at every level: no number of annotators is assumed for it
+        f"""SELECT count(*) FILTER (WHERE NOT resolved OR start IS NULL OR "end" IS NULL OR votes IS NULL) AS token_level,
+                   count(*) FILTER (WHERE first_sentence IS NULL OR last_sentence IS NULL OR votes IS NULL) AS sentence_level,
+                   count(*) FILTER (WHERE segment IS NULL OR votes IS NULL) AS segment_level
             FROM {spans}""",
     )[0]
     # what boundary normalisation can merge: pairs of same-type spans in one segment sharing characters / a sentence
@@ -195,7 +196,8 @@ def markdown(stats: dict) -> list[str]:
     lines += rows_table(stats["same_type_span_pairs_by_type"])
     left_out = stats["spans_left_out"]
     lines += ["", f"Spans left out: {left_out['token_level']} at token level (no offsets), {left_out['sentence_level']} at "
-              f"sentence level (no sentence), {left_out['segment_level']} at segment level."]
+              f"sentence level (no sentence), {left_out['segment_level']} at segment level (each with the spans without a "
+              "vote count)."]
     return lines
 
 

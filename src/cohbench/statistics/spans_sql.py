@@ -79,7 +79,7 @@ def token_histogram_sql(config: str, boundaries: Iterable[str] = ("as_marked",))
     view = view_reference(config)
     span_marks = f"""SELECT r.id AS record_id, s.segment, s.type AS type_id, s.start, s."end", s.votes, s.first_sentence, s.last_sentence
                      FROM {view} r, UNNEST(r.spans) AS u(s)
-                     WHERE s.resolved AND s.start IS NOT NULL AND s."end" IS NOT NULL"""
+                     WHERE s.resolved AND s.start IS NOT NULL AND s."end" IS NOT NULL AND s.votes IS NOT NULL"""
     base = 'SELECT record_id, segment, type_id, start, "end", votes FROM span_marks'
     marks = "\n        UNION ALL\n".join(
         f"SELECT {literal(b)} AS variant, * FROM ({_islands_sql('SELECT * FROM span_marks', *BOUNDARIES[b]) if BOUNDARIES[b] else base})"
@@ -132,9 +132,9 @@ def unit_histogram_sql(config: str, level: str) -> str:
     category's spans touching the unit (capped at coders), c_max = their largest vote count."""
     if level == "sentence":
         touching = """SELECT record_id, category, votes, UNNEST(range(first_sentence, last_sentence + 1)) AS unit
-                      FROM {spans} WHERE first_sentence IS NOT NULL AND last_sentence IS NOT NULL"""
+                      FROM {spans} WHERE first_sentence IS NOT NULL AND last_sentence IS NOT NULL AND votes IS NOT NULL"""
     elif level == "segment":
-        touching = "SELECT record_id, category, votes, segment AS unit FROM {spans} WHERE segment IS NOT NULL"
+        touching = "SELECT record_id, category, votes, segment AS unit FROM {spans} WHERE segment IS NOT NULL AND votes IS NOT NULL"
     else:
         raise CohbenchError(f"unknown unit level {level!r}; use sentence or segment")
     return f"""
