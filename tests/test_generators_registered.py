@@ -165,6 +165,18 @@ def test_ne_bigram_keeps_entities_as_often_as_they_occur_then_the_bigrams():
     assert top_bigrams(["the cat of the house", "of the day"], n=1) == ["of the"]
 
 
+def test_the_ne_bigram_recipe_takes_each_records_bigrams_from_its_own_split():
+    from cohbench.corruptions import recipes
+    from release_fixture import record
+
+    stories = [record("tr", "tr", ["Anna saw the red kite.", "Anna saw the red kite again."], split="train"),
+               record("te", "te", ["Bob fed the grey cat.", "Bob fed the grey cat twice."], split="test")]
+    made, _ = recipes.run("ne_bigram", stories, {"seed": 0})
+    train_text, test_text = (out[0]["sentences"][0] for out in made)
+    assert "red kite" in train_text and "grey cat" not in train_text  # nothing of the test story reaches train
+    assert "grey cat" in test_text and "red kite" not in test_text
+
+
 def test_columnar_batches_round_trip_and_datasets_map_agrees_with_a_plain_call(tmp_path, monkeypatch):
     import datasets
 

@@ -232,12 +232,19 @@ _generator_recipe(
     "new either (balanced).", ("instances",), lambda p: 10, "no_later_scene_with_the_same_characters",
     lambda p: {"instances": p["instances"]})
 
+def _make_ne_bigram(batch, plans, shared, params, device=AUTO):
+    made = [record for split in sorted({r["split"] for r in batch}) for record in GENERATORS["ne_bigram"].over_records(
+        [r for r in batch if r["split"] == split], seed=params["seed"], bigrams=shared[split])]
+    return by_source(batch, made)
+
+
 register(Recipe(
-    "ne_bigram", "SNaC App. B degenerate text: the text's named entities followed by the corpus's 200 most frequent "
-    "bigrams (GramE).", (), lambda p: 1, "not_applicable",
-    make=lambda batch, plans, shared, params, device=AUTO: by_source(batch, GENERATORS["ne_bigram"].over_records(
-        batch, seed=params["seed"], bigrams=shared)),
-    prepare=lambda records, params: top_bigrams(s for r in records for s in r["sentences"])))
+    "ne_bigram", "SNaC App. B degenerate text: the text's named entities followed by the 200 most frequent bigrams "
+    "of the stories of its split (GramE).", (), lambda p: 1, "not_applicable",
+    make=_make_ne_bigram,
+    # per split, as the confounder pools: a train record never carries words only a test story has
+    prepare=lambda records, params: {split: top_bigrams(s for r in records if r["split"] == split for s in r["sentences"])
+                                     for split in {r["split"] for r in records}}))
 
 
 # The SNaC-format synthetic mix (Goyal et al. §5.1, App. C.1), in the order its examples are made: the generators that
