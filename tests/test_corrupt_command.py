@@ -135,6 +135,27 @@ def test_a_killed_run_resumes_from_its_finished_partitions(workspace, monkeypatc
     assert "no unfinished" in capsys.readouterr().err
 
 
+def test_a_resume_reading_another_text_column_is_refused(workspace, monkeypatch, capsys):
+    # the same file read by another column is other stories: resumed, the output would mix the two
+    two_columns = workspace / "two_columns.jsonl"
+    rows = [json.loads(line) for line in STORIES.read_text().splitlines()]
+    two_columns.write_text("".join(json.dumps(r | {"alt": list(reversed(r["sentences"]))}) + "\n" for r in rows))
+    real_run, calls = recipes.apply, []
+
+    def dies_on_the_second_partition(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(recipes, "apply", dies_on_the_second_partition)
+    out, args = workspace / "out", ("--recipe", "shuffle", "--partition-size", 3)
+    assert corrupt(two_columns, *args, "--text-column", "sentences", "--out", out) == 130
+    capsys.readouterr()
+    assert corrupt(two_columns, *args, "--text-column", "alt", "--out", out, "--resume") == 1
+    assert "holds a run with other text_column" in capsys.readouterr().err
+
+
 def test_a_run_settles_what_lives_on_and_hands_the_garbage_collector_back_as_it_found_it(workspace, monkeypatch):
     real_run, frozen_while_running = recipes.apply, []
 

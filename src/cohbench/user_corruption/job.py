@@ -258,6 +258,7 @@ def _corrupt(input_path, out, options, resolved, config, previous, engine, settl
         run = {
             "cohbench": __version__, "recipe": recipe.name, "parameters": params, "splits": options.splits,
             "corpus": options.corpus, "config": config, "sentences_per_record": options.sentences_per_record,
+            "id_column": options.id_column, "text_column": options.text_column,  # another column is another input
             "drop_test_overlap": options.drop_test_overlap, "partition_size": options.partition_size,
             "inputs": inputs.fingerprint(inputs.files_of(Path(input_path)), Path(input_path)),
         }
