@@ -497,6 +497,18 @@ def test_stories_of_cohbench_evaluation_splits_are_dropped_and_counted_without_u
     assert "leak" not in ids and len(ids) == 10
     assert not any((workspace / "raw").rglob("*"))  # nothing was fetched
 
+    # inside a longer text, the story is found as the window it is cut into; the same text under another id is a
+    # duplicate (its id could have put it in another split)
+    around = json.loads(STORIES.read_text().splitlines()[0])["sentences"]
+    inside = around + [story["premise"], story["initial"], *story["original_ending"]]
+    source.write_text("".join(json.dumps({"id": i, "sentences": inside}) + "\n" for i in ("inside", "again")))
+    out = workspace / "windows"
+    assert cli.main(["corrupt", str(source), "--recipe", "shuffle", "--n", "5", "--out", str(out), "--json"]) == 0
+    stats = summary(out, "shuffle")
+    assert stats["dropped"] == {"duplicate_text": 1} and stats["notes"]["windows_in_cohbench_evaluation_split"] == 1
+    kept = {r["corruption"]["source_id"] for f in stats["files"].values() if f["rows"] for r in pq.read_table(out / f["path"]).to_pylist()}
+    assert kept == {"inside-w000"}
+
 
 def test_the_packaged_held_out_fingerprints_are_the_checkout_release_s():
     """`user_corruption/held_out.json` is what `cohbench held-out` writes from the release's stats (each build records its

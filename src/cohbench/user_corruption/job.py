@@ -97,7 +97,8 @@ def _partial_json(path: Path, keys: tuple[str, ...] = ()) -> dict:
 
 def source_records(stories, options: CorruptRequest, config: str, dropped: Counter, notes: dict, progress: bool,
                    splitter) -> list[dict]:
-    """Coherent records of the usable stories; stories dropped by reason (empty, held out by a cohbench corpus, too short).
+    """Coherent records of the usable stories; stories dropped by reason (empty, the text of an earlier story, held out
+    by a cohbench corpus, too short) and windows that are a held-out story left out (`notes`).
     `splitter` splits texts into sentences (the engine's)."""
     to_split = [s for s in stories if s.sentences is None and s.text.strip()]
     if to_split:
@@ -106,16 +107,26 @@ def source_records(stories, options: CorruptRequest, config: str, dropped: Count
         for story, sentences in zip(to_split, splitter([s.text for s in to_split])):
             story.sentences = sentences
     held = held_out_fingerprints() if options.drop_test_overlap else {}
-    overlap = Counter()
+    overlap, seen = Counter(), set()
+
+    def fingerprint_of(sentences: list[str]) -> str:
+        return text_fingerprint(normalise(" ".join(sentences)))
+
+    def held_by(fingerprint: str) -> list[str]:
+        return [corpus for corpus, fingerprints in held.items() if fingerprint in fingerprints]
+
     records, n = [], options.sentences_per_record
     for story in stories:
         sentences = story.sentences or []
         if not sentences:
             dropped["empty_text"] += 1
             continue
-        fingerprint = text_fingerprint(normalise(" ".join(sentences))) if held else None  # --keep-test-overlap: unused
-        hits = [corpus for corpus, fingerprints in held.items() if fingerprint in fingerprints]
-        if hits:
+        text = fingerprint_of(sentences)
+        if text in seen:  # under another id it could be split elsewhere: one document in two splits
+            dropped["duplicate_text"] += 1
+            continue
+        seen.add(text)
+        if hits := held_by(text):
             dropped["in_cohbench_evaluation_split"] += 1
             overlap.update(hits)
             continue
@@ -126,7 +137,17 @@ def source_records(stories, options: CorruptRequest, config: str, dropped: Count
         if n:
             notes["sentences_not_in_a_window"] += len(sentences) - len(windows) * n
         split = split_of(story.id, options.splits)
-        for w, window in enumerate(windows):
+        # a held-out story cut out of a longer text as a window (--keep-test-overlap: nothing is held)
+        held_windows = [held_by(fingerprint_of(window)) if n and held else [] for window in windows]
+        if all(held_windows):
+            dropped["in_cohbench_evaluation_split"] += 1
+            overlap.update(corpus for hits in held_windows for corpus in hits)
+            continue
+        for w, (window, hits) in enumerate(zip(windows, held_windows)):
+            if hits:
+                notes["windows_in_cohbench_evaluation_split"] += 1
+                overlap.update(hits)
+                continue
             record = empty_record()
             record.update(id=f"{story.id}-w{w:03d}" if n else story.id, corpus=options.corpus, config=config,
                           split=split, doc_id=story.id, sentences=window, sentence_labels=[OK] * len(window))
