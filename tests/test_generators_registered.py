@@ -74,6 +74,16 @@ def test_shuffle_labels_every_moved_sentence_and_window_variant_stays_local():
         assert out["id"].endswith(":shuffle-w2")
 
 
+def test_shuffle_labels_by_text_and_leaves_a_text_no_permutation_changes():
+    knock = record("knock", ["Knock knock.", "Knock knock.", "Who is there?"])
+    for seed in range(20):  # whichever order is drawn, the text differs, and only a sentence that moved in text is 1
+        (out,) = run("shuffle", [knock], seed=seed)
+        assert out["sentences"] != knock["sentences"]
+        assert out["sentence_labels"] == [int(a != b) for a, b in zip(out["sentences"], knock["sentences"])]
+    assert run("shuffle", [record("ha", ["Ha."] * 3)]) == []
+    assert run("shuffle", [record("pairs", ["A.", "A.", "B.", "B."])], window=2) == []  # each window is one sentence twice
+
+
 def test_repetition_repeats_half_the_sentences_after_their_original():
     source = {r["id"]: r for r in BATCH}
     for out in run("repetition"):

@@ -191,7 +191,8 @@ register(Recipe(
 
 _generator_recipe(
     "shuffle", "shuffle", "SNaC App. B: sentences permuted (whole text, or within windows of `window` sentences); "
-    "moved sentences labelled 1.", ("window",), lambda p: 2, "not_applicable", lambda p: {"window": p["window"]})
+    "a sentence other than the source's at its position labelled 1.", ("window",), lambda p: 2,
+    "no_permutation_changes_the_text", lambda p: {"window": p["window"]})
 
 _generator_recipe(
     "repetition", "repetition", "SNaC App. B: a `ratio` of the sentences repeated after their original (RepE).",

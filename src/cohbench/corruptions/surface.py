@@ -13,33 +13,36 @@ from ..errors import CorruptionError
 from .registry import derived, per_record, sentence_id, span, generator
 
 
-def _permutation(size: int, window: int | None, rng) -> list[int]:
-    """A permutation of range(size) that is not the identity: whole-text, or within consecutive windows."""
-    window = window or size
+def _permutation(sentences: list[str], window: int, rng) -> list[int]:
+    """A permutation of the sentences' indices, within consecutive windows, whose text is not the original's (some
+    window must hold two different sentences)."""
+    size = len(sentences)
     while True:
         order = []
         for start in range(0, size, window):
             block = list(range(start, min(start + window, size)))
             rng.shuffle(block)
             order += block
-        if order != list(range(size)):
+        if any(sentences[source] != sentence for source, sentence in zip(order, sentences)):
             return order
 
 
 def _shuffle(record: dict, rng, seed: int, window: int | None = None) -> list[dict]:
     """Permute all sentences (window=None, SNaC App. B) or only within consecutive windows of `window` sentences.
-    Sentences not at their original position are labelled 1; `positions[i]` is the source index of sentence i."""
+    A sentence other than the one the source has at its position is labelled 1 (one of two equal sentences swapped
+    is no error); `positions[i]` is the source index of sentence i. A text no permutation changes makes nothing."""
     sentences = record["sentences"]
     if window is not None and window < 2:
         raise CorruptionError(f"shuffle window must be at least 2, got {window}")
-    if len(sentences) < 2 or (window and all(min(window, len(sentences) - s) < 2 for s in range(0, len(sentences), window))):
+    width = window or len(sentences)
+    if not any(len(set(sentences[start : start + width])) > 1 for start in range(0, len(sentences), width)):
         return []
-    order = _permutation(len(sentences), window, rng)
+    order = _permutation(sentences, width, rng)
     return [
         derived(
             record, "shuffle", seed, variant=f"shuffle-w{window}" if window else None,
             sentences=[sentences[i] for i in order],
-            sentence_labels=[ERROR if source != i else OK for i, source in enumerate(order)],
+            sentence_labels=[ERROR if sentences[source] != sentence else OK for source, sentence in zip(order, sentences)],
             positions=order,
         )
     ]
