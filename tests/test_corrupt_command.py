@@ -101,17 +101,25 @@ def test_every_recipe_gives_the_same_bytes_whatever_the_partition_size(workspace
     assert made["sources_used"] + sum(v for k, v in made["dropped"].items() if k != "empty_text") == sources
 
 
-def test_a_killed_run_resumes_from_its_finished_partitions(workspace, monkeypatch, capsys):
-    out, fresh = workspace / "killed", workspace / "fresh"
+def interrupted_on_partition(monkeypatch, n: int) -> list[str]:
+    """Make the recipe's run over the n-th partition raise KeyboardInterrupt, as Ctrl-C would; returns the list of
+    each run's first source id, which later runs go on filling."""
     real_run, calls = recipes.apply, []
 
-    def dies_on_the_third_partition(*args, **kwargs):
+    def dies_on_the_nth_partition(*args, **kwargs):
         calls.append(args[1][0]["id"])
-        if len(calls) == 3:
+        if len(calls) == n:
             raise KeyboardInterrupt
         return real_run(*args, **kwargs)
 
-    monkeypatch.setattr(recipes, "apply", dies_on_the_third_partition)
+    monkeypatch.setattr(recipes, "apply", dies_on_the_nth_partition)
+    return calls
+
+
+def test_a_killed_run_resumes_from_its_finished_partitions(workspace, monkeypatch, capsys):
+    out, fresh = workspace / "killed", workspace / "fresh"
+    real_run = recipes.apply
+    calls = interrupted_on_partition(monkeypatch, 3)
     args = ("--recipe", "shuffle", "--partition-size", 3)
     assert corrupt(STORIES, *args, "--out", out) == 130
     assert sorted(p.name for p in out.iterdir()) == [".partial"]  # nothing but the finished partitions
@@ -140,15 +148,7 @@ def test_a_resume_reading_another_text_column_is_refused(workspace, monkeypatch,
     two_columns = workspace / "two_columns.jsonl"
     rows = [json.loads(line) for line in STORIES.read_text().splitlines()]
     two_columns.write_text("".join(json.dumps(r | {"alt": list(reversed(r["sentences"]))}) + "\n" for r in rows))
-    real_run, calls = recipes.apply, []
-
-    def dies_on_the_second_partition(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real_run(*args, **kwargs)
-
-    monkeypatch.setattr(recipes, "apply", dies_on_the_second_partition)
+    interrupted_on_partition(monkeypatch, 2)
     out, args = workspace / "out", ("--recipe", "shuffle", "--partition-size", 3)
     assert corrupt(two_columns, *args, "--text-column", "sentences", "--out", out) == 130
     capsys.readouterr()
@@ -434,16 +434,8 @@ def test_a_run_killed_while_writing_where_the_release_would_be_resumes(workspace
 @pytest.mark.parametrize("damage", ["run.json truncated", "run.json a list", "run.json not UTF-8", "a tally truncated", "a partition truncated",
                                     "a partition replaced by another's"])
 def test_resuming_a_damaged_unfinished_run_says_so_and_how_to_start_over(workspace, monkeypatch, capsys, damage):
-    out = workspace / "killed"
-    real_run, calls = recipes.apply, []
-
-    def dies_on_the_third_partition(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return real_run(*args, **kwargs)
-
-    monkeypatch.setattr(recipes, "apply", dies_on_the_third_partition)
+    out, real_run = workspace / "killed", recipes.apply
+    interrupted_on_partition(monkeypatch, 3)
     args = ("--recipe", "shuffle", "--partition-size", 3, "--out", out)
     assert corrupt(STORIES, *args) == 130
     monkeypatch.setattr(recipes, "apply", real_run)
