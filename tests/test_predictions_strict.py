@@ -182,6 +182,8 @@ def test_json_output_is_valid_json_where_metrics_are_undefined(every_protocol, t
 
 def test_snac_spans_in_range_are_scored(every_protocol, tmp_path, capsys):
     rows = snac_rows(types=[[], [], ["CharE"]], spans=[{"sentence": 2, "type": "CharE", "text": "Bob"}])
+    for row in rows:  # types on every record, or on none
+        row.setdefault("types", [[], [], []])
     assert main(["evaluate", "snac", "--predictions", str(write(tmp_path / "p.jsonl", rows)), "--json", "--split", "test"]) == 0
     assert strict_json(capsys.readouterr().out)["splits"]["test"]["per_type"]["CharE"]["ov"] == 1.0
 
