@@ -151,6 +151,7 @@ def test_metaeval_and_leaderboard_refuse_an_output_they_could_not_write_before_t
         (["metaeval", "summeval", "--scores", missing, "--bias-table", f"{work}/table.csv/"], "names a folder"),
         (["metaeval", "summeval", "--scores", missing, "--plot", f"{work}/bias.png/"], "names a folder"),
         (["leaderboard", "--scorer", str(work / "no_such_scorer"), "--markdown", f"{work}/board.md/"], "names a folder"),
+        (["leaderboard", "--scorer", str(work / "no_such_scorer"), "--plot", f"{work}/board.png/"], "names a folder"),
     ]:
         assert main(argv) == 1, argv
         assert message in one_error_line(capsys), argv

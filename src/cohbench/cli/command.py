@@ -94,13 +94,19 @@ def release_of(args) -> Path | None:
     return Path(args.release) if args.release else None
 
 
-def output_file(option: str, value: str, args) -> Path:
-    """The file a user named with `option` for the command to write, refused before any work: a name ending in a
-    separator (Path would drop it and write a file named like the folder), a path inside a release
-    (`settings.user_output`), or a path that exists and is not a regular file."""
+def output_stem(option: str, value: str, args) -> Path:
+    """A path a user named with `option` for the command to write files beside (`board.png` -> `board-auc.png`),
+    refused before any work: a name ending in a separator (Path would drop it, and the files would go beside the
+    folder), or a path inside a release (`settings.user_output`)."""
     if value.endswith(("/", os.sep)):
         raise CohbenchError(f"{option} {value} names a folder; give the path of the file to write in it")
-    target = settings.user_output(value, release_of(args))
+    return settings.user_output(value, release_of(args))
+
+
+def output_file(option: str, value: str, args) -> Path:
+    """The file a user named with `option` for the command to write (`output_stem`), also refused before any work
+    where it exists and is not a regular file."""
+    target = output_stem(option, value, args)
     refuse_unless_file(target)
     return target
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .. import settings
 from ..atomic import write_text
 from ..display import coefficient, percent
 from ..errors import CohbenchError
 from ..leaderboards.user_scorer import TIMEOUT
-from .command import Exclusive, argument, command, emit, output_file, release_of
+from .command import Exclusive, argument, command, emit, output_file, output_stem, release_of
 
 
 def _positive_seconds(text: str) -> float:
@@ -80,7 +79,7 @@ def cmd_leaderboard(args) -> int:
     from ..leaderboards.render import markdown, plot
 
     # files the user names are refused inside a release before any work
-    plot_path = settings.user_output(args.plot, release_of(args)) if args.plot else None  # a stem: one file per family is written beside it
+    plot_path = output_stem("--plot", args.plot, args) if args.plot else None  # one file per metric family is written beside it
     markdown_path = output_file("--markdown", args.markdown, args) if args.markdown else None
     result = leaderboard(args.scorer, release=release_of(args), configs=args.config, samples=args.bootstrap, seed=args.seed, strict=args.strict,
                          output=args.output, scorer_timeout=args.scorer_timeout)
