@@ -61,4 +61,3 @@ def write_index(release: Path | None = None) -> None:
     shipped = {p.relative_to(release).as_posix(): sha256_of(p) for p in shipped_files(release)}
     jsonout.write(release / MANIFEST, manifest(configs, data, shipped))
     clear_build_state(release, shipped)
-
