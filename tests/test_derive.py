@@ -67,8 +67,6 @@ def test_a_query_that_does_not_give_records_in_the_schema_or_a_name_no_config_ma
         ("a" * 65, "SELECT * FROM storysumm", "is not a config name"),
         ("spans", "SELECT * FROM storysumm", "is the name of a view every release defines"),
         ("select", "SELECT * FROM storysumm", "is a word SQL reserves"),  # `sql` could not name its view
-        # a subset named like the built config would be reported beside the paper's figures for all of it
-        ("snac", "SELECT * FROM storysumm", "is a config cohbench builds"),
     ]:
         out = workspace / "out"
         assert main(["derive", name, query, "--out", str(out)]) == 1, query

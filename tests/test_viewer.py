@@ -158,14 +158,14 @@ def test_the_index_of_a_folder_no_release_manifest_names_says_so_instead_of_an_u
 @pytest.mark.slow
 @NEEDS_CHROMIUM
 def test_hostile_config_names_and_a_malformed_hash_neither_run_script_nor_blank_a_page(workspace, tmp_path, capsys):
-    """A `corrupt` or `derive` output names its own configs: a name is text and a link to the site's own file."""
+    """A folder laid out like a release names its own configs: a name is text and a link to the site's own file. (An
+    indexed release's manifest refuses such names: this folder was never indexed.)"""
     release = workspace / "release"
     names = ["javascript:alert(1)", "<!--<script>"]
     for name in names:
         story = plain_record("story", 0, [0, 0])
         story["sentences"] = ["Ann woke up.", "She left."]
         write_config(release, name, "timetravel", {"test": [story]}, declare=False)
-    write_index(release)
     site = tmp_path / "site"
     assert main(["show", "--out", str(site)]) == 0, capsys.readouterr().err
     browser = Browser(tmp_path / "profile")

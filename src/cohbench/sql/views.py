@@ -16,13 +16,9 @@ LONG_VIEWS = ("records", "spans", "sentences", "ratings", "corruptions")
 def config_name_refusal(name: str) -> str | None:
     """Why `name` cannot name a config a user adds (`corrupt --config`, `derive`), or None: it becomes data/<name>/,
     stats/<name>.json and a view of `cohbench sql`, so it is a plain name (no path can escape the folder) that is
-    neither a view every release defines nor a word SQL reserves, nor a config cohbench builds."""
-    from ..corpora import registry
-
+    neither a view every release defines nor a word SQL reserves."""
     if not PLAIN_NAME.fullmatch(name):
         return "is not a config name: use lowercase letters, digits and _, starting with a letter, at most 64"
-    if registry.is_config(name):  # its protocol, statistics and the papers' figures would be read as the built one's
-        return f"is a config cohbench builds, whose statistics and published figures are the built one's; choose another name, e.g. {name}_subset"
     if name in LONG_VIEWS:
         return f"is the name of a view every release defines ({', '.join(LONG_VIEWS)}); choose another name"
     if duckdb.execute("SELECT 1 FROM duckdb_keywords() WHERE keyword_category = 'reserved' AND keyword_name = ?",
